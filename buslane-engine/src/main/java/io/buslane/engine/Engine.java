@@ -1,0 +1,1314 @@
+package io.buslane.engine;
+
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import io.buslane.engine.entity.EntityStatus;
+import io.buslane.engine.entity.Limits;
+import io.buslane.engine.entity.QueueProperties;
+import io.buslane.engine.entity.RuleProperties;
+import io.buslane.engine.entity.SubscriptionProperties;
+import io.buslane.engine.entity.TopicProperties;
+import io.buslane.engine.filter.RuleMatcher;
+import io.buslane.engine.message.Message;
+import io.buslane.engine.message.ReceivedMessage;
+import io.buslane.engine.partition.EngineTimer;
+import io.buslane.engine.partition.Partition;
+import io.buslane.engine.partition.QueueSettings;
+import io.buslane.engine.partition.SequenceCounter;
+import io.buslane.engine.partition.SubQueueState;
+import io.buslane.engine.persist.MetaJournal;
+import io.buslane.engine.persist.ShardReplayer;
+import io.buslane.engine.shard.Shard;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+
+/**
+ * The Service Bus engine: the namespace of queues, topics and subscriptions, and every messaging operation on
+ * them, with no knowledge of any protocol. Front ends call it from any thread; each call becomes a command on the
+ * shard that owns the partition concerned, and its future completes (on a shard thread) only after the records
+ * behind it are durable. Callers must not block in completion callbacks; they hop to their own threads.
+ *
+ * <p>Entity changes are serialised by a lock (they are rare) and written to the {@code meta} journal before
+ * they are acknowledged; the namespace is published as immutable snapshots that any thread reads without
+ * locking.
+ */
+public final class Engine implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
+
+    private final EngineConfig config;
+    private final Shard[] shards;
+    private final MetaJournal meta;
+    private final Object metaLock = new Object();
+    private volatile Map<String, QueueEntity> queues = Map.of();
+    private volatile Map<String, TopicEntity> topics = Map.of();
+    private long nextEntityId = 1;
+    private volatile boolean closed;
+
+    private Engine(EngineConfig config, MetaJournal meta, Shard[] shards) {
+        this.config = config;
+        this.meta = meta;
+        this.shards = shards;
+    }
+
+    // ================================================================================================ lifecycle
+
+    /** Opens the journals, replays them and starts the shards. */
+    public static Engine start(EngineConfig config) {
+        MetaJournal meta = new MetaJournal(config.journals().open("meta"));
+        Recovered recovered = new Recovered();
+        meta.replay(recovered);
+        int shardCount = recovered.shardCount > 0 ? recovered.shardCount : config.shardCount();
+        if (recovered.shardCount > 0 && recovered.shardCount != config.shardCount()) {
+            LOG.warn("The data directory was created with {} shards; using {} (configured {}).",
+                    recovered.shardCount, recovered.shardCount, config.shardCount());
+        }
+        Shard[] shards = new Shard[shardCount];
+        for (int i = 0; i < shardCount; i++) {
+            shards[i] = new Shard(i, config.clock(), config.journals().open("shard-" + i));
+        }
+        Engine engine = new Engine(config, meta, shards);
+        engine.nextEntityId = Math.max(recovered.nextEntityId, recovered.maxId + 1);
+        engine.restore(recovered);
+        if (recovered.shardCount == 0) {
+            synchronized (engine.metaLock) {
+                meta.putNamespace(engine.nextEntityId, shardCount);
+                meta.sync();
+            }
+        }
+        if (config.threadingMode() == ThreadingMode.DEDICATED) {
+            for (Shard s : shards) {
+                s.start();
+            }
+        }
+        return engine;
+    }
+
+    /** The namespace as replayed from the meta journal. */
+    private static final class Recovered implements MetaJournal.Handler {
+        long nextEntityId = 1;
+        int shardCount;
+        long maxId;
+        final Map<Long, Object[]> entities = new LinkedHashMap<>();
+
+        @Override
+        public void onNamespace(long next, int count) {
+            nextEntityId = next;
+            shardCount = count;
+        }
+
+        @Override
+        public void onQueue(long id, long createdAtMs, long updatedAtMs, QueueProperties p) {
+            maxId = Math.max(maxId, id);
+            entities.put(id, new Object[] {p, createdAtMs, updatedAtMs});
+        }
+
+        @Override
+        public void onTopic(long id, long createdAtMs, long updatedAtMs, TopicProperties p) {
+            maxId = Math.max(maxId, id);
+            entities.put(id, new Object[] {p, createdAtMs, updatedAtMs});
+        }
+
+        @Override
+        public void onSubscription(long id, long topicId, long createdAtMs, long updatedAtMs,
+                                   SubscriptionProperties p, List<RuleProperties> rules) {
+            maxId = Math.max(maxId, id);
+            entities.put(id, new Object[] {p, createdAtMs, updatedAtMs, topicId, rules});
+        }
+
+        @Override
+        public void onDelete(long id) {
+            entities.remove(id);
+        }
+    }
+
+    private void restore(Recovered recovered) {
+        Map<String, QueueEntity> q = new HashMap<>();
+        Map<String, TopicEntity> t = new HashMap<>();
+        Map<Long, TopicEntity> topicsById = new HashMap<>();
+        for (Map.Entry<Long, Object[]> e : recovered.entities.entrySet()) {
+            Object[] v = e.getValue();
+            if (v[0] instanceof QueueProperties p) {
+                q.put(key(p.name()), newQueueEntity(e.getKey(), p, (Long) v[1], (Long) v[2]));
+            } else if (v[0] instanceof TopicProperties p) {
+                TopicEntity topic = newTopicEntity(e.getKey(), p, (Long) v[1], (Long) v[2]);
+                t.put(key(p.name()), topic);
+                topicsById.put(e.getKey(), topic);
+            }
+        }
+        for (Map.Entry<Long, Object[]> e : recovered.entities.entrySet()) {
+            Object[] v = e.getValue();
+            if (v[0] instanceof SubscriptionProperties p) {
+                TopicEntity topic = topicsById.get((Long) v[3]);
+                if (topic == null) {
+                    continue;
+                }
+                @SuppressWarnings("unchecked")
+                List<RuleProperties> rules = (List<RuleProperties>) v[4];
+                SubscriptionEntity sub = new SubscriptionEntity(e.getKey(), topic, p, rules, (Long) v[1],
+                        (Long) v[2]);
+                Map<String, SubscriptionEntity> subs = new LinkedHashMap<>(topic.subscriptions);
+                subs.put(key(p.name()), sub);
+                topic.subscriptions = Map.copyOf(subs);
+                for (PartitionRef ref : topic.partitions) {
+                    ref.partition().addSubscription(p.name(), sub.id, subscriptionSettings(topic.properties, p),
+                            rules);
+                }
+            }
+        }
+        queues = Map.copyOf(q);
+        topics = Map.copyOf(t);
+        for (Shard shard : shards) {
+            shard.runStartup(() -> {
+                ShardReplayer replayer = new ShardReplayer("shard-" + shard.index(), shard.journal(),
+                        shard.journalLog(), (entityId, index) -> lookupPartition(shard, entityId, index));
+                Set<Partition> known = replayer.replay();
+                for (PartitionRef ref : allPartitions()) {
+                    if (ref.shard() == shard) {
+                        if (!known.contains(ref.partition())) {
+                            shard.journalLog().partitionCreated(ref.partition());
+                        }
+                        ref.partition().afterReplay();
+                    }
+                }
+            });
+        }
+        LOG.info("Namespace recovered: {} queues, {} topics, {} subscriptions", queues.size(), topics.size(),
+                topics.values().stream().mapToInt(x -> x.subscriptions.size()).sum());
+    }
+
+    private Partition lookupPartition(Shard shard, long entityId, int index) {
+        for (PartitionRef ref : allPartitions()) {
+            if (ref.shard() == shard && ref.partition().entityId() == entityId && ref.partition().index() == index) {
+                return ref.partition();
+            }
+        }
+        return null;
+    }
+
+    private List<PartitionRef> allPartitions() {
+        List<PartitionRef> all = new ArrayList<>();
+        for (QueueEntity q : queues.values()) {
+            all.addAll(List.of(q.partitions));
+        }
+        for (TopicEntity t : topics.values()) {
+            all.addAll(List.of(t.partitions));
+        }
+        return all;
+    }
+
+    /** In manual threading mode: runs one duty cycle on every shard; returns the work done. */
+    public int doWork() {
+        int work = 0;
+        for (Shard s : shards) {
+            work += s.doWork();
+        }
+        return work;
+    }
+
+    /** In manual threading mode: runs duty cycles until no shard has anything to do. */
+    public void runUntilIdle() {
+        for (int i = 0; i < 10_000; i++) {
+            if (doWork() == 0) {
+                return;
+            }
+        }
+        throw new IllegalStateException("engine did not become idle after 10000 cycles");
+    }
+
+    public int shardCount() {
+        return shards.length;
+    }
+
+    /** Commands waiting in all shard queues (back-pressure signal). */
+    public int queuedCommands() {
+        int n = 0;
+        for (Shard s : shards) {
+            n += s.queuedCommands();
+        }
+        return n;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (config.threadingMode() == ThreadingMode.DEDICATED) {
+            for (Shard s : shards) {
+                s.stop();
+            }
+        } else {
+            runUntilIdle();
+        }
+        for (Shard s : shards) {
+            s.journal().close();
+        }
+    }
+
+    // ================================================================================================ namespace
+
+    private static String key(String name) {
+        return name.toLowerCase(Locale.ROOT);
+    }
+
+    private int shardIndexFor(long entityId, int partitionIndex) {
+        long h = entityId * 0x9E3779B97F4A7C15L + partitionIndex * 0xC2B2AE3D27D4EB4FL;
+        h ^= h >>> 31;
+        return (int) Math.floorMod(h, (long) shards.length);
+    }
+
+    private static int partitionCount(boolean partitioned) {
+        return partitioned ? Limits.PARTITION_COUNT : 1;
+    }
+
+    private QueueEntity newQueueEntity(long id, QueueProperties p, long createdAtMs, long updatedAtMs) {
+        int n = partitionCount(p.enablePartitioning());
+        PartitionRef[] refs = new PartitionRef[n];
+        for (int i = 0; i < n; i++) {
+            Shard shard = shards[shardIndexFor(id, i)];
+            refs[i] = new PartitionRef(shard, Partition.forQueue(id, i, p.enablePartitioning(), queueSettings(p),
+                    shard));
+        }
+        return new QueueEntity(id, p, createdAtMs, updatedAtMs, refs);
+    }
+
+    private TopicEntity newTopicEntity(long id, TopicProperties p, long createdAtMs, long updatedAtMs) {
+        int n = partitionCount(p.enablePartitioning());
+        PartitionRef[] refs = new PartitionRef[n];
+        for (int i = 0; i < n; i++) {
+            Shard shard = shards[shardIndexFor(id, i)];
+            refs[i] = new PartitionRef(shard, Partition.forTopic(id, p.name(), i, p.enablePartitioning(),
+                    Limits.toMillisSaturated(p.defaultMessageTimeToLive()), maxSizeBytes(p.maxSizeInMegabytes()),
+                    shard));
+        }
+        return new TopicEntity(id, p, createdAtMs, updatedAtMs, refs);
+    }
+
+    private static long maxSizeBytes(long megabytes) {
+        return megabytes >= Long.MAX_VALUE / (1024 * 1024) ? Long.MAX_VALUE : megabytes * 1024 * 1024;
+    }
+
+    static QueueSettings queueSettings(QueueProperties p) {
+        return new QueueSettings(p.name(), Limits.toMillisSaturated(p.lockDuration()), p.maxDeliveryCount(),
+                p.requiresSession(), Limits.toMillisSaturated(p.defaultMessageTimeToLive()),
+                p.deadLetteringOnMessageExpiration(), p.status(), maxSizeBytes(p.maxSizeInMegabytes()));
+    }
+
+    static QueueSettings subscriptionSettings(TopicProperties topic, SubscriptionProperties p) {
+        long ttl = Math.min(Limits.toMillisSaturated(topic.defaultMessageTimeToLive()),
+                Limits.toMillisSaturated(p.defaultMessageTimeToLive()));
+        return new QueueSettings(p.path(), Limits.toMillisSaturated(p.lockDuration()), p.maxDeliveryCount(),
+                p.requiresSession(), ttl, p.deadLetteringOnMessageExpiration(), p.status(),
+                maxSizeBytes(topic.maxSizeInMegabytes()));
+    }
+
+    public QueueEntity queue(String name) {
+        return queues.get(key(name));
+    }
+
+    public TopicEntity topic(String name) {
+        return topics.get(key(name));
+    }
+
+    public Collection<QueueEntity> queues() {
+        return queues.values();
+    }
+
+    public Collection<TopicEntity> topics() {
+        return topics.values();
+    }
+
+    private void requireNameFree(String name) {
+        if (queues.containsKey(key(name)) || topics.containsKey(key(name))) {
+            throw new BrokerException(ErrorKind.ENTITY_ALREADY_EXISTS, "The messaging entity '" + name
+                    + "' already exists.");
+        }
+    }
+
+    private void requireForwardTarget(String forwardTo) {
+        if (forwardTo != null && queue(forwardTo) == null && topic(forwardTo) == null) {
+            throw new BrokerException(ErrorKind.ENTITY_NOT_FOUND, "The messaging entity '" + forwardTo
+                    + "' could not be found. ForwardTo must name an existing queue or topic.");
+        }
+    }
+
+    /** Creates a queue; completes once it is durable and its partitions exist. */
+    public CompletableFuture<QueueEntity> createQueue(QueueProperties p) {
+        QueueEntity entity;
+        synchronized (metaLock) {
+            requireNameFree(p.name());
+            requireForwardTarget(p.forwardTo());
+            requireForwardTarget(p.forwardDeadLetteredMessagesTo());
+            long now = config.clock().epochMillis();
+            long id = nextEntityId++;
+            meta.putQueue(id, true, now, now, p);
+            meta.putNamespace(nextEntityId, shards.length);
+            meta.sync();
+            entity = newQueueEntity(id, p, now, now);
+            Map<String, QueueEntity> copy = new HashMap<>(queues);
+            copy.put(key(p.name()), entity);
+            queues = Map.copyOf(copy);
+        }
+        return registerPartitions(entity.partitions).thenApply(x -> entity);
+    }
+
+    private CompletableFuture<Void> registerPartitions(PartitionRef[] refs) {
+        List<CompletableFuture<Object>> all = new ArrayList<>();
+        for (PartitionRef ref : refs) {
+            all.add(ref.shard().call(() -> {
+                ref.shard().journalLog().partitionCreated(ref.partition());
+                return null;
+            }));
+        }
+        return CompletableFuture.allOf(all.toArray(new CompletableFuture[0]));
+    }
+
+    /** Replaces a queue's description (partitioning and sessions cannot change). */
+    public CompletableFuture<QueueEntity> updateQueue(QueueProperties p) {
+        QueueEntity entity;
+        synchronized (metaLock) {
+            entity = requireQueue(p.name());
+            QueueProperties old = entity.properties;
+            if (old.enablePartitioning() != p.enablePartitioning()) {
+                throw new BrokerException(ErrorKind.INVALID_OPERATION,
+                        "EnablePartitioning cannot be changed after the queue is created.");
+            }
+            if (old.requiresSession() != p.requiresSession()) {
+                throw new BrokerException(ErrorKind.INVALID_OPERATION,
+                        "RequiresSession cannot be changed after the queue is created.");
+            }
+            requireForwardTarget(p.forwardTo());
+            requireForwardTarget(p.forwardDeadLetteredMessagesTo());
+            long now = config.clock().epochMillis();
+            QueueProperties renamed = p.toBuilder().name(old.name()).build();
+            meta.putQueue(entity.id, false, entity.createdAtMs, now, renamed);
+            meta.sync();
+            entity.properties = renamed;
+            entity.updatedAtMs = now;
+        }
+        QueueSettings settings = queueSettings(entity.properties);
+        return onAllPartitions(entity.partitions, p0 -> {
+            p0.updateQueue(settings);
+            return null;
+        }).thenApply(x -> entity);
+    }
+
+    /** Deletes a queue and all its messages. */
+    public CompletableFuture<Void> deleteQueue(String name) {
+        QueueEntity entity;
+        synchronized (metaLock) {
+            entity = requireQueue(name);
+            meta.delete(entity.id);
+            meta.sync();
+            Map<String, QueueEntity> copy = new HashMap<>(queues);
+            copy.remove(key(name));
+            queues = Map.copyOf(copy);
+        }
+        return onAllPartitions(entity.partitions, p -> {
+            p.dropEverything();
+            return null;
+        }).thenApply(x -> null);
+    }
+
+    public CompletableFuture<TopicEntity> createTopic(TopicProperties p) {
+        TopicEntity entity;
+        synchronized (metaLock) {
+            requireNameFree(p.name());
+            long now = config.clock().epochMillis();
+            long id = nextEntityId++;
+            meta.putTopic(id, true, now, now, p);
+            meta.putNamespace(nextEntityId, shards.length);
+            meta.sync();
+            entity = newTopicEntity(id, p, now, now);
+            Map<String, TopicEntity> copy = new HashMap<>(topics);
+            copy.put(key(p.name()), entity);
+            topics = Map.copyOf(copy);
+        }
+        return registerPartitions(entity.partitions).thenApply(x -> entity);
+    }
+
+    public CompletableFuture<TopicEntity> updateTopic(TopicProperties p) {
+        TopicEntity entity;
+        synchronized (metaLock) {
+            entity = requireTopic(p.name());
+            TopicProperties old = entity.properties;
+            if (old.enablePartitioning() != p.enablePartitioning()) {
+                throw new BrokerException(ErrorKind.INVALID_OPERATION,
+                        "EnablePartitioning cannot be changed after the topic is created.");
+            }
+            long now = config.clock().epochMillis();
+            TopicProperties renamed = p.toBuilder().name(old.name()).build();
+            meta.putTopic(entity.id, false, entity.createdAtMs, now, renamed);
+            meta.sync();
+            entity.properties = renamed;
+            entity.updatedAtMs = now;
+        }
+        TopicEntity t = entity;
+        long ttl = Limits.toMillisSaturated(t.properties.defaultMessageTimeToLive());
+        long max = maxSizeBytes(t.properties.maxSizeInMegabytes());
+        Map<String, QueueSettings> subSettings = new HashMap<>();
+        for (SubscriptionEntity s : t.subscriptions.values()) {
+            subSettings.put(s.properties.name(), subscriptionSettings(t.properties, s.properties));
+        }
+        return onAllPartitions(t.partitions, p0 -> {
+            p0.updateTopic(ttl, max);
+            for (SubscriptionEntity s : t.subscriptions.values()) {
+                p0.updateSubscription(s.properties.name(), subSettings.get(s.properties.name()), s.rules);
+            }
+            return null;
+        }).thenApply(x -> t);
+    }
+
+    public CompletableFuture<Void> deleteTopic(String name) {
+        TopicEntity entity;
+        synchronized (metaLock) {
+            entity = requireTopic(name);
+            for (SubscriptionEntity s : entity.subscriptions.values()) {
+                meta.delete(s.id);
+            }
+            meta.delete(entity.id);
+            meta.sync();
+            Map<String, TopicEntity> copy = new HashMap<>(topics);
+            copy.remove(key(name));
+            topics = Map.copyOf(copy);
+        }
+        return onAllPartitions(entity.partitions, p -> {
+            p.dropEverything();
+            return null;
+        }).thenApply(x -> null);
+    }
+
+    /** Creates a subscription; without rules it gets the {@code $Default} TrueFilter rule. */
+    public CompletableFuture<SubscriptionEntity> createSubscription(SubscriptionProperties p,
+                                                                    List<RuleProperties> rules) {
+        List<RuleProperties> effective = rules == null || rules.isEmpty() ? List.of(RuleProperties.defaultRule())
+                : List.copyOf(rules);
+        SubscriptionEntity sub;
+        TopicEntity topic;
+        synchronized (metaLock) {
+            topic = requireTopic(p.topicName());
+            if (topic.subscription(p.name()) != null) {
+                throw new BrokerException(ErrorKind.ENTITY_ALREADY_EXISTS, "The messaging entity '"
+                        + topic.properties.name() + "/Subscriptions/" + p.name() + "' already exists.");
+            }
+            if (topic.subscriptions.size() >= Limits.MAX_SUBSCRIPTIONS_PER_TOPIC) {
+                throw new BrokerException(ErrorKind.QUOTA_EXCEEDED, "The maximum number of subscriptions ("
+                        + Limits.MAX_SUBSCRIPTIONS_PER_TOPIC + ") for topic '" + topic.properties.name()
+                        + "' has been reached.");
+            }
+            requireForwardTarget(p.forwardTo());
+            requireForwardTarget(p.forwardDeadLetteredMessagesTo());
+            warnUnderstoodRules(effective);
+            SubscriptionProperties named = SubscriptionProperties.builder(topic.properties.name(), p.name())
+                    .lockDuration(p.lockDuration()).maxDeliveryCount(p.maxDeliveryCount())
+                    .requiresSession(p.requiresSession()).defaultMessageTimeToLive(p.defaultMessageTimeToLive())
+                    .deadLetteringOnMessageExpiration(p.deadLetteringOnMessageExpiration())
+                    .deadLetteringOnFilterEvaluationExceptions(p.deadLetteringOnFilterEvaluationExceptions())
+                    .forwardTo(p.forwardTo()).forwardDeadLetteredMessagesTo(p.forwardDeadLetteredMessagesTo())
+                    .status(p.status()).autoDeleteOnIdle(p.autoDeleteOnIdle())
+                    .enableBatchedOperations(p.enableBatchedOperations()).userMetadata(p.userMetadata()).build();
+            long now = config.clock().epochMillis();
+            long id = nextEntityId++;
+            meta.putSubscription(id, true, topic.id, now, now, named, effective);
+            meta.putNamespace(nextEntityId, shards.length);
+            meta.sync();
+            sub = new SubscriptionEntity(id, topic, named, effective, now, now);
+            Map<String, SubscriptionEntity> subs = new LinkedHashMap<>(topic.subscriptions);
+            subs.put(key(named.name()), sub);
+            topic.subscriptions = Map.copyOf(subs);
+        }
+        QueueSettings settings = subscriptionSettings(topic.properties, sub.properties);
+        SubscriptionEntity s = sub;
+        return onAllPartitions(topic.partitions, p0 -> {
+            p0.addSubscription(s.properties.name(), s.id, settings, s.rules);
+            return null;
+        }).thenApply(x -> s);
+    }
+
+    private static void warnUnderstoodRules(List<RuleProperties> rules) {
+        for (RuleProperties r : rules) {
+            if (r.filter() instanceof RuleProperties.SqlFilter sql && !RuleMatcher.isUnderstoodSql(sql.expression())) {
+                LOG.warn("Rule '{}': SQL filter '{}' is not evaluated by this version and matches no message.",
+                        r.name(), sql.expression());
+            }
+        }
+    }
+
+    public CompletableFuture<SubscriptionEntity> updateSubscription(SubscriptionProperties p) {
+        SubscriptionEntity sub;
+        synchronized (metaLock) {
+            TopicEntity topic = requireTopic(p.topicName());
+            sub = requireSubscription(topic, p.name());
+            if (sub.properties.requiresSession() != p.requiresSession()) {
+                throw new BrokerException(ErrorKind.INVALID_OPERATION,
+                        "RequiresSession cannot be changed after the subscription is created.");
+            }
+            requireForwardTarget(p.forwardTo());
+            requireForwardTarget(p.forwardDeadLetteredMessagesTo());
+            long now = config.clock().epochMillis();
+            meta.putSubscription(sub.id, false, topic.id, sub.createdAtMs, now, p, sub.rules);
+            meta.sync();
+            sub.properties = p;
+            sub.updatedAtMs = now;
+        }
+        return pushSubscription(sub);
+    }
+
+    private CompletableFuture<SubscriptionEntity> pushSubscription(SubscriptionEntity sub) {
+        QueueSettings settings = subscriptionSettings(sub.topic.properties, sub.properties);
+        List<RuleProperties> rules = sub.rules;
+        String name = sub.properties.name();
+        return onAllPartitions(sub.topic.partitions, p0 -> {
+            p0.updateSubscription(name, settings, rules);
+            return null;
+        }).thenApply(x -> sub);
+    }
+
+    public CompletableFuture<Void> deleteSubscription(String topicName, String name) {
+        TopicEntity topic;
+        SubscriptionEntity sub;
+        synchronized (metaLock) {
+            topic = requireTopic(topicName);
+            sub = requireSubscription(topic, name);
+            meta.delete(sub.id);
+            meta.sync();
+            Map<String, SubscriptionEntity> subs = new LinkedHashMap<>(topic.subscriptions);
+            subs.remove(key(name));
+            topic.subscriptions = Map.copyOf(subs);
+        }
+        String subName = sub.properties.name();
+        return onAllPartitions(topic.partitions, p -> {
+            p.removeSubscription(subName);
+            return null;
+        }).thenApply(x -> null);
+    }
+
+    /** Adds a rule to a subscription. */
+    public CompletableFuture<SubscriptionEntity> addRule(String topicName, String subscription, RuleProperties rule) {
+        SubscriptionEntity sub;
+        synchronized (metaLock) {
+            sub = requireSubscription(requireTopic(topicName), subscription);
+            for (RuleProperties r : sub.rules) {
+                if (r.name().equalsIgnoreCase(rule.name())) {
+                    throw new BrokerException(ErrorKind.ENTITY_ALREADY_EXISTS, "The messaging entity '"
+                            + sub.properties.path() + "/Rules/" + rule.name() + "' already exists.");
+                }
+            }
+            warnUnderstoodRules(List.of(rule));
+            List<RuleProperties> rules = new ArrayList<>(sub.rules);
+            rules.add(rule);
+            long now = config.clock().epochMillis();
+            meta.putSubscription(sub.id, false, sub.topic.id, sub.createdAtMs, now, sub.properties, rules);
+            meta.sync();
+            sub.rules = List.copyOf(rules);
+        }
+        return pushSubscription(sub);
+    }
+
+    /** Removes a rule from a subscription. */
+    public CompletableFuture<SubscriptionEntity> removeRule(String topicName, String subscription, String ruleName) {
+        SubscriptionEntity sub;
+        synchronized (metaLock) {
+            sub = requireSubscription(requireTopic(topicName), subscription);
+            List<RuleProperties> rules = new ArrayList<>(sub.rules);
+            if (!rules.removeIf(r -> r.name().equalsIgnoreCase(ruleName))) {
+                throw new BrokerException(ErrorKind.ENTITY_NOT_FOUND, "The messaging entity '"
+                        + sub.properties.path() + "/Rules/" + ruleName + "' could not be found.");
+            }
+            long now = config.clock().epochMillis();
+            meta.putSubscription(sub.id, false, sub.topic.id, sub.createdAtMs, now, sub.properties, rules);
+            meta.sync();
+            sub.rules = List.copyOf(rules);
+        }
+        return pushSubscription(sub);
+    }
+
+    private QueueEntity requireQueue(String name) {
+        QueueEntity q = queue(name);
+        if (q == null) {
+            throw BrokerException.entityNotFound(name);
+        }
+        return q;
+    }
+
+    private TopicEntity requireTopic(String name) {
+        TopicEntity t = topic(name);
+        if (t == null) {
+            throw BrokerException.entityNotFound(name);
+        }
+        return t;
+    }
+
+    private static SubscriptionEntity requireSubscription(TopicEntity topic, String name) {
+        SubscriptionEntity s = topic.subscription(name);
+        if (s == null) {
+            throw BrokerException.entityNotFound(topic.properties.name() + "/Subscriptions/" + name);
+        }
+        return s;
+    }
+
+    private <T> CompletableFuture<List<T>> onAllPartitions(PartitionRef[] refs, Function<Partition, T> action) {
+        List<CompletableFuture<T>> all = new ArrayList<>(refs.length);
+        for (PartitionRef ref : refs) {
+            all.add(ref.shard().call(() -> action.apply(ref.partition())));
+        }
+        return CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).thenApply(x -> {
+            List<T> out = new ArrayList<>(all.size());
+            for (CompletableFuture<T> f : all) {
+                out.add(f.join());
+            }
+            return out;
+        });
+    }
+
+    // ================================================================================================ routing
+
+    /** A sendable entity: a queue or a topic. */
+    private record Target(String name, PartitionRef[] partitions, boolean partitioned, boolean dedup,
+                          EntityStatus status, boolean requiresSession, int maxMessageSizeKb,
+                          java.util.concurrent.atomic.AtomicInteger roundRobin) {
+    }
+
+    private Target sendTarget(String path) {
+        EntityAddress address = EntityAddress.parse(path);
+        if (address == null) {
+            throw new BrokerException(ErrorKind.ARGUMENT, "An entity path is required.");
+        }
+        if (address.subscription() != null || address.subQueue() != SubQueue.MAIN) {
+            throw new BrokerException(ErrorKind.INVALID_OPERATION, "Cannot send to '" + address
+                    + "': messages can only be sent to a queue or a topic.");
+        }
+        QueueEntity q = queue(address.entityPath());
+        if (q != null) {
+            QueueProperties p = q.properties;
+            return new Target(p.name(), q.partitions, p.enablePartitioning(), p.requiresDuplicateDetection(),
+                    p.status(), p.requiresSession(), p.maxMessageSizeInKilobytes(), q.roundRobin);
+        }
+        TopicEntity t = topic(address.entityPath());
+        if (t != null) {
+            TopicProperties p = t.properties;
+            return new Target(p.name(), t.partitions, p.enablePartitioning(), p.requiresDuplicateDetection(),
+                    p.status(), false, p.maxMessageSizeInKilobytes(), t.roundRobin);
+        }
+        throw BrokerException.entityNotFound(address.entityPath());
+    }
+
+    private static void validate(Target target, Message m) {
+        if (m.sessionId() != null && m.sessionId().length() > Limits.MAX_SESSION_ID_LENGTH) {
+            throw new BrokerException(ErrorKind.ARGUMENT_OUT_OF_RANGE, "The SessionId exceeds the maximum length "
+                    + "of " + Limits.MAX_SESSION_ID_LENGTH + " characters.");
+        }
+        if (m.messageId() instanceof String id && id.length() > Limits.MAX_MESSAGE_ID_LENGTH) {
+            throw new BrokerException(ErrorKind.ARGUMENT_OUT_OF_RANGE, "The MessageId exceeds the maximum length "
+                    + "of " + Limits.MAX_MESSAGE_ID_LENGTH + " characters.");
+        }
+        if (m.partitionKey() != null && m.sessionId() != null && !m.partitionKey().equals(m.sessionId())) {
+            throw new BrokerException(ErrorKind.INVALID_OPERATION, "The PartitionKey '" + m.partitionKey()
+                    + "' does not match the SessionId '" + m.sessionId() + "'; when both are set they must be "
+                    + "equal.");
+        }
+        long max = (long) target.maxMessageSizeKb() * 1024;
+        if (m.encodedSize() > max) {
+            throw new BrokerException(ErrorKind.MESSAGE_SIZE_EXCEEDED, "The received message (size "
+                    + m.encodedSize() + " bytes) exceeds the limit (" + max + " bytes) currently allowed on the "
+                    + "entity '" + target.name() + "'.");
+        }
+    }
+
+    /**
+     * The partition a message goes to: by SessionId, else PartitionKey, else MessageId when duplicate detection
+     * is on; otherwise {@code unkeyed} (round-robin, chosen once per send so a batch stays together).
+     */
+    static int partitionIndexFor(Message m, boolean dedup, int partitions, int unkeyed) {
+        if (partitions == 1) {
+            return 0;
+        }
+        String key = m.sessionId() != null ? m.sessionId() : m.partitionKey();
+        if (key == null && dedup && m.messageId() != null) {
+            key = m.messageId().toString();
+        }
+        if (key == null) {
+            return unkeyed;
+        }
+        return Math.floorMod(stableHash(key), partitions);
+    }
+
+    /** FNV-1a over the key's UTF-16 code units: stable across processes and versions. */
+    static int stableHash(String key) {
+        int h = 0x811C9DC5;
+        for (int i = 0; i < key.length(); i++) {
+            char c = key.charAt(i);
+            h = (h ^ (c & 0xff)) * 0x01000193;
+            h = (h ^ (c >>> 8)) * 0x01000193;
+        }
+        return h;
+    }
+
+    private static int sessionPartition(String sessionId, int partitions) {
+        return partitions == 1 ? 0 : Math.floorMod(stableHash(sessionId), partitions);
+    }
+
+    private Map<Integer, List<Message>> route(Target target, List<Message> messages) {
+        Map<Integer, List<Message>> byPartition = new LinkedHashMap<>();
+        int n = target.partitions().length;
+        int unkeyed = n == 1 ? 0 : Math.floorMod(target.roundRobin().getAndIncrement(), n);
+        for (Message m : messages) {
+            validate(target, m);
+            int p = partitionIndexFor(m, target.dedup(), n, unkeyed);
+            byPartition.computeIfAbsent(p, k -> new ArrayList<>()).add(m);
+        }
+        return byPartition;
+    }
+
+    // ================================================================================================ sending
+
+    /**
+     * Sends messages to a queue or topic. Messages with a future {@code ScheduledEnqueueTimeUtc} are scheduled.
+     * Completes when every message is durable.
+     */
+    public CompletableFuture<Void> send(String entityPath, List<Message> messages) {
+        try {
+            Target target = sendTarget(entityPath);
+            if (!target.status().canSend()) {
+                throw disabled(target.name(), target.status());
+            }
+            Map<Integer, List<Message>> routed = route(target, messages);
+            List<CompletableFuture<Object>> all = new ArrayList<>(routed.size());
+            for (Map.Entry<Integer, List<Message>> e : routed.entrySet()) {
+                PartitionRef ref = target.partitions()[e.getKey()];
+                List<Message> batch = e.getValue();
+                all.add(ref.shard().call(() -> {
+                    ref.partition().send(batch, ref.shard().nowMs());
+                    return null;
+                }));
+            }
+            return all.size() == 1 ? all.get(0).thenApply(x -> null)
+                    : CompletableFuture.allOf(all.toArray(new CompletableFuture[0]));
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private static BrokerException disabled(String name, EntityStatus status) {
+        return new BrokerException(ErrorKind.ENTITY_DISABLED, "The messaging entity '" + name + "' is "
+                + status.serviceName() + ".");
+    }
+
+    /**
+     * Schedules messages (each must carry its scheduled enqueue time); completes with their sequence numbers, in
+     * order, valid while they are scheduled.
+     */
+    public CompletableFuture<long[]> schedule(String entityPath, List<Message> messages) {
+        try {
+            Target target = sendTarget(entityPath);
+            if (!target.status().canSend()) {
+                throw disabled(target.name(), target.status());
+            }
+            int n = target.partitions().length;
+            int unkeyed = n == 1 ? 0 : Math.floorMod(target.roundRobin().getAndIncrement(), n);
+            List<CompletableFuture<Long>> all = new ArrayList<>(messages.size());
+            for (Message m : messages) {
+                validate(target, m);
+                if (m.scheduledEnqueueTimeMs() == null) {
+                    throw new BrokerException(ErrorKind.ARGUMENT, "A scheduled message needs a "
+                            + "ScheduledEnqueueTimeUtc.");
+                }
+                PartitionRef ref = target.partitions()[partitionIndexFor(m, target.dedup(), n, unkeyed)];
+                all.add(ref.shard().call(() -> ref.partition().schedule(m, m.scheduledEnqueueTimeMs(),
+                        ref.shard().nowMs())));
+            }
+            return CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).thenApply(x -> {
+                long[] seqs = new long[all.size()];
+                for (int i = 0; i < seqs.length; i++) {
+                    seqs[i] = all.get(i).join();
+                }
+                return seqs;
+            });
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** Cancels scheduled messages by the sequence numbers the schedule operation returned. */
+    public CompletableFuture<Void> cancelScheduled(String entityPath, long[] sequenceNumbers) {
+        try {
+            Target target = sendTarget(entityPath);
+            List<CompletableFuture<Object>> all = new ArrayList<>();
+            for (long seq : sequenceNumbers) {
+                PartitionRef ref = partitionOfSequence(target.partitions(), target.partitioned(), seq);
+                all.add(ref.shard().call(() -> {
+                    ref.partition().cancelScheduled(seq);
+                    return null;
+                }));
+            }
+            return CompletableFuture.allOf(all.toArray(new CompletableFuture[0]));
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private static PartitionRef partitionOfSequence(PartitionRef[] refs, boolean partitioned, long seq) {
+        if (!partitioned) {
+            return refs[0];
+        }
+        int p = SequenceCounter.partitionOf(seq);
+        if (p >= refs.length) {
+            throw new BrokerException(ErrorKind.MESSAGE_NOT_FOUND, "No message with sequence number " + seq
+                    + " exists.");
+        }
+        return refs[p];
+    }
+
+    // ================================================================================================ receiving
+
+    /** A receivable entity resolved from an address. */
+    private record Source(EntityAddress address, PartitionRef[] partitions, boolean partitioned,
+                          boolean requiresSession, EntityStatus status, String name) {
+    }
+
+    private Source source(EntityAddress address) {
+        if (address == null) {
+            throw new BrokerException(ErrorKind.ARGUMENT, "An entity path is required.");
+        }
+        if (address.subscription() == null) {
+            QueueEntity q = queue(address.entityPath());
+            if (q == null) {
+                if (topic(address.entityPath()) != null) {
+                    throw new BrokerException(ErrorKind.INVALID_OPERATION, "Cannot receive from topic '"
+                            + address.entityPath() + "'; receive from one of its subscriptions.");
+                }
+                throw BrokerException.entityNotFound(address.entityPath());
+            }
+            QueueProperties p = q.properties;
+            return new Source(address, q.partitions, p.enablePartitioning(), p.requiresSession(), p.status(),
+                    p.name());
+        }
+        TopicEntity t = topic(address.entityPath());
+        SubscriptionEntity s = t == null ? null : t.subscription(address.subscription());
+        if (s == null) {
+            throw BrokerException.entityNotFound(address.entityName());
+        }
+        return new Source(address, t.partitions, t.properties.enablePartitioning(), s.properties.requiresSession(),
+                s.properties.status(), s.properties.path());
+    }
+
+    /** The sub-queue an address names within one partition (shard thread only). */
+    private static SubQueueState resolve(PartitionRef ref, EntityAddress address) {
+        Partition p = ref.partition();
+        SubQueueState main = address.subscription() == null ? p.queue() : p.subscription(address.subscription());
+        if (main == null) {
+            throw BrokerException.entityNotFound(address.entityName());
+        }
+        return main.subQueue(address.subQueue());
+    }
+
+    /** Attaches a non-session receiver. Fails for session-enabled main queues. */
+    public Receiver createReceiver(EntityAddress address, ReceiveMode mode, DeliverySink sink) {
+        Source source = source(address);
+        if (!source.status().canReceive()) {
+            throw disabled(source.name(), source.status());
+        }
+        if (source.requiresSession() && address.subQueue() == SubQueue.MAIN) {
+            throw new BrokerException(ErrorKind.INVALID_OPERATION, "It is not possible for an entity that "
+                    + "requires sessions to create a non-sessionful message receiver.");
+        }
+        Receiver receiver = new Receiver(this, address, mode, sink);
+        receiver.bind(source.partitions());
+        for (int i = 0; i < source.partitions().length; i++) {
+            int index = i;
+            PartitionRef ref = source.partitions()[i];
+            ref.shard().submit(() -> {
+                if (receiver.isClosed()) {
+                    return;
+                }
+                try {
+                    SubQueueState q = resolve(ref, address);
+                    receiver.setSlot(index, q.addConsumer(receiver));
+                    q.pump();
+                } catch (BrokerException e) {
+                    receiver.closedByEngine(e);
+                }
+            });
+        }
+        return receiver;
+    }
+
+    /**
+     * Accepts a session: the named one, or (with a null id) the next available one, waiting up to
+     * {@code timeoutMs} for one to free up. Completes with a receiver holding the session's lock.
+     */
+    public CompletableFuture<Receiver> acceptSession(EntityAddress address, String sessionId, ReceiveMode mode,
+                                                     long timeoutMs, DeliverySink sink) {
+        try {
+            Source source = source(address);
+            if (!source.status().canReceive()) {
+                throw disabled(source.name(), source.status());
+            }
+            if (!source.requiresSession() || address.subQueue() != SubQueue.MAIN) {
+                throw new BrokerException(ErrorKind.INVALID_OPERATION, "A sessionful message receiver cannot be "
+                        + "created on an entity that does not require sessions. Ensure RequiresSession is set to "
+                        + "true when creating a Queue or Subscription to enable sessionful behavior.");
+            }
+            Receiver receiver = new Receiver(this, address, mode, sink);
+            if (sessionId != null) {
+                PartitionRef ref = source.partitions()[sessionPartition(sessionId, source.partitions().length)];
+                receiver.bind(new PartitionRef[] {ref});
+                return ref.shard().call(() -> {
+                    SubQueueState q = resolve(ref, address);
+                    var slot = q.acceptSession(sessionId, receiver, ref.shard().nowMs());
+                    receiver.setSlot(0, slot);
+                    receiver.bindSession(sessionId, q.sessionLockedUntil(sessionId, ref.shard().nowMs()));
+                    return receiver;
+                });
+            }
+            return acceptNext(source, receiver, timeoutMs);
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private CompletableFuture<Receiver> acceptNext(Source source, Receiver receiver, long timeoutMs) {
+        CompletableFuture<Receiver> result = new CompletableFuture<>();
+        PartitionRef[] refs = source.partitions();
+        AtomicBoolean claimed = new AtomicBoolean();
+        io.buslane.engine.partition.SessionWaiter waiter = new io.buslane.engine.partition.SessionWaiter() {
+            @Override
+            public io.buslane.engine.partition.ConsumerHandle consumer() {
+                return receiver;
+            }
+
+            @Override
+            public boolean tryClaim() {
+                return claimed.compareAndSet(false, true);
+            }
+
+            @Override
+            public boolean isClaimed() {
+                return claimed.get();
+            }
+
+            @Override
+            public void onAccepted(io.buslane.engine.partition.ConsumerSlot slot, String id, long lockedUntilMs) {
+                for (int i = 0; i < refs.length; i++) {
+                    if (refs[i].partition() == slot.queue().partition()) {
+                        receiver.bind(new PartitionRef[] {refs[i]});
+                        receiver.setSlot(0, slot);
+                        receiver.bindSession(id, lockedUntilMs);
+                        result.complete(receiver);
+                        return;
+                    }
+                }
+            }
+        };
+        EntityAddress address = source.address();
+        for (PartitionRef ref : refs) {
+            ref.shard().submit(() -> {
+                try {
+                    resolve(ref, address).acceptNextSession(waiter);
+                } catch (BrokerException e) {
+                    if (waiter.tryClaim()) {
+                        result.completeExceptionally(e);
+                    }
+                }
+            });
+        }
+        PartitionRef first = refs[0];
+        first.shard().submit(() -> first.shard().schedule(new EngineTimer() {
+            @Override
+            public void onTimer(long nowMs) {
+                if (waiter.tryClaim()) {
+                    result.completeExceptionally(new BrokerException(ErrorKind.TIMEOUT, "No session available to "
+                            + "accept on '" + address + "' within " + timeoutMs + " ms."));
+                }
+            }
+        }, saturatedAdd(first.shard().nowMs(), Math.max(0, timeoutMs))));
+        return result;
+    }
+
+    private static long saturatedAdd(long a, long b) {
+        long r = a + b;
+        return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
+    }
+
+    // ================================================================================================ settlement
+
+    private <T> CompletableFuture<T> onLockPartition(EntityAddress address, UUID lockToken,
+                                                     Function<SubQueueState, T> action) {
+        try {
+            Source source = source(address);
+            int p = io.buslane.engine.shard.Shard.partitionOfLockToken(lockToken);
+            if (p >= source.partitions().length) {
+                throw new BrokerException(ErrorKind.MESSAGE_LOCK_LOST, "The lock supplied is invalid.");
+            }
+            PartitionRef ref = source.partitions()[p];
+            return ref.shard().call(() -> action.apply(resolve(ref, address)));
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    public CompletableFuture<Void> complete(EntityAddress address, UUID lockToken) {
+        return onLockPartition(address, lockToken, q -> {
+            q.complete(lockToken, q.partition().ctxNowMs());
+            return null;
+        });
+    }
+
+    public CompletableFuture<Void> abandon(EntityAddress address, UUID lockToken, Map<String, Object> props) {
+        return onLockPartition(address, lockToken, q -> {
+            q.abandon(lockToken, props, q.partition().ctxNowMs());
+            return null;
+        });
+    }
+
+    public CompletableFuture<Void> defer(EntityAddress address, UUID lockToken, Map<String, Object> props) {
+        return onLockPartition(address, lockToken, q -> {
+            q.defer(lockToken, props, q.partition().ctxNowMs());
+            return null;
+        });
+    }
+
+    public CompletableFuture<Void> deadLetter(EntityAddress address, UUID lockToken, String reason,
+                                              String description, Map<String, Object> props) {
+        return onLockPartition(address, lockToken, q -> {
+            q.deadLetter(lockToken, reason, description, props, q.partition().ctxNowMs());
+            return null;
+        });
+    }
+
+    /** Renews a message lock; completes with the new locked-until time. */
+    public CompletableFuture<Long> renewLock(EntityAddress address, UUID lockToken) {
+        return onLockPartition(address, lockToken, q -> q.renewLock(lockToken, q.partition().ctxNowMs()));
+    }
+
+    /** Receives deferred messages by sequence number. */
+    public CompletableFuture<List<ReceivedMessage>> receiveDeferred(EntityAddress address, long[] sequenceNumbers,
+                                                                    ReceiveMode mode, String sessionId) {
+        try {
+            Source source = source(address);
+            Map<PartitionRef, List<Long>> byPartition = new LinkedHashMap<>();
+            for (long seq : sequenceNumbers) {
+                byPartition.computeIfAbsent(partitionOfSequence(source.partitions(), source.partitioned(), seq),
+                        k -> new ArrayList<>()).add(seq);
+            }
+            List<CompletableFuture<List<ReceivedMessage>>> all = new ArrayList<>();
+            for (Map.Entry<PartitionRef, List<Long>> e : byPartition.entrySet()) {
+                PartitionRef ref = e.getKey();
+                long[] seqs = e.getValue().stream().mapToLong(Long::longValue).toArray();
+                all.add(ref.shard().call(() -> resolve(ref, address).receiveDeferred(seqs, mode, sessionId,
+                        ref.shard().nowMs())));
+            }
+            return CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).thenApply(x -> {
+                List<ReceivedMessage> out = new ArrayList<>();
+                for (CompletableFuture<List<ReceivedMessage>> f : all) {
+                    out.addAll(f.join());
+                }
+                return out;
+            });
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    // ================================================================================================ browsing
+
+    /**
+     * Browses messages from a sequence number, in sequence order, without locking them or counting a delivery;
+     * includes deferred and (for a queue) scheduled messages. On a topic address, browses its scheduled messages.
+     */
+    public CompletableFuture<List<ReceivedMessage>> peek(EntityAddress address, long fromSeq, int max,
+                                                         String sessionId) {
+        try {
+            if (max <= 0) {
+                return CompletableFuture.completedFuture(List.of());
+            }
+            if (address != null && address.subscription() == null && address.subQueue() == SubQueue.MAIN
+                    && queue(address.entityPath()) == null && topic(address.entityPath()) != null) {
+                TopicEntity t = topic(address.entityPath());
+                return peekChain(t.partitions, t.properties.enablePartitioning(), fromSeq, max,
+                        (ref, from, count) -> ref.partition().peekScheduled(from, count));
+            }
+            Source source = source(address);
+            PartitionRef[] refs = source.partitions();
+            if (sessionId != null) {
+                PartitionRef ref = refs[sessionPartition(sessionId, refs.length)];
+                return ref.shard().call(() -> ref.partition().peek(resolve(ref, address), fromSeq, max, sessionId));
+            }
+            return peekChain(refs, source.partitioned(), fromSeq, max,
+                    (ref, from, count) -> ref.partition().peek(resolve(ref, address), from, count, null));
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private interface PeekStep {
+        List<ReceivedMessage> peek(PartitionRef ref, long fromSeq, int max);
+    }
+
+    /** Browses partition after partition in sequence-number order (the partition id is the top 16 bits). */
+    private CompletableFuture<List<ReceivedMessage>> peekChain(PartitionRef[] refs, boolean partitioned,
+                                                               long fromSeq, int max, PeekStep step) {
+        if (!partitioned) {
+            PartitionRef ref = refs[0];
+            return ref.shard().call(() -> step.peek(ref, fromSeq, max));
+        }
+        int startPartition = fromSeq < 0 ? 0 : SequenceCounter.partitionOf(fromSeq);
+        List<ReceivedMessage> out = new ArrayList<>();
+        CompletableFuture<List<ReceivedMessage>> chain = CompletableFuture.completedFuture(out);
+        for (int p = startPartition; p < refs.length; p++) {
+            PartitionRef ref = refs[p];
+            long from = p == startPartition ? fromSeq : ((long) p) << 48;
+            chain = chain.thenCompose(acc -> {
+                if (acc.size() >= max) {
+                    return CompletableFuture.completedFuture(acc);
+                }
+                return ref.shard().call(() -> step.peek(ref, from, max - acc.size())).thenApply(more -> {
+                    acc.addAll(more);
+                    return acc;
+                });
+            });
+        }
+        return chain;
+    }
+
+    // ================================================================================================ sessions
+
+    private <T> CompletableFuture<T> onSession(EntityAddress address, String sessionId,
+                                               Function<SubQueueState, T> action) {
+        try {
+            Source source = source(address);
+            if (sessionId == null) {
+                throw new BrokerException(ErrorKind.ARGUMENT, "A session id is required.");
+            }
+            PartitionRef ref = source.partitions()[sessionPartition(sessionId, source.partitions().length)];
+            return ref.shard().call(() -> action.apply(resolve(ref, address)));
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    public CompletableFuture<Long> renewSessionLock(EntityAddress address, String sessionId) {
+        return onSession(address, sessionId, q -> q.renewSessionLock(sessionId, q.partition().ctxNowMs()));
+    }
+
+    /** The session's state (null when it has none). */
+    public CompletableFuture<byte[]> getSessionState(EntityAddress address, String sessionId) {
+        return onSession(address, sessionId, q -> q.getSessionState(sessionId));
+    }
+
+    /** Sets the session's state; null clears it. */
+    public CompletableFuture<Void> setSessionState(EntityAddress address, String sessionId, byte[] state) {
+        return onSession(address, sessionId, q -> {
+            q.setSessionState(sessionId, state, q.partition().ctxNowMs());
+            return null;
+        });
+    }
+
+    /** Ids of sessions with messages or state, updated since the given time; paged with skip and top. */
+    public CompletableFuture<List<String>> listSessions(EntityAddress address, long updatedSinceMs, int skip,
+                                                        int top) {
+        try {
+            Source source = source(address);
+            return onAllPartitions(source.partitions(), p -> {
+                SubQueueState main = source.address().subscription() == null ? p.queue()
+                        : p.subscription(source.address().subscription());
+                return main == null ? List.<String>of() : main.sessionIds(updatedSinceMs);
+            }).thenApply(lists -> {
+                List<String> all = new ArrayList<>();
+                lists.forEach(all::addAll);
+                all.sort(null);
+                int from = Math.min(Math.max(skip, 0), all.size());
+                int to = (int) Math.min(all.size(), (long) from + Math.max(top, 0));
+                return new ArrayList<>(all.subList(from, to));
+            });
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    // ================================================================================================ deletion and counts
+
+    /** Deletes up to {@code max} unlocked messages enqueued before {@code beforeMs}; completes with how many. */
+    public CompletableFuture<Integer> deleteMessages(EntityAddress address, int max, long beforeMs) {
+        try {
+            Source source = source(address);
+            CompletableFuture<Integer> chain = CompletableFuture.completedFuture(0);
+            for (PartitionRef ref : source.partitions()) {
+                chain = chain.thenCompose(done -> done >= max ? CompletableFuture.completedFuture(done)
+                        : ref.shard().call(() -> resolve(ref, address).deleteMessages(max - done, beforeMs))
+                        .thenApply(n -> done + n));
+            }
+            return chain;
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** Deletes every message of the addressed sub-queue; completes with how many. */
+    public CompletableFuture<Integer> purge(EntityAddress address) {
+        try {
+            Source source = source(address);
+            return onAllPartitions(source.partitions(), p -> resolve(findRef(source, p), address).purge())
+                    .thenApply(list -> list.stream().mapToInt(Integer::intValue).sum());
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private static PartitionRef findRef(Source source, Partition p) {
+        return source.partitions()[p.index()];
+    }
+
+    /** Message counts of a queue, a subscription, or a topic (scheduled messages only). */
+    public CompletableFuture<RuntimeCounts> counts(String entityPath) {
+        EntityAddress address = EntityAddress.parse(entityPath);
+        try {
+            if (address == null) {
+                throw new BrokerException(ErrorKind.ARGUMENT, "An entity path is required.");
+            }
+            if (address.subscription() != null) {
+                TopicEntity t = topic(address.entityPath());
+                if (t == null || t.subscription(address.subscription()) == null) {
+                    throw BrokerException.entityNotFound(address.entityName());
+                }
+                return sumCounts(onAllPartitions(t.partitions, p -> p.subscriptionCounts(address.subscription())));
+            }
+            QueueEntity q = queue(address.entityPath());
+            if (q != null) {
+                return sumCounts(onAllPartitions(q.partitions, Partition::counts));
+            }
+            TopicEntity t = topic(address.entityPath());
+            if (t != null) {
+                return sumCounts(onAllPartitions(t.partitions, Partition::counts));
+            }
+            throw BrokerException.entityNotFound(address.entityPath());
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private static CompletableFuture<RuntimeCounts> sumCounts(CompletableFuture<List<RuntimeCounts>> parts) {
+        return parts.thenApply(list -> {
+            RuntimeCounts sum = RuntimeCounts.ZERO;
+            for (RuntimeCounts c : list) {
+                sum = sum.plus(c);
+            }
+            return sum;
+        });
+    }
+}

@@ -1,0 +1,39 @@
+package io.buslane.engine;
+
+import io.buslane.engine.entity.QueueProperties;
+
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** A queue of the namespace: its id, description, timestamps and partitions. Thread-safe (fields published). */
+public final class QueueEntity {
+    final long id;
+    volatile QueueProperties properties;
+    final long createdAtMs;
+    volatile long updatedAtMs;
+    final PartitionRef[] partitions;
+    final AtomicInteger roundRobin = new AtomicInteger();
+
+    QueueEntity(long id, QueueProperties properties, long createdAtMs, long updatedAtMs, PartitionRef[] partitions) {
+        this.id = id;
+        this.properties = properties;
+        this.createdAtMs = createdAtMs;
+        this.updatedAtMs = updatedAtMs;
+        this.partitions = partitions;
+    }
+
+    public long id() {
+        return id;
+    }
+
+    public QueueProperties properties() {
+        return properties;
+    }
+
+    public long createdAtMs() {
+        return createdAtMs;
+    }
+
+    public long updatedAtMs() {
+        return updatedAtMs;
+    }
+}

@@ -1,0 +1,249 @@
+package io.buslane.engine;
+
+import io.buslane.common.error.BrokerException;
+import io.buslane.engine.message.ReceivedMessage;
+import io.buslane.engine.partition.ConsumerHandle;
+import io.buslane.engine.partition.ConsumerSlot;
+
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A receiver attached to a queue, a subscription or one of their dead-letter queues, or holding one session.
+ * Thread-safe: every method may be called from any thread; work is handed to the shards that own the
+ * partitions. Messages arrive at the {@link DeliverySink}, one unit of credit each; the credit is shared by all
+ * partitions of the entity and taken atomically, so a receiver never gets more messages than it asked for.
+ */
+public final class Receiver implements ConsumerHandle {
+
+    private static final AtomicLong IDS = new AtomicLong();
+
+    private final long id = IDS.incrementAndGet();
+    private final Engine engine;
+    private final EntityAddress address;
+    private final ReceiveMode mode;
+    private final DeliverySink sink;
+    private final AtomicLong credit = new AtomicLong();
+    private volatile PartitionRef[] partitions;
+    private volatile ConsumerSlot[] slots;
+    private volatile AtomicBoolean[] kickScheduled;
+    private volatile boolean closed;
+    private volatile String sessionId;
+    private volatile long sessionLockedUntilMs;
+
+    Receiver(Engine engine, EntityAddress address, ReceiveMode mode, DeliverySink sink) {
+        this.engine = engine;
+        this.address = address;
+        this.mode = mode;
+        this.sink = sink;
+    }
+
+    void bind(PartitionRef[] refs) {
+        ConsumerSlot[] s = new ConsumerSlot[refs.length];
+        AtomicBoolean[] k = new AtomicBoolean[refs.length];
+        for (int i = 0; i < refs.length; i++) {
+            k[i] = new AtomicBoolean();
+        }
+        this.slots = s;
+        this.kickScheduled = k;
+        this.partitions = refs;
+    }
+
+    /** Called on the owning shard thread. */
+    void setSlot(int i, ConsumerSlot slot) {
+        slots[i] = slot;
+    }
+
+    void bindSession(String id, long lockedUntilMs) {
+        this.sessionId = id;
+        this.sessionLockedUntilMs = lockedUntilMs;
+    }
+
+    public long id() {
+        return id;
+    }
+
+    public EntityAddress address() {
+        return address;
+    }
+
+    @Override
+    public ReceiveMode mode() {
+        return mode;
+    }
+
+    /** The session this receiver holds, or null for a non-session receiver. */
+    public String sessionId() {
+        return sessionId;
+    }
+
+    /** When the held session's lock expires (epoch ms), or 0. */
+    public long sessionLockedUntilMs() {
+        return sessionLockedUntilMs;
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** Credit not yet used. */
+    public long credit() {
+        return credit.get();
+    }
+
+    /** Grants {@code n} more messages. */
+    public void addCredit(int n) {
+        if (n <= 0 || closed) {
+            return;
+        }
+        credit.addAndGet(n);
+        kick();
+    }
+
+    private void kick() {
+        PartitionRef[] refs = partitions;
+        for (int i = 0; i < refs.length; i++) {
+            AtomicBoolean flag = kickScheduled[i];
+            if (flag.compareAndSet(false, true)) {
+                int index = i;
+                refs[i].shard().submit(() -> {
+                    flag.set(false);
+                    pumpOn(index);
+                });
+            }
+        }
+    }
+
+    private void pumpOn(int index) {
+        ConsumerSlot slot = slots[index];
+        if (slot == null || closed) {
+            return;
+        }
+        if (sessionId != null) {
+            slot.queue().pumpSessionOf(slot);
+        } else {
+            slot.queue().pump();
+        }
+    }
+
+    /**
+     * Delivers what is available now, then takes back the unused credit; completes with the credit drained once
+     * every partition has been asked and the deliveries it made have been handed to the sink.
+     */
+    public CompletableFuture<Long> drain() {
+        CompletableFuture<Long> done = new CompletableFuture<>();
+        PartitionRef[] refs = partitions;
+        AtomicInteger remaining = new AtomicInteger(refs.length);
+        for (int i = 0; i < refs.length; i++) {
+            int index = i;
+            PartitionRef ref = refs[i];
+            ref.shard().submit(() -> {
+                pumpOn(index);
+                ref.shard().afterSync(() -> {
+                    if (remaining.decrementAndGet() == 0) {
+                        done.complete(credit.getAndSet(0));
+                    }
+                });
+            });
+        }
+        return done;
+    }
+
+    public CompletableFuture<Void> complete(UUID lockToken) {
+        return engine.complete(address, lockToken);
+    }
+
+    public CompletableFuture<Void> abandon(UUID lockToken, Map<String, Object> propertiesToModify) {
+        return engine.abandon(address, lockToken, propertiesToModify);
+    }
+
+    public CompletableFuture<Void> defer(UUID lockToken, Map<String, Object> propertiesToModify) {
+        return engine.defer(address, lockToken, propertiesToModify);
+    }
+
+    public CompletableFuture<Void> deadLetter(UUID lockToken, String reason, String description,
+                                              Map<String, Object> propertiesToModify) {
+        return engine.deadLetter(address, lockToken, reason, description, propertiesToModify);
+    }
+
+    public CompletableFuture<Long> renewLock(UUID lockToken) {
+        return engine.renewLock(address, lockToken);
+    }
+
+    /** Renews the held session's lock. */
+    public CompletableFuture<Long> renewSessionLock() {
+        String sid = sessionId;
+        if (sid == null) {
+            return CompletableFuture.failedFuture(new BrokerException(
+                    io.buslane.common.error.ErrorKind.INVALID_OPERATION, "The receiver holds no session."));
+        }
+        return engine.renewSessionLock(address, sid).thenApply(until -> {
+            sessionLockedUntilMs = until;
+            return until;
+        });
+    }
+
+    /**
+     * Detaches the receiver. A held session is released without counting a delivery; locked messages stay
+     * locked until settled or until their lock expires.
+     */
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        PartitionRef[] refs = partitions;
+        if (refs == null) {
+            return;
+        }
+        for (int i = 0; i < refs.length; i++) {
+            int index = i;
+            refs[i].shard().submit(() -> {
+                ConsumerSlot slot = slots[index];
+                if (slot != null) {
+                    slot.queue().removeConsumer(slot);
+                }
+            });
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ ConsumerHandle
+
+    @Override
+    public boolean tryAcquireCredit() {
+        while (true) {
+            long c = credit.get();
+            if (c <= 0 || closed) {
+                return false;
+            }
+            if (credit.compareAndSet(c, c - 1)) {
+                return true;
+            }
+        }
+    }
+
+    @Override
+    public void releaseCredit() {
+        credit.incrementAndGet();
+    }
+
+    @Override
+    public void deliver(ReceivedMessage message) {
+        sink.onMessage(this, message);
+    }
+
+    @Override
+    public void closedByEngine(BrokerException error) {
+        closed = true;
+        sink.onClosed(this, error);
+    }
+
+    @Override
+    public String toString() {
+        return "Receiver{" + id + ", " + address + (sessionId == null ? "" : ", session=" + sessionId) + '}';
+    }
+}

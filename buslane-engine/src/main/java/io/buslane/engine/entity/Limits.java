@@ -1,0 +1,61 @@
+package io.buslane.engine.entity;
+
+import java.time.Duration;
+
+/** The cloud's ranges and defaults for entity properties (service-bus-behaviour.md §2.1, §2.2). */
+public final class Limits {
+
+    /** .NET {@code TimeSpan.MaxValue}: the service's "never" for TTL and auto-delete. */
+    public static final Duration MAX_DURATION = Duration.ofSeconds(922_337_203_685L, 477_580_700L);
+
+    public static final Duration MIN_LOCK_DURATION = Duration.ofSeconds(5);
+    public static final Duration MAX_LOCK_DURATION = Duration.ofMinutes(5);
+    public static final Duration DEFAULT_LOCK_DURATION = Duration.ofMinutes(1);
+
+    public static final int DEFAULT_MAX_DELIVERY_COUNT = 10;
+
+    public static final Duration MIN_TTL = Duration.ofSeconds(1);
+    public static final Duration DEFAULT_TTL = MAX_DURATION;
+
+    /** The cloud's minimum is 20 s; the emulator's Config.json schema allows 5 s, and such files are accepted. */
+    public static final Duration MIN_DUPLICATE_DETECTION_WINDOW = Duration.ofSeconds(5);
+    public static final Duration MAX_DUPLICATE_DETECTION_WINDOW = Duration.ofDays(7);
+    public static final Duration DEFAULT_DUPLICATE_DETECTION_WINDOW = Duration.ofMinutes(10);
+
+    public static final Duration MIN_AUTO_DELETE_ON_IDLE = Duration.ofMinutes(5);
+
+    public static final long DEFAULT_MAX_SIZE_MB = 1024;
+    public static final int DEFAULT_MAX_MESSAGE_SIZE_KB = 256;
+
+    /** Standard-tier partitioned entities have 16 partitions. */
+    public static final int PARTITION_COUNT = 16;
+
+    public static final int MAX_PATH_LENGTH = 260;
+    public static final int MAX_SEGMENT_NAME_LENGTH = 50;
+    public static final int MAX_SESSION_ID_LENGTH = 128;
+    public static final int MAX_MESSAGE_ID_LENGTH = 128;
+    public static final int MAX_SUBSCRIPTIONS_PER_TOPIC = 2000;
+
+    private Limits() {
+    }
+
+    /** Milliseconds of a duration, saturating at {@code Long.MAX_VALUE} for {@link #MAX_DURATION}. */
+    public static long toMillisSaturated(Duration d) {
+        try {
+            return d.toMillis();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    static Duration requireRange(String property, Duration value, Duration min, Duration max) {
+        if (value == null) {
+            throw new IllegalArgumentException(property + " must be set");
+        }
+        if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+            throw new IllegalArgumentException(property + " must be between " + min + " and " + max + ", was "
+                    + value);
+        }
+        return value;
+    }
+}

@@ -1,0 +1,40 @@
+package io.buslane.engine.message;
+
+import java.util.UUID;
+
+/**
+ * A message as the broker hands it out (delivery, peek, receive-by-sequence-number): the client's message plus
+ * the broker-assigned values. Immutable.
+ *
+ * @param message            the message (with any properties modified by abandon/defer/dead-letter applied)
+ * @param sequenceNumber     the broker-assigned sequence number
+ * @param enqueuedTimeMs     when the broker accepted (or activated) the message
+ * @param deliveryCount      the number of earlier deliveries that failed (abandoned, or lock expired): 0 for a fresh
+ *                           message, also while it is locked. This is the AMQP {@code header.delivery-count};
+ *                           the SDKs show it, or it plus one for a delivery, as DeliveryCount
+ * @param lockToken          the lock token of a peek-lock delivery, or null
+ * @param lockedUntilMs      when the lock expires, or 0 without a lock
+ * @param state              Active, Deferred or Scheduled
+ * @param expiresAtMs        when the message expires (Long.MAX_VALUE for never)
+ * @param scheduledEnqueueTimeMs the scheduled enqueue time of a scheduled message, or null
+ * @param deadLetterSource   the entity a dead-lettered message came from when it was forwarded, or null
+ * @param partitionIndex     the partition holding the message (0 on non-partitioned entities)
+ */
+public record ReceivedMessage(
+        Message message,
+        long sequenceNumber,
+        long enqueuedTimeMs,
+        int deliveryCount,
+        UUID lockToken,
+        long lockedUntilMs,
+        MessageState state,
+        long expiresAtMs,
+        Long scheduledEnqueueTimeMs,
+        String deadLetterSource,
+        int partitionIndex) {
+
+    /** The message's session id, or null. */
+    public String sessionId() {
+        return message.sessionId();
+    }
+}

@@ -1,0 +1,528 @@
+package io.buslane.engine.partition;
+
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import io.buslane.engine.RuntimeCounts;
+import io.buslane.engine.SubQueue;
+import io.buslane.engine.entity.RuleProperties;
+import io.buslane.engine.filter.RuleMatcher;
+import io.buslane.engine.message.Message;
+import io.buslane.engine.message.ReceivedMessage;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * One partition of a queue or topic: its sequence counter, its scheduled messages, and the sub-queues that hold
+ * its messages (a queue's own, or every subscription's copy for a topic; a topic partition and all its
+ * subscriptions belong to one owner so fan-out is one atomic batch of records). The single writer is the owning
+ * shard. Confined to its shard thread.
+ */
+public final class Partition {
+
+    static final String SESSION_REQUIRED_TEXT = "The SessionId was not set on a message, and it cannot be sent to "
+            + "the entity. Entities that have session support enabled can only receive messages that have the "
+            + "SessionId set to a valid value.";
+
+    final long entityId;
+    final String entityPath;
+    final int index;
+    final boolean partitioned;
+    final boolean topic;
+    final SequenceCounter sequence;
+    final PartitionContext ctx;
+    private final TreeMap<Long, ScheduledEntry> scheduled = new TreeMap<>();
+    /** For a queue: its main sub-queue. Null for a topic. */
+    private final SubQueueState queue;
+    /** For a topic: subscription main sub-queues by lower-case name, in creation order. */
+    private final Map<String, SubQueueState> subscriptions = new LinkedHashMap<>();
+    private long recordId;
+    private long timeToLiveMs;
+    private long maxSizeBytes;
+    private long lockExpiries;
+
+    private Partition(long entityId, String entityPath, int index, boolean partitioned, boolean topic,
+                      PartitionContext ctx, QueueSettings queueSettings, long timeToLiveMs, long maxSizeBytes) {
+        this.entityId = entityId;
+        this.entityPath = entityPath;
+        this.index = index;
+        this.partitioned = partitioned;
+        this.topic = topic;
+        this.ctx = ctx;
+        this.sequence = new SequenceCounter(partitioned, index, 1);
+        this.timeToLiveMs = timeToLiveMs;
+        this.maxSizeBytes = maxSizeBytes;
+        this.queue = topic ? null : new SubQueueState(this, SubQueue.MAIN, entityId, queueSettings);
+    }
+
+    /** A partition of a queue. */
+    public static Partition forQueue(long entityId, int index, boolean partitioned, QueueSettings settings,
+                                     PartitionContext ctx) {
+        return new Partition(entityId, settings.entityPath(), index, partitioned, false, ctx, settings,
+                settings.timeToLiveMs(), settings.maxSizeBytes());
+    }
+
+    /** A partition of a topic (subscriptions are added with {@link #addSubscription}). */
+    public static Partition forTopic(long entityId, String topicPath, int index, boolean partitioned,
+                                     long timeToLiveMs, long maxSizeBytes, PartitionContext ctx) {
+        return new Partition(entityId, topicPath, index, partitioned, true, ctx, null, timeToLiveMs,
+                maxSizeBytes);
+    }
+
+    // ------------------------------------------------------------------------------------------------ accessors
+
+    public long entityId() {
+        return entityId;
+    }
+
+    public String entityPath() {
+        return entityPath;
+    }
+
+    public int index() {
+        return index;
+    }
+
+    public boolean isTopic() {
+        return topic;
+    }
+
+    public long recordId() {
+        return recordId;
+    }
+
+    public void setRecordId(long recordId) {
+        this.recordId = recordId;
+    }
+
+    public SequenceCounter sequence() {
+        return sequence;
+    }
+
+    /** The owning shard's cycle time. */
+    public long ctxNowMs() {
+        return ctx.nowMs();
+    }
+
+    public long lockExpiries() {
+        return lockExpiries;
+    }
+
+    void lockExpired() {
+        lockExpiries++;
+    }
+
+    /** The queue's main sub-queue (queues only). */
+    public SubQueueState queue() {
+        return queue;
+    }
+
+    /** A subscription's main sub-queue, or null. */
+    public SubQueueState subscription(String name) {
+        return subscriptions.get(name.toLowerCase(Locale.ROOT));
+    }
+
+    public Collection<SubQueueState> subscriptions() {
+        return subscriptions.values();
+    }
+
+    /** Adds a subscription's sub-queues to this topic partition. */
+    public SubQueueState addSubscription(String name, long subscriptionEntityId, QueueSettings settings,
+                                         List<RuleProperties> rules) {
+        SubQueueState s = new SubQueueState(this, SubQueue.MAIN, subscriptionEntityId, settings);
+        s.setRules(rules);
+        subscriptions.put(name.toLowerCase(Locale.ROOT), s);
+        return s;
+    }
+
+    /** Removes a subscription and logs the removal of every message it held. */
+    public void removeSubscription(String name) {
+        SubQueueState s = subscriptions.remove(name.toLowerCase(Locale.ROOT));
+        if (s != null) {
+            dropAll(s);
+        }
+    }
+
+    public void updateSubscription(String name, QueueSettings settings, List<RuleProperties> rules) {
+        SubQueueState s = subscription(name);
+        if (s != null) {
+            s.updateSettings(settings);
+            s.setRules(rules);
+        }
+    }
+
+    public void updateQueue(QueueSettings settings) {
+        queue.updateSettings(settings);
+        this.timeToLiveMs = settings.timeToLiveMs();
+        this.maxSizeBytes = settings.maxSizeBytes();
+    }
+
+    public void updateTopic(long newTimeToLiveMs, long newMaxSizeBytes) {
+        this.timeToLiveMs = newTimeToLiveMs;
+        this.maxSizeBytes = newMaxSizeBytes;
+    }
+
+    /** Logs the removal of everything this partition holds (the entity is being deleted). */
+    public void dropEverything() {
+        if (queue != null) {
+            dropAll(queue);
+        }
+        for (SubQueueState s : subscriptions.values()) {
+            dropAll(s);
+        }
+        subscriptions.clear();
+        for (ScheduledEntry se : new ArrayList<>(scheduled.values())) {
+            scheduled.remove(se.seq);
+            ctx.cancel(se);
+            ctx.log().scheduledRemoved(se);
+        }
+        ctx.log().partitionDropped(this);
+    }
+
+    private void dropAll(SubQueueState main) {
+        for (SubQueue q : SubQueue.values()) {
+            SubQueueState s = main.subQueue(q);
+            s.closeConsumers(BrokerException.entityNotFound(s.settings.entityPath()));
+            s.purge();
+            s.forEachSession(session -> {
+                if (session.state != null) {
+                    s.setSessionState(session.id, null, ctx.nowMs());
+                }
+            });
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ sending
+
+    /**
+     * Accepts messages sent to this partition: each either becomes active now (with a new sequence number and
+     * the cycle's time as its enqueued time) or, with a future scheduled enqueue time, is scheduled.
+     */
+    public void send(List<Message> messages, long nowMs) {
+        if (!topic && queue.settings.requiresSession()) {
+            for (Message m : messages) {
+                if (m.sessionId() == null) {
+                    throw new BrokerException(ErrorKind.INVALID_OPERATION, SESSION_REQUIRED_TEXT);
+                }
+            }
+        }
+        long incoming = 0;
+        for (Message m : messages) {
+            incoming += m.encodedSize();
+        }
+        if (sizeBytes() + incoming > maxSizeBytes) {
+            throw new BrokerException(ErrorKind.QUOTA_EXCEEDED, "The maximum entity size has been reached or "
+                    + "exceeded for '" + entityPath + "'. Size of entity in bytes: " + sizeBytes()
+                    + ", max entity size in bytes: " + maxSizeBytes + ".");
+        }
+        for (Message m : messages) {
+            Long at = m.scheduledEnqueueTimeMs();
+            if (at != null && at > nowMs) {
+                schedule(m, at, nowMs);
+            } else {
+                enqueueActive(m, nowMs);
+            }
+        }
+    }
+
+    /** Schedules a message; returns the sequence number valid while it is scheduled. */
+    public long schedule(Message message, long scheduledTimeMs, long nowMs) {
+        if (!topic && queue.settings.requiresSession() && message.sessionId() == null) {
+            throw new BrokerException(ErrorKind.INVALID_OPERATION, SESSION_REQUIRED_TEXT);
+        }
+        long seq = sequence.take();
+        ctx.markDirty(this);
+        ScheduledEntry se = new ScheduledEntry(seq, ctx.log().nextRecordId(), nowMs, scheduledTimeMs, message);
+        ctx.log().scheduledAdded(this, se);
+        restoreScheduled(se);
+        return seq;
+    }
+
+    /** Puts a scheduled entry in place (new or replayed) and arms its timer. */
+    public void restoreScheduled(ScheduledEntry se) {
+        se.partition = this;
+        scheduled.put(se.seq, se);
+        ctx.schedule(se, se.scheduledTimeMs);
+    }
+
+    /**
+     * Cancels a scheduled message. Activation and cancellation run on the same single writer, so exactly one of
+     * them wins: a cancelled message is never delivered, and cancelling an activated one reports it.
+     */
+    public void cancelScheduled(long seq) {
+        ScheduledEntry se = scheduled.remove(seq);
+        if (se == null) {
+            throw new BrokerException(ErrorKind.INVALID_OPERATION, "The scheduled message with SequenceNumber = "
+                    + seq + " was not found in '" + entityPath + "': it has already been enqueued or cancelled.");
+        }
+        se.partition = null;
+        ctx.cancel(se);
+        ctx.log().scheduledRemoved(se);
+    }
+
+    void activate(ScheduledEntry se, long nowMs) {
+        if (scheduled.get(se.seq) != se) {
+            return;
+        }
+        scheduled.remove(se.seq);
+        se.partition = null;
+        ctx.log().scheduledRemoved(se);
+        enqueueActive(se.message, nowMs);
+    }
+
+    private void enqueueActive(Message m, long nowMs) {
+        long seq = sequence.take();
+        ctx.markDirty(this);
+        if (!topic) {
+            Entry e = queue.newEntry(seq, ctx.log().nextRecordId(), nowMs,
+                    expiresAt(nowMs, m, queue.settings.timeToLiveMs()), m);
+            e.owner = queue;
+            ctx.log().entryAdded(e);
+            queue.add(e, nowMs);
+            return;
+        }
+        List<SubQueueState> targets = new ArrayList<>(subscriptions.size());
+        for (SubQueueState s : subscriptions.values()) {
+            if (s.settings.status().canReceive() || s.settings.status().canSend()) {
+                if (RuleMatcher.matchesAny(s.rules(), m)) {
+                    targets.add(s);
+                }
+            }
+        }
+        if (targets.isEmpty()) {
+            return;
+        }
+        TopicBody body = new TopicBody(ctx.log().nextRecordId(), seq, nowMs, m);
+        body.references = targets.size();
+        ctx.log().topicBodyAdded(this, body);
+        for (SubQueueState s : targets) {
+            if (s.settings.requiresSession() && m.sessionId() == null) {
+                Entry e = s.newEntry(seq, ctx.log().nextRecordId(), nowMs, Long.MAX_VALUE, m);
+                e.body = body;
+                e.owner = s.deadLetter;
+                ctx.log().entryAdded(e);
+                Map<String, Object> reason = new LinkedHashMap<>();
+                reason.put(SubQueueState.DEAD_LETTER_REASON, SubQueueState.SESSION_ID_NULL);
+                reason.put(SubQueueState.DEAD_LETTER_DESCRIPTION, SubQueueState.SESSION_ID_NULL_DESCRIPTION);
+                e.message = m.withApplicationProperties(reason);
+                e.messageModified = true;
+                ctx.log().entryUpdated(e);
+                s.deadLetter.add(e, nowMs);
+                continue;
+            }
+            Entry e = s.newEntry(seq, ctx.log().nextRecordId(), nowMs, expiresAt(nowMs, m, s.settings.timeToLiveMs()),
+                    m);
+            e.body = body;
+            e.owner = s;
+            ctx.log().entryAdded(e);
+            s.add(e, nowMs);
+        }
+    }
+
+    private static long expiresAt(long nowMs, Message m, long ceilingMs) {
+        long ttl = ceilingMs;
+        Long own = m.timeToLiveMs();
+        if (own != null && own > 0 && own < ttl) {
+            ttl = own;
+        }
+        if (ttl == Long.MAX_VALUE) {
+            return Long.MAX_VALUE;
+        }
+        long r = nowMs + ttl;
+        return r < nowMs ? Long.MAX_VALUE : r;
+    }
+
+    // ------------------------------------------------------------------------------------------------ browsing
+
+    /**
+     * Browses a receivable sub-queue from a sequence number; for a queue's main queue the scheduled messages are
+     * merged in sequence order.
+     */
+    public List<ReceivedMessage> peek(SubQueueState target, long fromSeq, int max, String sessionId) {
+        if (target != queue || scheduled.isEmpty()) {
+            return target.peek(fromSeq, max, sessionId);
+        }
+        List<ReceivedMessage> out = new ArrayList<>(Math.min(max, 64));
+        Iterator<Entry> entries = target.entriesFrom(fromSeq).iterator();
+        Iterator<ScheduledEntry> sched = scheduled.tailMap(fromSeq, true).values().iterator();
+        Entry e = nextEntry(entries, sessionId);
+        ScheduledEntry s = nextScheduled(sched, sessionId);
+        while (out.size() < max && (e != null || s != null)) {
+            if (s == null || (e != null && e.seq < s.seq)) {
+                out.add(target.browse(e));
+                e = nextEntry(entries, sessionId);
+            } else {
+                out.add(s.view(index));
+                s = nextScheduled(sched, sessionId);
+            }
+        }
+        return out;
+    }
+
+    /** Browses a topic's scheduled messages. */
+    public List<ReceivedMessage> peekScheduled(long fromSeq, int max) {
+        List<ReceivedMessage> out = new ArrayList<>();
+        for (ScheduledEntry s : scheduled.tailMap(fromSeq, true).values()) {
+            if (out.size() >= max) {
+                break;
+            }
+            out.add(s.view(index));
+        }
+        return out;
+    }
+
+    private static Entry nextEntry(Iterator<Entry> it, String sessionId) {
+        while (it.hasNext()) {
+            Entry e = it.next();
+            if (sessionId == null || (e.session != null && sessionId.equals(e.session.id))) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    private static ScheduledEntry nextScheduled(Iterator<ScheduledEntry> it, String sessionId) {
+        while (it.hasNext()) {
+            ScheduledEntry s = it.next();
+            if (sessionId == null || sessionId.equals(s.message.sessionId())) {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    // ------------------------------------------------------------------------------------------------ counts
+
+    public int scheduledCount() {
+        return scheduled.size();
+    }
+
+    /** Counts of a queue partition (with its scheduled messages), or of a topic partition (scheduled only). */
+    public RuntimeCounts counts() {
+        long scheduledBytes = 0;
+        for (ScheduledEntry s : scheduled.values()) {
+            scheduledBytes += s.message.encodedSize();
+        }
+        RuntimeCounts own = new RuntimeCounts(0, 0, scheduled.size(), 0, 0, scheduledBytes);
+        return topic ? own : own.plus(queue.counts());
+    }
+
+    /** Counts of one subscription in this partition. */
+    public RuntimeCounts subscriptionCounts(String name) {
+        SubQueueState s = subscription(name);
+        return s == null ? RuntimeCounts.ZERO : s.counts();
+    }
+
+    private long sizeBytes() {
+        long size = 0;
+        if (queue != null) {
+            size += queue.sizeBytes() + queue.deadLetter.sizeBytes() + queue.transferDeadLetter.sizeBytes();
+        }
+        for (SubQueueState s : subscriptions.values()) {
+            size = Math.max(size, s.sizeBytes() + s.deadLetter.sizeBytes());
+        }
+        return size;
+    }
+
+    // ------------------------------------------------------------------------------------------------ replay
+
+    /** Restores a queue entry or a subscription's copy from the journal into the given sub-queue. */
+    public Entry restoreEntry(SubQueueState target, long seq, long recordId, long enqueuedTimeMs,
+                              long expiresAtMs, Message message, TopicBody body) {
+        Entry e = target.newEntry(seq, recordId, enqueuedTimeMs, expiresAtMs, message);
+        e.body = body;
+        if (body != null) {
+            body.references++;
+        }
+        target.restore(e);
+        return e;
+    }
+
+    /** Applies a replayed state update to a restored entry, moving it between sub-queues if needed. */
+    public void restoreEntryState(Entry e, int deliveryCount, boolean deferred, SubQueueState target,
+                                  Message modified, String deadLetterSource) {
+        SubQueueState from = e.owner;
+        if (from != target || deferred != e.deferred() || modified != null) {
+            // re-insert with the new state
+            if (from != null) {
+                detachForReplay(from, e);
+            }
+            e.deliveryCount = deliveryCount;
+            e.status = deferred ? Entry.DEFERRED : Entry.AVAILABLE;
+            if (modified != null) {
+                e.message = modified;
+                e.messageModified = true;
+            }
+            if (target.kind != SubQueue.MAIN) {
+                e.expiresAtMs = Long.MAX_VALUE;
+            }
+            e.deadLetterSource = deadLetterSource;
+            target.restore(e);
+        } else {
+            e.deliveryCount = deliveryCount;
+            e.deadLetterSource = deadLetterSource;
+        }
+    }
+
+    private static void detachForReplay(SubQueueState from, Entry e) {
+        TopicBody body = e.body;
+        e.body = null;
+        from.removeForReplay(e);
+        e.body = body;
+    }
+
+    /** Drops a restored entry whose DELETE record was replayed. */
+    public void forgetEntryForReplay(Entry e) {
+        if (e.owner != null) {
+            e.owner.removeForReplay(e);
+        }
+        if (e.body != null) {
+            e.body.references--;
+        }
+    }
+
+    /** Removes a scheduled message whose DELETE record was replayed. */
+    public void removeScheduledForReplay(long seq) {
+        ScheduledEntry se = scheduled.remove(seq);
+        if (se != null) {
+            se.partition = null;
+            ctx.cancel(se);
+        }
+    }
+
+    /** The subscription main sub-queue with the given entity id, or null. */
+    public SubQueueState subscriptionByEntityId(long subscriptionEntityId) {
+        for (SubQueueState s : subscriptions.values()) {
+            if (s.entityId == subscriptionEntityId) {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    /** A body restored from the journal, to which subscription copies then refer. */
+    public TopicBody restoreTopicBody(long recordId, long seq, long enqueuedTimeMs, Message message) {
+        return new TopicBody(recordId, seq, enqueuedTimeMs, message);
+    }
+
+    /** Starts delivery after a replay (e.g. to consumers that attach later, or timers already due). */
+    public void afterReplay() {
+        if (queue != null) {
+            queue.pump();
+        }
+    }
+
+    public void setTimeToLiveMs(long ttlMs) {
+        this.timeToLiveMs = ttlMs;
+    }
+
+    public long timeToLiveMs() {
+        return timeToLiveMs;
+    }
+}

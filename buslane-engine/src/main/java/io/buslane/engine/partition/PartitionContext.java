@@ -1,0 +1,29 @@
+package io.buslane.engine.partition;
+
+import java.util.UUID;
+
+/**
+ * What a partition's logic may use of its shard: the cycle's time, the log of records, deferred completion,
+ * timers and lock tokens. Implemented by the shard; confined to its thread.
+ */
+public interface PartitionContext {
+
+    /** The time of the current duty cycle (read once per cycle from the injected clock). */
+    long nowMs();
+
+    /** Where the partition's state changes are recorded. */
+    PartitionLog log();
+
+    /** Runs {@code action} on the shard thread once every record logged so far in this cycle is durable. */
+    void afterSync(Runnable action);
+
+    void schedule(EngineTimer timer, long deadlineMs);
+
+    void cancel(EngineTimer timer);
+
+    /** Asks for a checkpoint of the partition's counters at the end of the cycle. */
+    void markDirty(Partition partition);
+
+    /** A new random lock token that carries the partition index in its lowest 16 bits. */
+    UUID newLockToken(int partitionIndex);
+}

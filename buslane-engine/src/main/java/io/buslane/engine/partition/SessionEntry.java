@@ -1,0 +1,59 @@
+package io.buslane.engine.partition;
+
+/**
+ * A message session within one sub-queue: its ready messages, its lock, and its state. The entry is its own
+ * session-lock timer. Confined to its shard thread.
+ */
+public final class SessionEntry extends EngineTimer {
+    final String id;
+    final SubQueueState queue;
+    final ReadyQueue ready = new ReadyQueue();
+    /** Messages of this session held by the sub-queue (available, locked and deferred). */
+    int messageCount;
+    ConsumerSlot holder;
+    long lockedUntilMs;
+    byte[] state;
+    long stateRecordId;
+    long lastUpdatedMs;
+    /** The key under which the session is in the sub-queue's index of free sessions, or -1. */
+    Long indexedSeq;
+
+    SessionEntry(String id, SubQueueState queue) {
+        this.id = id;
+        this.queue = queue;
+    }
+
+    public String id() {
+        return id;
+    }
+
+    public byte[] state() {
+        return state;
+    }
+
+    public long stateRecordId() {
+        return stateRecordId;
+    }
+
+    /** Records the journal id of the session's state record (set by the log on the first write). */
+    public void assignStateRecordId(long recordId) {
+        this.stateRecordId = recordId;
+    }
+
+    public long lastUpdatedMs() {
+        return lastUpdatedMs;
+    }
+
+    public SubQueueState queue() {
+        return queue;
+    }
+
+    boolean lockedAt(long nowMs) {
+        return holder != null && lockedUntilMs > nowMs;
+    }
+
+    @Override
+    public void onTimer(long nowMs) {
+        queue.onSessionLockTimer(this, nowMs);
+    }
+}

@@ -1,0 +1,20 @@
+package io.buslane.engine.partition;
+
+/**
+ * A pending "accept the next available session" request, registered with every partition of an entity; the
+ * first partition with a free session claims it. Thread-safe (claimed with a compare-and-set).
+ */
+public interface SessionWaiter {
+
+    /** The receiver that will hold the session. */
+    ConsumerHandle consumer();
+
+    /** Claims the waiter; true for exactly one caller (a partition with a session, or the timeout). */
+    boolean tryClaim();
+
+    /** True once claimed (by anyone); such waiters are dropped from queues. */
+    boolean isClaimed();
+
+    /** Called on the shard thread, after durability, when a partition locked a session for this waiter. */
+    void onAccepted(ConsumerSlot slot, String sessionId, long lockedUntilMs);
+}

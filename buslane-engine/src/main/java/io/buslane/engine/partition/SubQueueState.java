@@ -1,0 +1,986 @@
+package io.buslane.engine.partition;
+
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import io.buslane.engine.ReceiveMode;
+import io.buslane.engine.RuntimeCounts;
+import io.buslane.engine.SubQueue;
+import io.buslane.engine.message.Message;
+import io.buslane.engine.message.ReceivedMessage;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
+
+/**
+ * One receivable queue of one partition: a queue's or a subscription's main queue, dead-letter queue or
+ * transfer dead-letter queue. Holds the messages, their locks, sessions and consumers, and applies the Service Bus
+ * rules for delivery and settlement. Confined to its shard thread.
+ *
+ * <p>Every state change that must survive a restart is reported to the {@link PartitionLog}; locks are not
+ * (they do not survive a restart).
+ */
+public final class SubQueueState {
+
+    /** Reason the broker writes when the delivery count is exhausted. */
+    public static final String MAX_DELIVERY_COUNT_EXCEEDED = "MaxDeliveryCountExceeded";
+    /** Reason the broker writes when a message expires on an entity that dead-letters expired messages. */
+    public static final String TTL_EXPIRED = "TTLExpiredException";
+    public static final String TTL_EXPIRED_DESCRIPTION = "The message expired and was dead lettered.";
+    /** Reason for a session-less copy reaching a session-enabled subscription (literal text, with period). */
+    public static final String SESSION_ID_NULL = "Session ID is null.";
+    public static final String SESSION_ID_NULL_DESCRIPTION =
+            "Session enabled entity doesn't allow a message whose session identifier is null.";
+    public static final String DEAD_LETTER_REASON = "DeadLetterReason";
+    public static final String DEAD_LETTER_DESCRIPTION = "DeadLetterErrorDescription";
+
+    static final String LOCK_LOST_TEXT = "The lock supplied is invalid. Either the lock expired, or the message "
+            + "has already been removed from the queue, or was received by a different receiver instance.";
+    static final String SESSION_LOCK_LOST_TEXT =
+            "The session lock has expired on the MessageSession. Accept a new MessageSession.";
+
+    final Partition partition;
+    final SubQueue kind;
+    final long entityId;
+    QueueSettings settings;
+    /** For a main queue, its dead-letter and transfer dead-letter queues; null otherwise. */
+    final SubQueueState deadLetter;
+    final SubQueueState transferDeadLetter;
+
+    private final TreeMap<Long, Entry> bySeq = new TreeMap<>();
+    private final ReadyQueue ready = new ReadyQueue();
+    private final HashMap<UUID, Entry> locks = new HashMap<>();
+    private final ArrayList<ConsumerSlot> consumers = new ArrayList<>();
+    private int nextConsumer;
+    private final HashMap<String, SessionEntry> sessions = new HashMap<>();
+    private final TreeMap<Long, SessionEntry> freeSessions = new TreeMap<>();
+    private final ArrayDeque<SessionWaiter> waiters = new ArrayDeque<>();
+    private long messageCount;
+    private long sizeBytes;
+    private List<io.buslane.engine.entity.RuleProperties> rules = List.of();
+
+    SubQueueState(Partition partition, SubQueue kind, long entityId, QueueSettings settings) {
+        this.partition = partition;
+        this.kind = kind;
+        this.entityId = entityId;
+        this.settings = settings;
+        if (kind == SubQueue.MAIN) {
+            this.deadLetter = new SubQueueState(partition, SubQueue.DEAD_LETTER, entityId, settings);
+            this.transferDeadLetter = new SubQueueState(partition, SubQueue.TRANSFER_DEAD_LETTER, entityId,
+                    settings);
+        } else {
+            this.deadLetter = null;
+            this.transferDeadLetter = null;
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ accessors
+
+    public Partition partition() {
+        return partition;
+    }
+
+    public SubQueue kind() {
+        return kind;
+    }
+
+    public long entityId() {
+        return entityId;
+    }
+
+    public QueueSettings settings() {
+        return settings;
+    }
+
+    /** The sub-queue of this receivable entity with the given kind (this one for MAIN). */
+    public SubQueueState subQueue(SubQueue q) {
+        switch (q) {
+            case MAIN: return this;
+            case DEAD_LETTER: return deadLetter;
+            default: return transferDeadLetter;
+        }
+    }
+
+    void updateSettings(QueueSettings newSettings) {
+        this.settings = newSettings;
+        if (deadLetter != null) {
+            deadLetter.settings = newSettings;
+            transferDeadLetter.settings = newSettings;
+        }
+    }
+
+    void setRules(List<io.buslane.engine.entity.RuleProperties> newRules) {
+        this.rules = List.copyOf(newRules);
+    }
+
+    List<io.buslane.engine.entity.RuleProperties> rules() {
+        return rules;
+    }
+
+    private boolean sessionful() {
+        return kind == SubQueue.MAIN && settings.requiresSession();
+    }
+
+    private PartitionContext ctx() {
+        return partition.ctx;
+    }
+
+    private PartitionLog log() {
+        return partition.ctx.log();
+    }
+
+    // ------------------------------------------------------------------------------------------------ arrival
+
+    /** Accepts a new entry (already logged by the caller) and delivers what it can. */
+    void add(Entry e, long nowMs) {
+        insert(e, true);
+        if (e.expiresAtMs != Long.MAX_VALUE && kind == SubQueue.MAIN && !e.deferred()) {
+            scheduleTtl(e);
+        }
+        if (e.session != null) {
+            e.session.lastUpdatedMs = Math.max(e.session.lastUpdatedMs, nowMs);
+        }
+        afterArrival(e);
+    }
+
+    /** Restores an entry from the journal (no logging, no delivery yet). */
+    void restore(Entry e) {
+        insert(e, true);
+        if (e.expiresAtMs != Long.MAX_VALUE && kind == SubQueue.MAIN && !e.deferred()) {
+            scheduleTtl(e);
+        }
+    }
+
+    private void insert(Entry e, boolean fresh) {
+        e.owner = this;
+        bySeq.put(e.seq, e);
+        messageCount++;
+        sizeBytes += e.sizeBytes();
+        if (sessionful()) {
+            SessionEntry s = sessionFor(e.message.sessionId());
+            e.session = s;
+            s.messageCount++;
+            if (!e.deferred()) {
+                if (fresh) {
+                    s.ready.addNew(e);
+                } else {
+                    s.ready.addReturned(e);
+                }
+                if (s.holder == null) {
+                    reindex(s);
+                }
+            }
+        } else {
+            e.session = null;
+            if (!e.deferred()) {
+                if (fresh) {
+                    ready.addNew(e);
+                } else {
+                    ready.addReturned(e);
+                }
+            }
+        }
+    }
+
+    private void afterArrival(Entry e) {
+        if (e.session != null) {
+            if (e.session.holder != null) {
+                pumpSession(e.session);
+            } else {
+                serveWaiters();
+            }
+        } else {
+            pump();
+        }
+    }
+
+    private void scheduleTtl(Entry e) {
+        if (e.ttlTimer == null) {
+            e.ttlTimer = new Entry.TtlTimer(e);
+        }
+        ctx().schedule(e.ttlTimer, e.expiresAtMs);
+    }
+
+    SessionEntry sessionFor(String sessionId) {
+        SessionEntry s = sessions.get(sessionId);
+        if (s == null) {
+            s = new SessionEntry(sessionId, this);
+            sessions.put(sessionId, s);
+        }
+        return s;
+    }
+
+    // ------------------------------------------------------------------------------------------------ delivery
+
+    /** Delivers ready non-session messages to consumers with credit, round-robin. */
+    public void pump() {
+        if (sessionful()) {
+            for (ConsumerSlot slot : consumers) {
+                if (slot.session != null) {
+                    pumpSession(slot.session);
+                }
+            }
+            serveWaiters();
+            return;
+        }
+        long nowMs = ctx().nowMs();
+        int n = consumers.size();
+        boolean progress = true;
+        while (progress && n > 0 && !ready.isEmpty()) {
+            progress = false;
+            for (int i = 0; i < n && !ready.isEmpty(); i++) {
+                ConsumerSlot slot = consumers.get(nextConsumer++ % n);
+                if (nextConsumer >= n) {
+                    nextConsumer = 0;
+                }
+                if (!slot.consumer.tryAcquireCredit()) {
+                    continue;
+                }
+                Entry e = nextReady(ready, nowMs);
+                if (e == null) {
+                    slot.consumer.releaseCredit();
+                    return;
+                }
+                deliver(slot, e, nowMs);
+                progress = true;
+            }
+        }
+    }
+
+    private void pumpSession(SessionEntry s) {
+        ConsumerSlot slot = s.holder;
+        if (slot == null) {
+            return;
+        }
+        long nowMs = ctx().nowMs();
+        while (!s.ready.isEmpty() && slot.consumer.tryAcquireCredit()) {
+            Entry e = nextReady(s.ready, nowMs);
+            if (e == null) {
+                slot.consumer.releaseCredit();
+                return;
+            }
+            deliver(slot, e, nowMs);
+        }
+    }
+
+    /** Takes the next ready entry, expiring the ones whose time-to-live has passed. */
+    private Entry nextReady(ReadyQueue queue, long nowMs) {
+        Entry e;
+        while ((e = queue.poll()) != null) {
+            if (kind == SubQueue.MAIN && e.expiresAtMs <= nowMs) {
+                expire(e);
+                continue;
+            }
+            return e;
+        }
+        return null;
+    }
+
+    private void deliver(ConsumerSlot slot, Entry e, long nowMs) {
+        ReceivedMessage view;
+        if (slot.consumer.mode() == ReceiveMode.PEEK_LOCK) {
+            lock(e, nowMs);
+            view = e.view(partition.index);
+        } else {
+            view = e.view(partition.index);
+            remove(e);
+        }
+        if (e.session != null && e.session.holder == null) {
+            reindex(e.session);
+        }
+        ConsumerHandle consumer = slot.consumer;
+        ctx().afterSync(() -> consumer.deliver(view));
+    }
+
+    private void lock(Entry e, long nowMs) {
+        e.status = e.deferred() ? Entry.DEFERRED_LOCKED : Entry.LOCKED;
+        e.lockToken = ctx().newLockToken(partition.index);
+        locks.put(e.lockToken, e);
+        if (e.session == null) {
+            e.lockedUntilMs = saturatedAdd(nowMs, settings.lockDurationMs());
+            ctx().schedule(e, e.lockedUntilMs);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ consumers
+
+    /** Registers a (non-session) consumer and delivers what it can. */
+    public ConsumerSlot addConsumer(ConsumerHandle consumer) {
+        ConsumerSlot slot = new ConsumerSlot(consumer, this);
+        consumers.add(slot);
+        return slot;
+    }
+
+    /** Removes a consumer; a session it held is released without counting a delivery. */
+    public void removeConsumer(ConsumerSlot slot) {
+        if (slot.closed) {
+            return;
+        }
+        slot.closed = true;
+        consumers.remove(slot);
+        if (nextConsumer >= consumers.size()) {
+            nextConsumer = 0;
+        }
+        SessionEntry s = slot.session;
+        if (s != null && s.holder == slot) {
+            releaseSession(s, false);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ settlement
+
+    private Entry lockedEntry(UUID lockToken, long nowMs) {
+        Entry e = lockToken == null ? null : locks.get(lockToken);
+        if (e == null) {
+            throw new BrokerException(sessionful() ? ErrorKind.SESSION_LOCK_LOST : ErrorKind.MESSAGE_LOCK_LOST,
+                    sessionful() ? SESSION_LOCK_LOST_TEXT : LOCK_LOST_TEXT);
+        }
+        if (e.session != null) {
+            if (!e.session.lockedAt(nowMs)) {
+                throw new BrokerException(ErrorKind.SESSION_LOCK_LOST, SESSION_LOCK_LOST_TEXT);
+            }
+        } else if (e.lockedUntilMs <= nowMs) {
+            onLockExpired(e);
+            throw new BrokerException(ErrorKind.MESSAGE_LOCK_LOST, LOCK_LOST_TEXT);
+        }
+        return e;
+    }
+
+    /** Completes (removes) a locked message. */
+    public void complete(UUID lockToken, long nowMs) {
+        Entry e = lockedEntry(lockToken, nowMs);
+        unlock(e);
+        remove(e);
+    }
+
+    /** Abandons a locked message: it becomes available again with one more failed delivery. */
+    public void abandon(UUID lockToken, Map<String, Object> propertiesToModify, long nowMs) {
+        Entry e = lockedEntry(lockToken, nowMs);
+        unlock(e);
+        modify(e, propertiesToModify);
+        fail(e, nowMs, kind == SubQueue.MAIN);
+    }
+
+    /** Defers a locked message: from now on it can only be received by sequence number. */
+    public void defer(UUID lockToken, Map<String, Object> propertiesToModify, long nowMs) {
+        Entry e = lockedEntry(lockToken, nowMs);
+        unlock(e);
+        modify(e, propertiesToModify);
+        if (!e.deferred() && e.ttlTimer != null) {
+            ctx().cancel(e.ttlTimer);
+        }
+        e.status = Entry.DEFERRED;
+        log().entryUpdated(e);
+    }
+
+    /** Moves a locked message to the dead-letter queue with the given reason and description. */
+    public void deadLetter(UUID lockToken, String reason, String description,
+                           Map<String, Object> propertiesToModify, long nowMs) {
+        Entry e = lockedEntry(lockToken, nowMs);
+        unlock(e);
+        if (kind != SubQueue.MAIN) {
+            // already dead-lettered: record the new reason and keep it here
+            Map<String, Object> props = new LinkedHashMap<>();
+            if (propertiesToModify != null) {
+                props.putAll(propertiesToModify);
+            }
+            putIfNotNull(props, DEAD_LETTER_REASON, reason);
+            putIfNotNull(props, DEAD_LETTER_DESCRIPTION, description);
+            modify(e, props);
+            e.status = Entry.AVAILABLE;
+            returnToReady(e);
+            log().entryUpdated(e);
+            pump();
+            return;
+        }
+        moveToDeadLetter(e, reason, description, propertiesToModify);
+    }
+
+    /** Renews a message lock; returns the new locked-until time. */
+    public long renewLock(UUID lockToken, long nowMs) {
+        Entry e = lockedEntry(lockToken, nowMs);
+        if (e.session != null) {
+            return e.session.lockedUntilMs;
+        }
+        e.lockedUntilMs = saturatedAdd(nowMs, settings.lockDurationMs());
+        ctx().schedule(e, e.lockedUntilMs);
+        return e.lockedUntilMs;
+    }
+
+    /** The locked-until time of a held lock, or fails as a lost lock. */
+    public boolean holdsLock(UUID lockToken) {
+        return locks.containsKey(lockToken);
+    }
+
+    private void unlock(Entry e) {
+        locks.remove(e.lockToken);
+        if (e.isScheduled()) {
+            ctx().cancel(e);
+        }
+        e.lockToken = null;
+        e.lockedUntilMs = 0;
+        e.status = e.status == Entry.DEFERRED_LOCKED ? Entry.DEFERRED : Entry.AVAILABLE;
+    }
+
+    /** A delivery failed (abandon or lock expiry): count it and dead-letter, expire or return the message. */
+    private void fail(Entry e, long nowMs, boolean count) {
+        if (count) {
+            e.deliveryCount++;
+            if (e.deliveryCount >= settings.maxDeliveryCount()) {
+                moveToDeadLetter(e, MAX_DELIVERY_COUNT_EXCEEDED, "Message could not be consumed after "
+                        + settings.maxDeliveryCount() + " delivery attempts.", null);
+                return;
+            }
+        }
+        if (e.deferred()) {
+            log().entryUpdated(e);
+            return;
+        }
+        if (kind == SubQueue.MAIN && e.expiresAtMs <= nowMs) {
+            expire(e);
+            return;
+        }
+        returnToReady(e);
+        log().entryUpdated(e);
+        if (e.session != null) {
+            if (e.session.holder != null) {
+                pumpSession(e.session);
+            } else {
+                reindex(e.session);
+                serveWaiters();
+            }
+        } else {
+            pump();
+        }
+    }
+
+    private void returnToReady(Entry e) {
+        if (e.session != null) {
+            e.session.ready.addReturned(e);
+        } else {
+            ready.addReturned(e);
+        }
+    }
+
+    private void modify(Entry e, Map<String, Object> propertiesToModify) {
+        if (propertiesToModify != null && !propertiesToModify.isEmpty()) {
+            e.message = e.message.withApplicationProperties(propertiesToModify);
+            e.messageModified = true;
+        }
+    }
+
+    void onLockTimer(Entry e, long nowMs) {
+        if (!e.locked() || e.session != null) {
+            return;
+        }
+        if (e.lockedUntilMs > nowMs) {
+            ctx().schedule(e, e.lockedUntilMs);
+            return;
+        }
+        onLockExpired(e);
+    }
+
+    private void onLockExpired(Entry e) {
+        long nowMs = ctx().nowMs();
+        unlock(e);
+        partition.lockExpired();
+        fail(e, nowMs, kind == SubQueue.MAIN);
+    }
+
+    void onTtlTimer(Entry e, long nowMs) {
+        if (e.status == Entry.AVAILABLE && kind == SubQueue.MAIN && e.expiresAtMs <= nowMs) {
+            expire(e);
+        }
+        // locked messages are checked when their lock ends; deferred messages never expire
+    }
+
+    private void expire(Entry e) {
+        if (settings.deadLetterOnExpiry()) {
+            moveToDeadLetter(e, TTL_EXPIRED, TTL_EXPIRED_DESCRIPTION, null);
+        } else {
+            remove(e);
+        }
+    }
+
+    /** Moves an (unlocked) entry of this main queue to the dead-letter queue, keeping its sequence number. */
+    void moveToDeadLetter(Entry e, String reason, String description, Map<String, Object> propertiesToModify) {
+        detach(e);
+        Map<String, Object> props = new LinkedHashMap<>();
+        if (propertiesToModify != null) {
+            props.putAll(propertiesToModify);
+        }
+        putIfNotNull(props, DEAD_LETTER_REASON, reason);
+        putIfNotNull(props, DEAD_LETTER_DESCRIPTION, description);
+        modify(e, props);
+        e.status = Entry.AVAILABLE;
+        e.expiresAtMs = Long.MAX_VALUE;
+        deadLetter.insert(e, true);
+        log().entryUpdated(e);
+        deadLetter.pump();
+    }
+
+    private static void putIfNotNull(Map<String, Object> map, String key, String value) {
+        if (value != null) {
+            map.put(key, value);
+        }
+    }
+
+    /** Takes an entry out of this sub-queue's structures without logging. */
+    private void detach(Entry e) {
+        bySeq.remove(e.seq);
+        messageCount--;
+        sizeBytes -= e.sizeBytes();
+        if (e.lockToken != null) {
+            locks.remove(e.lockToken);
+            e.lockToken = null;
+        }
+        if (e.isScheduled()) {
+            ctx().cancel(e);
+        }
+        if (e.ttlTimer != null && e.ttlTimer.isScheduled()) {
+            ctx().cancel(e.ttlTimer);
+        }
+        SessionEntry s = e.session;
+        if (s != null) {
+            s.ready.remove(e);
+            s.messageCount--;
+            e.session = null;
+            if (s.holder == null) {
+                reindex(s);
+            }
+            dropIfEmpty(s);
+        } else {
+            ready.remove(e);
+        }
+        e.owner = null;
+    }
+
+    /** Forgets a session's state whose DELETE record was replayed. */
+    public void clearSessionStateForReplay(String sessionId) {
+        SessionEntry s = sessions.get(sessionId);
+        if (s != null && s.state != null) {
+            sizeBytes -= s.state.length;
+            s.state = null;
+            s.stateRecordId = 0;
+            dropIfEmpty(s);
+        }
+    }
+
+    /** Takes an entry out without logging, so replay can re-insert it with its updated state. */
+    public void removeForReplay(Entry e) {
+        detach(e);
+    }
+
+    /** Removes an entry for good (completed, received-and-deleted, expired, purged). */
+    void remove(Entry e) {
+        detach(e);
+        e.status = Entry.REMOVED;
+        log().entryRemoved(e);
+        TopicBody body = e.body;
+        if (body != null && --body.references == 0) {
+            log().topicBodyRemoved(body);
+        }
+    }
+
+    private static long saturatedAdd(long a, long b) {
+        long r = a + b;
+        return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
+    }
+
+    // ------------------------------------------------------------------------------------------------ deferred
+
+    /** Receives deferred messages by sequence number (locking them in peek-lock mode). */
+    public List<ReceivedMessage> receiveDeferred(long[] sequenceNumbers, ReceiveMode mode, String sessionId,
+                                                 long nowMs) {
+        List<Entry> found = new ArrayList<>(sequenceNumbers.length);
+        for (long seq : sequenceNumbers) {
+            Entry e = bySeq.get(seq);
+            if (e == null || e.status != Entry.DEFERRED
+                    || (sessionId != null && (e.session == null || !sessionId.equals(e.session.id)))) {
+                throw new BrokerException(ErrorKind.MESSAGE_NOT_FOUND, "Failed to lock one or more specified "
+                        + "messages. Either the message is already locked or does not exist. Sequence number: "
+                        + seq + ".");
+            }
+            if (e.session != null && !e.session.lockedAt(nowMs)) {
+                throw new BrokerException(ErrorKind.SESSION_LOCK_LOST, SESSION_LOCK_LOST_TEXT);
+            }
+            found.add(e);
+        }
+        List<ReceivedMessage> out = new ArrayList<>(found.size());
+        for (Entry e : found) {
+            if (mode == ReceiveMode.PEEK_LOCK) {
+                lock(e, nowMs);
+                out.add(e.view(partition.index));
+            } else {
+                out.add(e.view(partition.index));
+                remove(e);
+            }
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------------------------------------ browse
+
+    /** Up to {@code max} messages with sequence number >= {@code fromSeq}, in order, without locking. */
+    public List<ReceivedMessage> peek(long fromSeq, int max, String sessionId) {
+        List<ReceivedMessage> out = new ArrayList<>(Math.min(max, 64));
+        for (Entry e : bySeq.tailMap(fromSeq, true).values()) {
+            if (out.size() >= max) {
+                break;
+            }
+            if (sessionId != null && (e.session == null || !sessionId.equals(e.session.id))) {
+                continue;
+            }
+            out.add(peekView(e));
+        }
+        return out;
+    }
+
+    private ReceivedMessage peekView(Entry e) {
+        ReceivedMessage v = e.view(partition.index);
+        return new ReceivedMessage(v.message(), v.sequenceNumber(), v.enqueuedTimeMs(), v.deliveryCount(), null,
+                v.lockedUntilMs(), v.state(), v.expiresAtMs(), null, v.deadLetterSource(), v.partitionIndex());
+    }
+
+    /** Entries with sequence number >= fromSeq, for merging with scheduled messages. */
+    Collection<Entry> entriesFrom(long fromSeq) {
+        return bySeq.tailMap(fromSeq, true).values();
+    }
+
+    ReceivedMessage browse(Entry e) {
+        return peekView(e);
+    }
+
+    // ------------------------------------------------------------------------------------------------ deletion
+
+    /** Deletes up to {@code max} unlocked messages enqueued before {@code beforeMs}; returns how many. */
+    public int deleteMessages(int max, long beforeMs) {
+        int deleted = 0;
+        Iterator<Entry> it = new ArrayList<>(bySeq.values()).iterator();
+        while (it.hasNext() && deleted < max) {
+            Entry e = it.next();
+            if (!e.locked() && e.enqueuedTimeMs < beforeMs) {
+                remove(e);
+                deleted++;
+            }
+        }
+        return deleted;
+    }
+
+    /** Closes every consumer of this sub-queue (the entity is gone). */
+    void closeConsumers(BrokerException error) {
+        for (ConsumerSlot slot : new ArrayList<>(consumers)) {
+            slot.closed = true;
+            ConsumerHandle c = slot.consumer;
+            ctx().afterSync(() -> c.closedByEngine(error));
+        }
+        consumers.clear();
+        waiters.clear();
+    }
+
+    /** Deletes every message of this sub-queue, locked or not; returns how many. */
+    public int purge() {
+        int n = 0;
+        for (Entry e : new ArrayList<>(bySeq.values())) {
+            remove(e);
+            n++;
+        }
+        return n;
+    }
+
+    /** Drops all state without logging (the partition is being dropped and its records deleted). */
+    void forEachEntry(java.util.function.Consumer<Entry> action) {
+        for (Entry e : new ArrayList<>(bySeq.values())) {
+            action.accept(e);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ sessions
+
+    /** Locks a named session for a new consumer slot. */
+    public ConsumerSlot acceptSession(String sessionId, ConsumerHandle consumer, long nowMs) {
+        requireSessionful();
+        SessionEntry s = sessionFor(sessionId);
+        if (s.holder != null) {
+            if (s.lockedAt(nowMs)) {
+                dropIfEmpty(s);
+                throw new BrokerException(ErrorKind.SESSION_CANNOT_BE_LOCKED, "The requested session '"
+                        + sessionId + "' cannot be accepted. It may be locked by another receiver.");
+            }
+            expireSessionLock(s);
+        }
+        ConsumerSlot slot = addConsumer(consumer);
+        lockSession(s, slot, nowMs);
+        return slot;
+    }
+
+    /** Locks the oldest free session with messages for the waiter, or queues the waiter. */
+    public void acceptNextSession(SessionWaiter waiter) {
+        requireSessionful();
+        waiters.addLast(waiter);
+        serveWaiters();
+    }
+
+    private void serveWaiters() {
+        while (!waiters.isEmpty()) {
+            SessionWaiter w = waiters.peekFirst();
+            if (w.isClaimed()) {
+                waiters.pollFirst();
+                continue;
+            }
+            SessionEntry s = firstFreeSession();
+            if (s == null) {
+                return;
+            }
+            waiters.pollFirst();
+            if (!w.tryClaim()) {
+                continue;
+            }
+            ConsumerSlot slot = addConsumer(w.consumer());
+            long lockedUntilMs = lockSession(s, slot, ctx().nowMs());
+            String id = s.id;
+            ctx().afterSync(() -> w.onAccepted(slot, id, lockedUntilMs));
+        }
+    }
+
+    private SessionEntry firstFreeSession() {
+        while (!freeSessions.isEmpty()) {
+            Map.Entry<Long, SessionEntry> first = freeSessions.firstEntry();
+            SessionEntry s = first.getValue();
+            if (s.holder == null && !s.ready.isEmpty() && s.ready.peek() != null) {
+                return s;
+            }
+            freeSessions.pollFirstEntry();
+            s.indexedSeq = null;
+            if (s.holder == null) {
+                reindex(s);
+            }
+        }
+        return null;
+    }
+
+    private long lockSession(SessionEntry s, ConsumerSlot slot, long nowMs) {
+        s.holder = slot;
+        slot.session = s;
+        s.lockedUntilMs = saturatedAdd(nowMs, settings.lockDurationMs());
+        ctx().schedule(s, s.lockedUntilMs);
+        reindex(s);
+        return s.lockedUntilMs;
+    }
+
+    /** Starts delivering to a session receiver (after its attach was answered). */
+    public void pumpSessionOf(ConsumerSlot slot) {
+        if (slot.session != null && slot.session.holder == slot) {
+            pumpSession(slot.session);
+        }
+    }
+
+    /** Renews a session lock held by anyone; returns the new locked-until time. */
+    public long renewSessionLock(String sessionId, long nowMs) {
+        requireSessionful();
+        SessionEntry s = sessions.get(sessionId);
+        if (s == null || !s.lockedAt(nowMs)) {
+            throw new BrokerException(ErrorKind.SESSION_LOCK_LOST, SESSION_LOCK_LOST_TEXT);
+        }
+        s.lockedUntilMs = saturatedAdd(nowMs, settings.lockDurationMs());
+        ctx().schedule(s, s.lockedUntilMs);
+        return s.lockedUntilMs;
+    }
+
+    /** The locked-until time of a session lock, or fails as lost. */
+    public long sessionLockedUntil(String sessionId, long nowMs) {
+        SessionEntry s = sessions.get(sessionId);
+        if (s == null || !s.lockedAt(nowMs)) {
+            throw new BrokerException(ErrorKind.SESSION_LOCK_LOST, SESSION_LOCK_LOST_TEXT);
+        }
+        return s.lockedUntilMs;
+    }
+
+    void onSessionLockTimer(SessionEntry s, long nowMs) {
+        if (s.holder == null) {
+            return;
+        }
+        if (s.lockedUntilMs > nowMs) {
+            ctx().schedule(s, s.lockedUntilMs);
+            return;
+        }
+        expireSessionLock(s);
+    }
+
+    private void expireSessionLock(SessionEntry s) {
+        ConsumerSlot slot = s.holder;
+        releaseSession(s, true);
+        if (slot != null && !slot.closed) {
+            slot.closed = true;
+            consumers.remove(slot);
+            if (nextConsumer >= consumers.size()) {
+                nextConsumer = 0;
+            }
+            ConsumerHandle consumer = slot.consumer;
+            BrokerException error = new BrokerException(ErrorKind.SESSION_LOCK_LOST, SESSION_LOCK_LOST_TEXT);
+            ctx().afterSync(() -> consumer.closedByEngine(error));
+        }
+    }
+
+    /** Frees a session; its locked messages return, counting a failed delivery when the lock expired. */
+    private void releaseSession(SessionEntry s, boolean lockExpired) {
+        if (s.isScheduled()) {
+            ctx().cancel(s);
+        }
+        if (s.holder != null) {
+            s.holder.session = null;
+        }
+        s.holder = null;
+        s.lockedUntilMs = 0;
+        long nowMs = ctx().nowMs();
+        List<Entry> held = new ArrayList<>();
+        for (Entry e : locks.values()) {
+            if (e.session == s) {
+                held.add(e);
+            }
+        }
+        held.sort((a, b) -> Long.compare(a.seq, b.seq));
+        for (Entry e : held) {
+            unlock(e);
+            fail(e, nowMs, lockExpired && kind == SubQueue.MAIN);
+        }
+        reindex(s);
+        serveWaiters();
+        dropIfEmpty(s);
+    }
+
+    private void reindex(SessionEntry s) {
+        if (s.indexedSeq != null) {
+            SessionEntry current = freeSessions.get(s.indexedSeq);
+            if (current == s) {
+                freeSessions.remove(s.indexedSeq);
+            }
+            s.indexedSeq = null;
+        }
+        if (s.holder == null) {
+            Entry head = s.ready.peek();
+            if (head != null) {
+                freeSessions.put(head.seq, s);
+                s.indexedSeq = head.seq;
+            }
+        }
+    }
+
+    private void dropIfEmpty(SessionEntry s) {
+        if (s.messageCount == 0 && s.state == null && s.holder == null) {
+            if (s.indexedSeq != null) {
+                freeSessions.remove(s.indexedSeq);
+                s.indexedSeq = null;
+            }
+            sessions.remove(s.id);
+        }
+    }
+
+    private void requireSessionful() {
+        if (!sessionful()) {
+            throw new BrokerException(ErrorKind.INVALID_OPERATION, "A sessionful message receiver cannot be "
+                    + "created on an entity that does not require sessions. Ensure RequiresSession is set to "
+                    + "true when creating a Queue or Subscription to enable sessionful behavior.");
+        }
+    }
+
+    /** The session's state, or null. */
+    public byte[] getSessionState(String sessionId) {
+        SessionEntry s = sessions.get(sessionId);
+        return s == null ? null : s.state;
+    }
+
+    /** Sets (or, with null, clears) the session's state. */
+    public void setSessionState(String sessionId, byte[] state, long nowMs) {
+        requireSessionful();
+        SessionEntry s = sessionFor(sessionId);
+        if (s.state != null) {
+            sizeBytes -= s.state.length;
+        }
+        s.lastUpdatedMs = nowMs;
+        if (state == null) {
+            if (s.state != null) {
+                s.state = null;
+                log().sessionStateCleared(s);
+                s.stateRecordId = 0;
+            }
+            dropIfEmpty(s);
+            return;
+        }
+        s.state = state;
+        sizeBytes += state.length;
+        log().sessionStateWritten(s);
+    }
+
+    public void restoreSessionState(String sessionId, byte[] state, long recordId, long lastUpdatedMs) {
+        SessionEntry s = sessionFor(sessionId);
+        if (s.state != null) {
+            sizeBytes -= s.state.length;
+        }
+        s.state = state;
+        s.stateRecordId = recordId;
+        s.lastUpdatedMs = lastUpdatedMs;
+        sizeBytes += state.length;
+    }
+
+    /** Ids of sessions with messages or state, updated at or after {@code updatedSinceMs}, sorted. */
+    public List<String> sessionIds(long updatedSinceMs) {
+        List<String> ids = new ArrayList<>();
+        for (SessionEntry s : sessions.values()) {
+            if ((s.messageCount > 0 || s.state != null) && s.lastUpdatedMs >= updatedSinceMs) {
+                ids.add(s.id);
+            }
+        }
+        ids.sort(null);
+        return ids;
+    }
+
+    /** A session entry's lock owner check for settlement by session id. */
+    public boolean sessionLocked(String sessionId, long nowMs) {
+        SessionEntry s = sessions.get(sessionId);
+        return s != null && s.lockedAt(nowMs);
+    }
+
+    /** Reports the records of every session state (used when a partition's records are rewritten). */
+    void forEachSession(java.util.function.Consumer<SessionEntry> action) {
+        for (SessionEntry s : new ArrayList<>(sessions.values())) {
+            action.accept(s);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ counts
+
+    public long messageCount() {
+        return messageCount;
+    }
+
+    public long sizeBytes() {
+        return sizeBytes;
+    }
+
+    /** Counts of this main queue and its dead-letter queues. */
+    RuntimeCounts counts() {
+        if (kind != SubQueue.MAIN) {
+            return new RuntimeCounts(0, messageCount, 0, 0, 0, sizeBytes);
+        }
+        return new RuntimeCounts(messageCount, deadLetter.messageCount, 0, 0, transferDeadLetter.messageCount,
+                sizeBytes + deadLetter.sizeBytes + transferDeadLetter.sizeBytes);
+    }
+
+    /** Number of messages currently locked (for tests and metrics). */
+    public int lockedCount() {
+        return locks.size();
+    }
+
+    /** Creates an entry for a message (used by the partition for arrivals and by replay). */
+    Entry newEntry(long seq, long recordId, long enqueuedTimeMs, long expiresAtMs, Message message) {
+        return new Entry(seq, recordId, enqueuedTimeMs, expiresAtMs, message);
+    }
+}

@@ -1,0 +1,181 @@
+package io.buslane.engine.persist;
+
+import io.buslane.engine.SubQueue;
+import io.buslane.engine.partition.Entry;
+import io.buslane.engine.partition.Partition;
+import io.buslane.engine.partition.PartitionLog;
+import io.buslane.engine.partition.ScheduledEntry;
+import io.buslane.engine.partition.SessionEntry;
+import io.buslane.engine.partition.SubQueueState;
+import io.buslane.engine.partition.TopicBody;
+import io.buslane.journal.Journal;
+import io.buslane.journal.JournalRecord;
+
+/**
+ * Turns a shard's partition state changes into records of the shard's journal (format in {@link RecordTypes}).
+ * Confined to its shard thread.
+ */
+public final class JournalPartitionLog implements PartitionLog {
+
+    private final Journal journal;
+    private final RecordWriter w = new RecordWriter(512);
+    private long nextRecordId = RecordTypes.FIRST_RECORD_ID;
+    private boolean metaWritten;
+    private long lastCheckpointedRecordId = -1;
+
+    public JournalPartitionLog(Journal journal) {
+        this.journal = journal;
+    }
+
+    /** Restores the id counter after replay so that no record id is ever reused. */
+    void restoreNextRecordId(long next, boolean metaExists) {
+        this.nextRecordId = Math.max(this.nextRecordId, next);
+        this.metaWritten = metaExists;
+        this.lastCheckpointedRecordId = metaExists ? next : -1;
+    }
+
+    @Override
+    public long nextRecordId() {
+        return nextRecordId++;
+    }
+
+    /** Appends the shard's meta record if the id counter moved since the last one; called once per cycle. */
+    public void checkpointShard() {
+        if (lastCheckpointedRecordId == nextRecordId) {
+            return;
+        }
+        w.reset();
+        w.writeVarLong(nextRecordId);
+        journal.append(metaWritten ? JournalRecord.update(RecordTypes.META_RECORD_ID, RecordTypes.SHARD_META, bytes())
+                : JournalRecord.add(RecordTypes.META_RECORD_ID, RecordTypes.SHARD_META, bytes()));
+        metaWritten = true;
+        lastCheckpointedRecordId = nextRecordId;
+    }
+
+    private byte[] bytes() {
+        return w.toByteArray();
+    }
+
+    @Override
+    public void partitionCreated(Partition partition) {
+        partition.setRecordId(nextRecordId());
+        writePartition(partition, true);
+    }
+
+    @Override
+    public void partitionDropped(Partition partition) {
+        journal.append(JournalRecord.delete(partition.recordId()));
+    }
+
+    @Override
+    public void checkpoint(Partition partition) {
+        writePartition(partition, false);
+    }
+
+    private void writePartition(Partition p, boolean add) {
+        w.reset();
+        w.writeVarLong(p.entityId());
+        w.writeVarInt(p.index());
+        w.writeLong(p.sequence().nextCounter());
+        byte[] payload = bytes();
+        journal.append(add ? JournalRecord.add(p.recordId(), RecordTypes.PARTITION, payload)
+                : JournalRecord.update(p.recordId(), RecordTypes.PARTITION, payload));
+    }
+
+    @Override
+    public void topicBodyAdded(Partition partition, TopicBody body) {
+        w.reset();
+        w.writeVarLong(partition.recordId());
+        w.writeLong(body.sequenceNumber());
+        w.writeLong(body.enqueuedTimeMs());
+        MessageCodec.write(w, body.message());
+        journal.append(JournalRecord.add(body.recordId(), RecordTypes.TOPIC_BODY, bytes()));
+    }
+
+    @Override
+    public void topicBodyRemoved(TopicBody body) {
+        journal.append(JournalRecord.delete(body.recordId()));
+    }
+
+    @Override
+    public void entryAdded(Entry e) {
+        SubQueueState owner = e.owner();
+        w.reset();
+        w.writeVarLong(owner.partition().recordId());
+        if (e.body() == null) {
+            w.writeByte(owner.kind().ordinal());
+            w.writeLong(e.sequenceNumber());
+            w.writeLong(e.enqueuedTimeMs());
+            w.writeLong(e.expiresAtMs());
+            MessageCodec.write(w, e.message());
+            journal.append(JournalRecord.add(e.recordId(), RecordTypes.QUEUE_MSG, bytes()));
+        } else {
+            w.writeVarLong(owner.entityId());
+            w.writeVarLong(e.body().recordId());
+            w.writeByte(owner.kind().ordinal());
+            w.writeLong(e.expiresAtMs());
+            journal.append(JournalRecord.add(e.recordId(), RecordTypes.SUB_REF, bytes()));
+        }
+    }
+
+    @Override
+    public void entryUpdated(Entry e) {
+        SubQueueState owner = e.owner();
+        w.reset();
+        w.writeByte(owner == null ? SubQueue.MAIN.ordinal() : owner.kind().ordinal());
+        w.writeVarInt(e.deliveryCount());
+        w.writeBoolean(e.deferred());
+        w.writeBoolean(e.messageModified());
+        if (e.messageModified()) {
+            MessageCodec.write(w, e.message());
+        }
+        w.writeString(e.deadLetterSource());
+        journal.append(JournalRecord.update(e.recordId(), RecordTypes.ENTRY_STATE, bytes()));
+    }
+
+    @Override
+    public void entryRemoved(Entry e) {
+        journal.append(JournalRecord.delete(e.recordId()));
+    }
+
+    @Override
+    public void scheduledAdded(Partition partition, ScheduledEntry s) {
+        w.reset();
+        w.writeVarLong(partition.recordId());
+        w.writeLong(s.sequenceNumber());
+        w.writeLong(s.enqueuedTimeMs());
+        w.writeLong(s.scheduledTimeMs());
+        MessageCodec.write(w, s.message());
+        journal.append(JournalRecord.add(s.recordId(), RecordTypes.SCHEDULED, bytes()));
+    }
+
+    @Override
+    public void scheduledRemoved(ScheduledEntry s) {
+        journal.append(JournalRecord.delete(s.recordId()));
+    }
+
+    @Override
+    public void sessionStateWritten(SessionEntry s) {
+        SubQueueState q = s.queue();
+        boolean add = s.stateRecordId() == 0;
+        if (add) {
+            s.assignStateRecordId(nextRecordId());
+        }
+        w.reset();
+        w.writeVarLong(q.partition().recordId());
+        w.writeVarLong(q.entityId());
+        w.writeString(s.id());
+        w.writeLong(s.lastUpdatedMs());
+        w.writeBytes(s.state());
+        byte[] payload = bytes();
+        journal.append(add ? JournalRecord.add(s.stateRecordId(), RecordTypes.SESSION_STATE, payload)
+                : JournalRecord.update(s.stateRecordId(), RecordTypes.SESSION_STATE, payload));
+    }
+
+    @Override
+    public void sessionStateCleared(SessionEntry s) {
+        if (s.stateRecordId() != 0) {
+            journal.append(JournalRecord.delete(s.stateRecordId()));
+        }
+    }
+}

@@ -1,0 +1,279 @@
+package io.buslane.engine.persist;
+
+import io.buslane.engine.SubQueue;
+import io.buslane.engine.message.Message;
+import io.buslane.engine.partition.Entry;
+import io.buslane.engine.partition.Partition;
+import io.buslane.engine.partition.ScheduledEntry;
+import io.buslane.engine.partition.SubQueueState;
+import io.buslane.engine.partition.TopicBody;
+import io.buslane.journal.Journal;
+import io.buslane.journal.JournalRecord;
+import io.buslane.journal.RecordKind;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.BiFunction;
+
+/**
+ * Rebuilds a shard's partitions from its journal: sequence counters, active, deferred, dead-lettered and
+ * scheduled messages, topic bodies and subscription copies, and session state. Records that belong to entities
+ * that no longer exist are deleted. Locks are not restored (they do not survive a restart). Confined to the shard
+ * thread during start-up.
+ */
+public final class ShardReplayer {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ShardReplayer.class);
+
+    private final String journalName;
+    private final Journal journal;
+    private final JournalPartitionLog log;
+    private final BiFunction<Long, Integer, Partition> partitionLookup;
+
+    private final Map<Long, Partition> partitionsByRecord = new HashMap<>();
+    private final Set<Long> orphanPartitions = new HashSet<>();
+    private final Map<Long, Entry> entries = new HashMap<>();
+    private final Map<Long, TopicBody> bodies = new HashMap<>();
+    private final Map<Long, Partition> bodyPartition = new HashMap<>();
+    private final Map<Long, long[]> scheduled = new HashMap<>();
+    private final Map<Long, Partition> scheduledPartition = new HashMap<>();
+    private final Map<Long, SessionRef> sessionStates = new HashMap<>();
+    private final Set<Long> orphanRecords = new java.util.LinkedHashSet<>();
+    private long maxRecordId;
+    private long metaNextRecordId;
+    private boolean metaSeen;
+    private long records;
+
+    private record SessionRef(SubQueueState queue, String sessionId) {
+    }
+
+    /**
+     * @param partitionLookup finds the partition of an existing entity by (entity id, partition index), or null
+     */
+    public ShardReplayer(String journalName, Journal journal, JournalPartitionLog log,
+                         BiFunction<Long, Integer, Partition> partitionLookup) {
+        this.journalName = journalName;
+        this.journal = journal;
+        this.log = log;
+        this.partitionLookup = partitionLookup;
+    }
+
+    /**
+     * Replays the journal into the partitions; returns the partitions that had a record (the others are new and
+     * must be logged as created by the caller).
+     */
+    public Set<Partition> replay() {
+        journal.replay(this::apply);
+        // entries whose topic body never arrived or whose owner vanished are dropped
+        for (Map.Entry<Long, TopicBody> b : bodies.entrySet()) {
+            if (b.getValue().references() == 0) {
+                orphanRecords.add(b.getKey());
+            }
+        }
+        log.restoreNextRecordId(Math.max(maxRecordId + 1, metaNextRecordId), metaSeen);
+        for (long id : orphanRecords) {
+            journal.append(JournalRecord.delete(id));
+        }
+        for (long id : orphanPartitions) {
+            journal.append(JournalRecord.delete(id));
+        }
+        LOG.info("Recovered journal {}: {} records, {} partitions, {} messages, {} scheduled, {} session states; "
+                        + "{} records of deleted entities dropped", journalName, records, partitionsByRecord.size(),
+                entries.size(), scheduled.size(), sessionStates.size(), orphanRecords.size() + orphanPartitions.size());
+        return new HashSet<>(partitionsByRecord.values());
+    }
+
+    private void apply(JournalRecord r) {
+        records++;
+        if (r.id() > maxRecordId && r.id() != RecordTypes.META_RECORD_ID) {
+            maxRecordId = r.id();
+        }
+        if (r.kind() == RecordKind.DELETE) {
+            applyDelete(r.id());
+            return;
+        }
+        RecordReader in = new RecordReader(r.payload());
+        switch (r.type()) {
+            case RecordTypes.SHARD_META -> {
+                metaSeen = true;
+                metaNextRecordId = in.readVarLong();
+            }
+            case RecordTypes.PARTITION -> applyPartition(r, in);
+            case RecordTypes.QUEUE_MSG -> applyQueueMessage(r, in);
+            case RecordTypes.TOPIC_BODY -> applyTopicBody(r, in);
+            case RecordTypes.SUB_REF -> applySubRef(r, in);
+            case RecordTypes.ENTRY_STATE -> applyEntryState(r, in);
+            case RecordTypes.SCHEDULED -> applyScheduled(r, in);
+            case RecordTypes.SESSION_STATE -> applySessionState(r, in);
+            default -> throw new IllegalStateException("journal " + journalName + ": unknown record type "
+                    + r.type() + " (id " + r.id() + ")");
+        }
+    }
+
+    private void applyPartition(JournalRecord r, RecordReader in) {
+        long entityId = in.readVarLong();
+        int index = in.readVarInt();
+        long nextCounter = in.readLong();
+        Partition p = partitionLookup.apply(entityId, index);
+        if (p == null) {
+            orphanPartitions.add(r.id());
+            return;
+        }
+        p.setRecordId(r.id());
+        p.sequence().setNextCounter(nextCounter);
+        partitionsByRecord.put(r.id(), p);
+    }
+
+    private Partition partition(long partitionRecordId, long recordId) {
+        Partition p = partitionsByRecord.get(partitionRecordId);
+        if (p == null) {
+            orphanRecords.add(recordId);
+        }
+        return p;
+    }
+
+    private void applyQueueMessage(JournalRecord r, RecordReader in) {
+        Partition p = partition(in.readVarLong(), r.id());
+        if (p == null) {
+            return;
+        }
+        SubQueue q = SubQueue.values()[in.readByte()];
+        long seq = in.readLong();
+        long enqueuedTimeMs = in.readLong();
+        long expiresAtMs = in.readLong();
+        Message m = MessageCodec.read(in);
+        p.sequence().advancePast(seq);
+        if (p.queue() == null) {
+            orphanRecords.add(r.id());
+            return;
+        }
+        entries.put(r.id(), p.restoreEntry(p.queue().subQueue(q), seq, r.id(), enqueuedTimeMs, expiresAtMs, m,
+                null));
+    }
+
+    private void applyTopicBody(JournalRecord r, RecordReader in) {
+        Partition p = partition(in.readVarLong(), r.id());
+        if (p == null) {
+            return;
+        }
+        long seq = in.readLong();
+        long enqueuedTimeMs = in.readLong();
+        Message m = MessageCodec.read(in);
+        p.sequence().advancePast(seq);
+        bodies.put(r.id(), p.restoreTopicBody(r.id(), seq, enqueuedTimeMs, m));
+        bodyPartition.put(r.id(), p);
+    }
+
+    private void applySubRef(JournalRecord r, RecordReader in) {
+        Partition p = partition(in.readVarLong(), r.id());
+        if (p == null) {
+            return;
+        }
+        long subscriptionEntityId = in.readVarLong();
+        long bodyId = in.readVarLong();
+        SubQueue q = SubQueue.values()[in.readByte()];
+        long expiresAtMs = in.readLong();
+        SubQueueState sub = p.subscriptionByEntityId(subscriptionEntityId);
+        TopicBody body = bodies.get(bodyId);
+        if (sub == null || body == null) {
+            orphanRecords.add(r.id());
+            return;
+        }
+        entries.put(r.id(), p.restoreEntry(sub.subQueue(q), body.sequenceNumber(), r.id(), body.enqueuedTimeMs(),
+                expiresAtMs, body.message(), body));
+    }
+
+    private void applyEntryState(JournalRecord r, RecordReader in) {
+        Entry e = entries.get(r.id());
+        if (e == null) {
+            return;
+        }
+        SubQueue q = SubQueue.values()[in.readByte()];
+        int deliveryCount = in.readVarInt();
+        boolean deferred = in.readBoolean();
+        boolean modified = in.readBoolean();
+        Message m = modified ? MessageCodec.read(in) : null;
+        String deadLetterSource = in.readString();
+        SubQueueState main = e.owner().subQueue(SubQueue.MAIN);
+        if (e.owner().kind() != SubQueue.MAIN) {
+            main = mainOf(e.owner());
+        }
+        e.owner().partition().restoreEntryState(e, deliveryCount, deferred, main.subQueue(q), m, deadLetterSource);
+    }
+
+    private static SubQueueState mainOf(SubQueueState dlq) {
+        Partition p = dlq.partition();
+        if (p.queue() != null) {
+            return p.queue();
+        }
+        return p.subscriptionByEntityId(dlq.entityId());
+    }
+
+    private void applyScheduled(JournalRecord r, RecordReader in) {
+        Partition p = partition(in.readVarLong(), r.id());
+        if (p == null) {
+            return;
+        }
+        long seq = in.readLong();
+        long enqueuedTimeMs = in.readLong();
+        long scheduledTimeMs = in.readLong();
+        Message m = MessageCodec.read(in);
+        p.sequence().advancePast(seq);
+        p.restoreScheduled(new ScheduledEntry(seq, r.id(), enqueuedTimeMs, scheduledTimeMs, m));
+        scheduled.put(r.id(), new long[] {seq});
+        scheduledPartition.put(r.id(), p);
+    }
+
+    private void applySessionState(JournalRecord r, RecordReader in) {
+        Partition p = partition(in.readVarLong(), r.id());
+        if (p == null) {
+            return;
+        }
+        long ownerEntityId = in.readVarLong();
+        String sessionId = in.readString();
+        long lastUpdatedMs = in.readLong();
+        byte[] state = in.readBytes();
+        SubQueueState q = p.queue() != null ? p.queue() : p.subscriptionByEntityId(ownerEntityId);
+        if (q == null) {
+            orphanRecords.add(r.id());
+            return;
+        }
+        q.restoreSessionState(sessionId, state, r.id(), lastUpdatedMs);
+        sessionStates.put(r.id(), new SessionRef(q, sessionId));
+    }
+
+    private void applyDelete(long id) {
+        Entry e = entries.remove(id);
+        if (e != null) {
+            if (e.owner() != null) {
+                e.owner().partition().forgetEntryForReplay(e);
+            }
+            return;
+        }
+        if (bodies.remove(id) != null) {
+            bodyPartition.remove(id);
+            return;
+        }
+        long[] seq = scheduled.remove(id);
+        if (seq != null) {
+            scheduledPartition.remove(id).removeScheduledForReplay(seq[0]);
+            return;
+        }
+        SessionRef s = sessionStates.remove(id);
+        if (s != null) {
+            s.queue().clearSessionStateForReplay(s.sessionId());
+            return;
+        }
+        Partition p = partitionsByRecord.remove(id);
+        if (p != null) {
+            // the partition was dropped; its entity has since been recreated under a new partition record
+            orphanPartitions.remove(id);
+        }
+        orphanPartitions.remove(id);
+        orphanRecords.remove(id);
+    }
+}

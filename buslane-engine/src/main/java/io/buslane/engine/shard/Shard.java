@@ -1,0 +1,323 @@
+package io.buslane.engine.shard;
+
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import io.buslane.common.time.Clock;
+import io.buslane.engine.partition.EngineTimer;
+import io.buslane.engine.partition.Partition;
+import io.buslane.engine.partition.PartitionContext;
+import io.buslane.engine.partition.PartitionLog;
+import io.buslane.engine.persist.JournalPartitionLog;
+import io.buslane.engine.timer.TimerNode;
+import io.buslane.engine.timer.TimerWheel;
+import io.buslane.journal.Journal;
+import io.buslane.journal.JournalException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.SplittableRandom;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * A single-writer agent owning a set of partitions, their timers and the append side of its own journal.
+ * {@link #submit} is thread-safe; everything else runs on the shard's thread (or, in manual threading mode, on
+ * whichever thread calls {@link #doWork()}, one at a time).
+ *
+ * <p>One duty cycle: read the clock once; fire due timers (scheduled activation, lock, session-lock and TTL
+ * expiry); drain a bounded batch of commands, each applied to its partition; append a checkpoint per partition
+ * whose counters moved; sync the journal once (group commit); then run the completions and deliveries parked
+ * during the cycle, now that the records behind them are durable.
+ */
+public final class Shard implements PartitionContext {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Shard.class);
+    private static final int MAX_COMMANDS_PER_CYCLE = 4096;
+    private static final long MAX_PARK_MS = 100;
+
+    private final int index;
+    private final Clock clock;
+    private final Journal journal;
+    private final JournalPartitionLog log;
+    private final TimerWheel timers;
+    private final ConcurrentLinkedQueue<Runnable> commands = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger queued = new AtomicInteger();
+    private final ArrayList<Pending> pending = new ArrayList<>();
+    private final LinkedHashSet<Partition> dirty = new LinkedHashSet<>();
+    private final SplittableRandom random;
+    private final Consumer<TimerNode> fire = node -> ((EngineTimer) node).onTimer(this.nowMs);
+    private long nowMs;
+    private long lastSyncedCount;
+    private volatile boolean running;
+    private volatile boolean sleeping;
+    private volatile Thread thread;
+
+    /** Work parked until the cycle's records are durable. */
+    private interface Pending {
+        void durable();
+
+        void failed(RuntimeException error);
+    }
+
+    public Shard(int index, Clock clock, Journal journal) {
+        this.index = index;
+        this.clock = clock;
+        this.journal = journal;
+        this.log = new JournalPartitionLog(journal);
+        this.nowMs = clock.epochMillis();
+        this.timers = new TimerWheel(1, 64, nowMs);
+        this.random = new SplittableRandom(new SecureRandom().nextLong());
+    }
+
+    public int index() {
+        return index;
+    }
+
+    public JournalPartitionLog journalLog() {
+        return log;
+    }
+
+    public Journal journal() {
+        return journal;
+    }
+
+    // ------------------------------------------------------------------------------------------------ commands
+
+    /** Enqueues a command for the shard thread. Thread-safe and lock-free. */
+    public void submit(Runnable command) {
+        commands.offer(command);
+        queued.incrementAndGet();
+        if (sleeping) {
+            Thread t = thread;
+            if (t != null) {
+                LockSupport.unpark(t);
+            }
+        }
+    }
+
+    /**
+     * Runs {@code action} on the shard thread and completes the returned future with its result once the records
+     * it logged are durable; an exception completes it exceptionally (nothing is parked for durability then).
+     */
+    public <T> CompletableFuture<T> call(Supplier<T> action) {
+        CompletableFuture<T> future = new CompletableFuture<>();
+        submit(() -> {
+            T result;
+            try {
+                result = action.get();
+            } catch (RuntimeException e) {
+                future.completeExceptionally(e);
+                return;
+            }
+            completeAfterSync(future, result);
+        });
+        return future;
+    }
+
+    /** Completes a future once this cycle's records are durable (or fails it if they cannot be). */
+    public <T> void completeAfterSync(CompletableFuture<T> future, T value) {
+        pending.add(new Pending() {
+            @Override
+            public void durable() {
+                future.complete(value);
+            }
+
+            @Override
+            public void failed(RuntimeException error) {
+                future.completeExceptionally(error);
+            }
+        });
+    }
+
+    /** Number of commands waiting (for back-pressure decisions and metrics). */
+    public int queuedCommands() {
+        return queued.get();
+    }
+
+    // ------------------------------------------------------------------------------------------------ PartitionContext
+
+    @Override
+    public long nowMs() {
+        return nowMs;
+    }
+
+    @Override
+    public PartitionLog log() {
+        return log;
+    }
+
+    @Override
+    public void afterSync(Runnable action) {
+        pending.add(new Pending() {
+            @Override
+            public void durable() {
+                action.run();
+            }
+
+            @Override
+            public void failed(RuntimeException error) {
+                // deliveries of a failed cycle are dropped; their messages stay locked until the lock expires
+            }
+        });
+    }
+
+    @Override
+    public void schedule(EngineTimer timer, long deadlineMs) {
+        timers.schedule(timer, deadlineMs);
+    }
+
+    @Override
+    public void cancel(EngineTimer timer) {
+        timers.cancel(timer);
+    }
+
+    @Override
+    public void markDirty(Partition partition) {
+        dirty.add(partition);
+    }
+
+    @Override
+    public UUID newLockToken(int partitionIndex) {
+        long msb = (random.nextLong() & 0xffffffffffff0fffL) | 0x0000000000004000L;
+        long lsb = (random.nextLong() & 0x3fffffffffff0000L) | 0x8000000000000000L | (partitionIndex & 0xffffL);
+        return new UUID(msb, lsb);
+    }
+
+    /** The partition index a lock token of this broker carries. */
+    public static int partitionOfLockToken(UUID token) {
+        return (int) (token.getLeastSignificantBits() & 0xffffL);
+    }
+
+    // ------------------------------------------------------------------------------------------------ duty cycle
+
+    /** Runs one duty cycle; returns the amount of work done (0 when idle). */
+    public int doWork() {
+        nowMs = Math.max(nowMs, clock.epochMillis());
+        int work = timers.advance(nowMs, fire);
+        Runnable command;
+        int drained = 0;
+        while (drained < MAX_COMMANDS_PER_CYCLE && (command = commands.poll()) != null) {
+            queued.decrementAndGet();
+            drained++;
+            try {
+                command.run();
+            } catch (RuntimeException e) {
+                LOG.error("shard {}: command failed", index, e);
+            }
+        }
+        work += drained;
+        if (drained > 0) {
+            // commands may have armed timers that are already due (e.g. a schedule time in the past)
+            work += timers.advance(nowMs, fire);
+        }
+        for (Partition p : dirty) {
+            log.checkpoint(p);
+        }
+        dirty.clear();
+        syncAndComplete();
+        return work;
+    }
+
+    private void syncAndComplete() {
+        RuntimeException failure = null;
+        if (journal.appendedCount() != lastSyncedCount) {
+            try {
+                log.checkpointShard();
+                journal.sync();
+            } catch (JournalException e) {
+                LOG.error("shard {}: journal sync failed; failing {} pending operations", index, pending.size(), e);
+                failure = new BrokerException(e.diskFull() ? ErrorKind.QUOTA_EXCEEDED : ErrorKind.INTERNAL,
+                        e.diskFull() ? "The broker's disk is full; the operation was not stored. Free disk space "
+                                + "and retry." : "The broker could not store the operation: " + e.getMessage());
+            }
+            lastSyncedCount = journal.appendedCount();
+        }
+        if (pending.isEmpty()) {
+            return;
+        }
+        Pending[] actions = pending.toArray(new Pending[0]);
+        pending.clear();
+        for (Pending p : actions) {
+            try {
+                if (failure == null) {
+                    p.durable();
+                } else {
+                    p.failed(failure);
+                }
+            } catch (RuntimeException e) {
+                LOG.error("shard {}: completion failed", index, e);
+            }
+        }
+    }
+
+    /** Runs start-up work (replay and the first checkpoints) on the caller's thread before {@link #start}. */
+    public void runStartup(Runnable action) {
+        nowMs = Math.max(nowMs, clock.epochMillis());
+        action.run();
+        syncAndComplete();
+    }
+
+    // ------------------------------------------------------------------------------------------------ thread
+
+    /** Starts the shard's own thread (dedicated threading mode). */
+    public void start() {
+        running = true;
+        Thread t = new Thread(this::runLoop, "buslane-shard-" + index);
+        t.setDaemon(false);
+        thread = t;
+        t.start();
+    }
+
+    private void runLoop() {
+        while (running) {
+            int work;
+            try {
+                work = doWork();
+            } catch (RuntimeException e) {
+                LOG.error("shard {}: duty cycle failed", index, e);
+                work = 0;
+            }
+            if (work == 0) {
+                sleeping = true;
+                if (commands.isEmpty() && running) {
+                    long next = timers.nextExpirationMs();
+                    long waitMs = next == Long.MAX_VALUE ? MAX_PARK_MS
+                            : Math.max(0, Math.min(MAX_PARK_MS, next - clock.epochMillis()));
+                    if (waitMs > 0) {
+                        LockSupport.parkNanos(waitMs * 1_000_000L);
+                    }
+                }
+                sleeping = false;
+            }
+        }
+        // final cycle so that nothing accepted is left unsynced
+        doWork();
+    }
+
+    /** Stops the thread after a final cycle and waits for it. */
+    public void stop() {
+        running = false;
+        Thread t = thread;
+        if (t != null) {
+            LockSupport.unpark(t);
+            try {
+                t.join(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** True when no command is queued, nothing is parked and no timer is due now (manual mode helper). */
+    public boolean isIdle() {
+        return commands.isEmpty() && pending.isEmpty() && timers.nextExpirationMs() > clock.epochMillis();
+    }
+}
