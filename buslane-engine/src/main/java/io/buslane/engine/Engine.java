@@ -17,7 +17,6 @@ import io.buslane.engine.partition.QueueSettings;
 import io.buslane.engine.partition.SequenceCounter;
 import io.buslane.engine.partition.SubQueueState;
 import io.buslane.engine.persist.MetaJournal;
-import io.buslane.engine.persist.ShardReplayer;
 import io.buslane.engine.shard.Shard;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -68,7 +67,7 @@ public final class Engine implements AutoCloseable {
 
     /** Opens the journals, replays them and starts the shards. */
     public static Engine start(EngineConfig config) {
-        MetaJournal meta = new MetaJournal(config.journals().open("meta"));
+        MetaJournal meta = config.storage().openMeta();
         Recovered recovered = new Recovered();
         meta.replay(recovered);
         int shardCount = recovered.shardCount > 0 ? recovered.shardCount : config.shardCount();
@@ -78,7 +77,7 @@ public final class Engine implements AutoCloseable {
         }
         Shard[] shards = new Shard[shardCount];
         for (int i = 0; i < shardCount; i++) {
-            shards[i] = new Shard(i, config.clock(), config.journals().open("shard-" + i));
+            shards[i] = new Shard(i, config.clock(), config.storage().openShard(i));
         }
         Engine engine = new Engine(config, meta, shards);
         engine.nextEntityId = Math.max(recovered.nextEntityId, recovered.maxId + 1);
@@ -173,9 +172,8 @@ public final class Engine implements AutoCloseable {
         topics = Map.copyOf(t);
         for (Shard shard : shards) {
             shard.runStartup(() -> {
-                ShardReplayer replayer = new ShardReplayer("shard-" + shard.index(), shard.journal(),
-                        shard.journalLog(), (entityId, index) -> lookupPartition(shard, entityId, index));
-                Set<Partition> known = replayer.replay();
+                Set<Partition> known = shard.journal().replay(
+                        (entityId, index) -> lookupPartition(shard, entityId, index));
                 for (PartitionRef ref : allPartitions()) {
                     if (ref.shard() == shard) {
                         if (!known.contains(ref.partition())) {
@@ -258,6 +256,9 @@ public final class Engine implements AutoCloseable {
         for (Shard s : shards) {
             s.journal().close();
         }
+        synchronized (metaLock) {
+            meta.close();
+        }
     }
 
     // ================================================================================================ namespace
@@ -267,8 +268,12 @@ public final class Engine implements AutoCloseable {
     }
 
     private int shardIndexFor(long entityId, int partitionIndex) {
-        long h = entityId * 0x9E3779B97F4A7C15L + partitionIndex * 0xC2B2AE3D27D4EB4FL;
-        h ^= h >>> 31;
+        long h = entityId * 31 + partitionIndex;
+        h ^= h >>> 33;
+        h *= 0xff51afd7ed558ccdL;
+        h ^= h >>> 33;
+        h *= 0xc4ceb9fe1a85ec53L;
+        h ^= h >>> 33;
         return (int) Math.floorMod(h, (long) shards.length);
     }
 

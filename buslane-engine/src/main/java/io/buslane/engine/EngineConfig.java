@@ -1,7 +1,7 @@
 package io.buslane.engine;
 
 import io.buslane.common.time.Clock;
-import io.buslane.journal.JournalFactory;
+import io.buslane.engine.persist.Storage;
 
 import java.util.Objects;
 
@@ -9,16 +9,16 @@ import java.util.Objects;
  * How to build an {@link Engine}. Immutable.
  *
  * @param clock          the only source of time
- * @param journals       where the namespace and the shards keep their records
+ * @param storage        where the namespace and the shards keep their records
  * @param shardCount     number of single-writer shards; fixed when a data directory is created (the stored value
  *                       wins on restart)
  * @param threadingMode  dedicated shard threads, or manual driving for tests
  */
-public record EngineConfig(Clock clock, JournalFactory journals, int shardCount, ThreadingMode threadingMode) {
+public record EngineConfig(Clock clock, Storage storage, int shardCount, ThreadingMode threadingMode) {
 
     public EngineConfig {
         Objects.requireNonNull(clock, "clock");
-        Objects.requireNonNull(journals, "journals");
+        Objects.requireNonNull(storage, "storage");
         Objects.requireNonNull(threadingMode, "threadingMode");
         if (shardCount < 1 || shardCount > 256) {
             throw new IllegalArgumentException("shardCount must be between 1 and 256, was " + shardCount);

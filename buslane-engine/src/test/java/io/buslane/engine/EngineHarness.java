@@ -33,13 +33,13 @@ public final class EngineHarness implements AutoCloseable {
 
     public EngineHarness(int shardCount) {
         this.shardCount = shardCount;
-        this.engine = Engine.start(new EngineConfig(clock, journals, shardCount, ThreadingMode.MANUAL));
+        this.engine = Engine.start(new EngineConfig(clock, io.buslane.engine.persist.Storage.of(journals), shardCount, ThreadingMode.MANUAL));
     }
 
     /** Simulates a crash (un-synced records lost) and a restart on the same journals. */
     public Engine restart() {
         journals.crashAll();
-        engine = Engine.start(new EngineConfig(clock, journals, shardCount, ThreadingMode.MANUAL));
+        engine = Engine.start(new EngineConfig(clock, io.buslane.engine.persist.Storage.of(journals), shardCount, ThreadingMode.MANUAL));
         engine.runUntilIdle();
         return engine;
     }

@@ -122,6 +122,10 @@ public final class MetaJournal {
         journal.append(JournalRecord.delete(id));
     }
 
+    public void close() {
+        journal.close();
+    }
+
     /** Makes the appended changes durable. */
     public void sync() {
         journal.sync();

@@ -1,17 +1,15 @@
 package io.buslane.engine.shard;
 
 import io.buslane.common.error.BrokerException;
-import io.buslane.common.error.ErrorKind;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.partition.EngineTimer;
 import io.buslane.engine.partition.Partition;
 import io.buslane.engine.partition.PartitionContext;
 import io.buslane.engine.partition.PartitionLog;
 import io.buslane.engine.persist.JournalPartitionLog;
+import io.buslane.engine.persist.ShardJournal;
 import io.buslane.engine.timer.TimerNode;
 import io.buslane.engine.timer.TimerWheel;
-import io.buslane.journal.Journal;
-import io.buslane.journal.JournalException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,7 +43,7 @@ public final class Shard implements PartitionContext {
 
     private final int index;
     private final Clock clock;
-    private final Journal journal;
+    private final ShardJournal journal;
     private final JournalPartitionLog log;
     private final TimerWheel timers;
     private final ConcurrentLinkedQueue<Runnable> commands = new ConcurrentLinkedQueue<>();
@@ -55,7 +53,6 @@ public final class Shard implements PartitionContext {
     private final SplittableRandom random;
     private final Consumer<TimerNode> fire = node -> ((EngineTimer) node).onTimer(this.nowMs);
     private long nowMs;
-    private long lastSyncedCount;
     private volatile boolean running;
     private volatile boolean sleeping;
     private volatile Thread thread;
@@ -67,11 +64,11 @@ public final class Shard implements PartitionContext {
         void failed(RuntimeException error);
     }
 
-    public Shard(int index, Clock clock, Journal journal) {
+    public Shard(int index, Clock clock, ShardJournal journal) {
         this.index = index;
         this.clock = clock;
         this.journal = journal;
-        this.log = new JournalPartitionLog(journal);
+        this.log = journal.log();
         this.nowMs = clock.epochMillis();
         this.timers = new TimerWheel(1, 64, nowMs);
         this.random = new SplittableRandom(new SecureRandom().nextLong());
@@ -85,7 +82,7 @@ public final class Shard implements PartitionContext {
         return log;
     }
 
-    public Journal journal() {
+    public ShardJournal journal() {
         return journal;
     }
 
@@ -228,17 +225,13 @@ public final class Shard implements PartitionContext {
 
     private void syncAndComplete() {
         RuntimeException failure = null;
-        if (journal.appendedCount() != lastSyncedCount) {
+        if (journal.hasUnsynced()) {
             try {
-                log.checkpointShard();
                 journal.sync();
-            } catch (JournalException e) {
+            } catch (BrokerException e) {
                 LOG.error("shard {}: journal sync failed; failing {} pending operations", index, pending.size(), e);
-                failure = new BrokerException(e.diskFull() ? ErrorKind.QUOTA_EXCEEDED : ErrorKind.INTERNAL,
-                        e.diskFull() ? "The broker's disk is full; the operation was not stored. Free disk space "
-                                + "and retry." : "The broker could not store the operation: " + e.getMessage());
+                failure = e;
             }
-            lastSyncedCount = journal.appendedCount();
         }
         if (pending.isEmpty()) {
             return;

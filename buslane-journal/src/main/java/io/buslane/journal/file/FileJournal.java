@@ -1,0 +1,539 @@
+package io.buslane.journal.file;
+
+import io.buslane.journal.Journal;
+import io.buslane.journal.JournalException;
+import io.buslane.journal.JournalRecord;
+import io.buslane.journal.ReplayHandler;
+import io.buslane.journal.file.RecoveryReport.Corruption;
+import io.buslane.journal.file.RecoveryReport.InterruptedCompaction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.NavigableMap;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.zip.CRC32C;
+
+/**
+ * Confined to its writer thread. A {@link Journal} kept as an append-only log of numbered segment files in one
+ * directory, with a CRC per record, torn-tail truncation, reported (never served) corruption, and compaction that
+ * survives a crash at any step.
+ *
+ * <h2>Files</h2>
+ * <pre>
+ * &lt;directory&gt;/
+ *   00000000000000000001.seg            segments, numbered from 1 in append order (20 digits); the highest is the
+ *   00000000000000000004.seg            active segment, the others are sealed
+ *   00000000000000000002.seg.compacted  compaction output not yet swapped in (only after a crash)
+ *   compaction.manifest                 control file of an unfinished compaction (only after a crash)
+ * </pre>
+ * A segment has no header and is not pre-allocated: it is the records back to back, and its size is the end of its
+ * last record. Each record is framed as follows (all integers big-endian):
+ * <pre>
+ * offset    size  field
+ *  0         1    magic    0xB1, the record format version (1); 0x00 (a zero-filled tail) is never valid
+ *  1         4    length   int: bytes after this field = 14 + n
+ *  5         1    kind     1 ADD, 2 UPDATE, 3 DELETE ({@link io.buslane.journal.RecordKind#code()})
+ *  6         1    type     the owner's record type
+ *  7         8    id       long: the record id
+ * 15         n    payload  the owner's bytes (empty for a DELETE)
+ * 15+n       4    crc      CRC32C over bytes [5, 15+n), i.e. everything after the length except the crc itself
+ * </pre>
+ * A record therefore takes {@code 19 + n} bytes; n is at most 256 MiB minus 19. There is no index file: replay reads
+ * the segments sequentially, and the liveness index compaction needs is rebuilt in memory while replaying.
+ *
+ * <h2>Writing</h2>
+ * {@link #append} encodes into one reusable direct buffer and writes it to the active segment only when the buffer is
+ * full; it never forces. {@link #sync} writes what is buffered and, with {@link SyncPolicy#ALWAYS}, calls
+ * {@code force(false)} once: the owner appends a whole batch and then syncs once (group commit). With
+ * {@link SyncPolicy#NONE} nothing is forced and a WARN is logged at open.
+ *
+ * <p>The active segment rolls when the next record would take it past {@code segmentSizeBytes} (a larger record gets
+ * a fresh segment of its own). Rolling writes and forces the old segment, creates the new file and fsyncs the
+ * directory, whatever the sync policy, so a sealed segment is always complete on disk: a bad record in one can only
+ * be corruption, never a torn write.
+ *
+ * <p><b>Failures.</b> An {@link IOException} in {@code append} or {@code sync} becomes a {@link JournalException},
+ * with {@code diskFull} set when it says "No space left on device" (or the quota/Windows equivalents). Before it is
+ * thrown, every record appended since the last successful sync is discarded: segments created since are deleted and
+ * the file truncated back to the last synced position. The journal stays usable, so a later append and sync succeed
+ * once space returns, and recovery never sees the failed batch's partial bytes (it would truncate them as a torn tail
+ * anyway). If that rollback fails too, every later call throws and the journal must be reopened. {@link #close()}
+ * discards unsynced records the same way, matching {@code InMemoryJournal}.
+ *
+ * <h2>Recovery</h2>
+ * <ol>
+ *   <li>When opened: finish or undo a compaction that a crash interrupted (see {@link SegmentCompactor}).</li>
+ *   <li>{@link #replay}: read the segments in order, verifying each record's magic, length (within bounds and the
+ *       file), CRC and kind, delivering good records and indexing their liveness.</li>
+ *   <li>At the first bad record of the <em>last</em> segment, truncate the file there (a torn tail: the crash cut a
+ *       write short) and log at WARN how many bytes were dropped.</li>
+ *   <li>At the first bad record of a <em>sealed</em> segment (bit rot: sealed segments were forced when rolled),
+ *       stop reading that segment and log at ERROR. <b>The remainder of that segment is skipped</b>: a damaged
+ *       record's length cannot be trusted, so there is no safe way to find the next record, and guessing could
+ *       serve garbage. The file is left untouched for inspection and is never compacted while open; DELETEs in
+ *       later segments are kept, as the skipped bytes may hold what they delete. Replay then continues with the
+ *       next segment, whose records are intact.</li>
+ *   <li>Log one INFO line with the totals. The {@link RecoveryReport} ({@link #recoveryReport()}) lists the
+ *       truncated bytes and every corruption, so the owner can decide whether to start.</li>
+ * </ol>
+ *
+ * <h2>Compaction</h2>
+ * {@link #compact(double)} is called by the owner thread between batches. In addition, when
+ * {@code autoCompactLiveRatio} is above zero, the first successful {@link #sync} after a segment roll compacts with
+ * that ratio; compaction never runs inside {@code append}, and a failed automatic compaction is logged, not thrown,
+ * since the synced batch is durable regardless. Compaction first makes every appended record durable (forcing even
+ * with {@link SyncPolicy#NONE}: it must never drop a record on the strength of one a crash could still lose). The
+ * protocol, its crash safety and the liveness rules are in {@link SegmentCompactor} and {@link LiveIndex}.
+ */
+public final class FileJournal implements Journal {
+
+    private static final Logger LOG = LoggerFactory.getLogger(FileJournal.class);
+    private static final int READ_BUFFER_BYTES = 256 * 1024;
+
+    private final Path directory;
+    private final FileJournalOptions options;
+    private final SegmentIo io;
+    private final Runnable onClose;
+    private final NavigableMap<Long, Segment> segments = new TreeMap<>();
+    private final LiveIndex index = new LiveIndex(segments);
+    private final CRC32C crc = new CRC32C();
+    private final ByteBuffer writeBuffer;
+    private final SegmentCompactor compactor;
+    private final InterruptedCompaction interruptedCompaction;
+
+    private SegmentWriter active;
+    private Segment activeSegment;
+    /** The segment holding the last synced byte and its size then: where a failed batch rolls back to. */
+    private long syncedSegment;
+    private long syncedSizeBytes;
+    /** Records appended since the last successful sync (id, packed entry); indexed once the sync succeeds. */
+    private long[] pendingIds = new long[64];
+    private long[] pendingEntries = new long[64];
+    private int pendingCount;
+    private long appendedCount;
+    private boolean rolledSinceAutoCompaction;
+    private RecoveryReport recoveryReport;
+    private boolean replayed;
+    private boolean closed;
+    /** Set when the journal can no longer be used; every later call fails with it as the cause. */
+    private RuntimeException failure;
+
+    /**
+     * Opens (creating if needed) the journal in {@code directory}, finishing or undoing an interrupted compaction.
+     * Records are read by {@link #replay}. Nothing locks the directory: {@link FileJournalFactory} does.
+     *
+     * @param directory the journal's own directory
+     * @param options   segment size, sync policy, buffer size and automatic compaction
+     * @throws JournalException when the directory cannot be read or prepared
+     */
+    public FileJournal(Path directory, FileJournalOptions options) {
+        this(directory, options, SegmentIo.DIRECT, () -> { });
+    }
+
+    /**
+     * @param directory the journal's own directory
+     * @param options   segment size, sync policy, buffer size and automatic compaction
+     * @param io        the write/force seam (tests inject faults through it)
+     * @param onClose   run once when the journal is closed (the factory forgets the name)
+     */
+    FileJournal(Path directory, FileJournalOptions options, SegmentIo io, Runnable onClose) {
+        this.directory = Objects.requireNonNull(directory, "directory");
+        this.options = Objects.requireNonNull(options, "options");
+        this.io = io;
+        this.onClose = onClose;
+        this.writeBuffer = ByteBuffer.allocateDirect(options.writeBufferSizeBytes());
+        try {
+            Files.createDirectories(directory);
+            this.interruptedCompaction = SegmentCompactor.recoverInterrupted(directory);
+            for (long number : SegmentFiles.listSegments(directory)) {
+                Path path = SegmentFiles.segmentPath(directory, number);
+                segments.put(number, new Segment(number, path, Files.size(path)));
+            }
+        } catch (IOException e) {
+            throw DiskErrors.toJournalException("cannot open journal " + directory, e);
+        }
+        this.compactor = new SegmentCompactor(directory, segments, index, io, options.segmentSizeBytes(), writeBuffer,
+                crc);
+        if (options.syncPolicy() == SyncPolicy.NONE) {
+            LOG.warn("Journal {} uses SyncPolicy.NONE: synced records are NOT durable and may be lost on power "
+                    + "failure or an operating-system crash", directory);
+        }
+    }
+
+    @Override
+    public void replay(ReplayHandler handler) {
+        Objects.requireNonNull(handler, "handler");
+        if (closed) {
+            throw new IllegalStateException("journal " + directory + " is closed");
+        }
+        if (replayed) {
+            throw new IllegalStateException("replay may be called only once, before the first append");
+        }
+        replayed = true;
+        try {
+            recoveryReport = recover(handler);
+            openActiveSegment();
+        } catch (IOException e) {
+            failure = DiskErrors.toJournalException("cannot recover journal " + directory, e);
+            throw failure;
+        } catch (RuntimeException e) {
+            failure = e;
+            throw e;
+        }
+        RecoveryReport r = recoveryReport;
+        LOG.info("Recovered journal {}: {} records ({} bytes) from {} segments; torn tail truncated: {} bytes; "
+                        + "corrupt segments: {}; interrupted compaction: {}", directory, r.recordsReplayed(),
+                r.bytesReplayed(), r.segmentsScanned(), r.bytesTruncated(), r.corruptions().size(),
+                r.interruptedCompaction());
+    }
+
+    private RecoveryReport recover(ReplayHandler handler) throws IOException {
+        ByteBuffer readBuffer = ByteBuffer.allocate(READ_BUFFER_BYTES);
+        long records = 0;
+        long bytesReplayed = 0;
+        long bytesTruncated = 0;
+        List<Corruption> corruptions = new ArrayList<>();
+        long lastNumber = segments.isEmpty() ? -1 : segments.lastKey();
+        for (Segment segment : segments.values()) {
+            try (SegmentReader reader = new SegmentReader(segment.path, readBuffer)) {
+                JournalRecord record;
+                while ((record = reader.next()) != null) {
+                    handler.onRecord(record);
+                    index.add(record.id(), record.kind(), segment.number, reader.lastFrameBytes());
+                    records++;
+                    bytesReplayed += reader.lastFrameBytes();
+                }
+                segment.sizeBytes = reader.fileSizeBytes();
+                if (reader.failure() == null) {
+                    continue;
+                }
+                long validBytes = reader.position();
+                long badBytes = reader.fileSizeBytes() - validBytes;
+                if (segment.number == lastNumber) {
+                    truncate(segment.path, validBytes);
+                    segment.sizeBytes = validBytes;
+                    bytesTruncated = badBytes;
+                    LOG.warn("Truncated the torn tail of {}: dropped {} bytes after offset {} ({})", segment.path,
+                            badBytes, validBytes, reader.failure());
+                } else {
+                    segment.corrupt = true;
+                    index.markCorrupt(segment.number);
+                    corruptions.add(new Corruption(segment.path.getFileName().toString(), validBytes, badBytes,
+                            reader.failure()));
+                    LOG.error("Corrupt record in sealed segment {} at offset {} ({}): the remaining {} bytes of the "
+                                    + "segment were skipped, not served; the file is left as is for inspection",
+                            segment.path, validBytes, reader.failure(), badBytes);
+                }
+            }
+        }
+        return new RecoveryReport(records, segments.size(), bytesReplayed, bytesTruncated, corruptions,
+                interruptedCompaction);
+    }
+
+    private static void truncate(Path file, long sizeBytes) throws IOException {
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            channel.truncate(sizeBytes);
+            channel.force(true);
+        }
+    }
+
+    private void openActiveSegment() throws IOException {
+        if (segments.isEmpty()) {
+            Path path = SegmentFiles.segmentPath(directory, 1);
+            active = SegmentWriter.create(path, io, writeBuffer, crc);
+            activeSegment = new Segment(1, path, 0);
+            segments.put(1L, activeSegment);
+            SegmentFiles.fsyncDirectory(directory);
+        } else {
+            activeSegment = segments.lastEntry().getValue();
+            active = SegmentWriter.openAt(activeSegment.path, activeSegment.sizeBytes, io, writeBuffer, crc);
+            if (activeSegment.sizeBytes >= options.segmentSizeBytes()) {
+                roll();
+            }
+        }
+        syncedSegment = activeSegment.number;
+        syncedSizeBytes = activeSegment.sizeBytes;
+    }
+
+    /**
+     * Buffers one record; see the class comment for when it reaches the file.
+     *
+     * @throws IllegalArgumentException when the payload exceeds the 256 MiB frame limit
+     * @throws JournalException         when writing fails; every record appended since the last sync is discarded
+     */
+    @Override
+    public void append(JournalRecord record) {
+        Objects.requireNonNull(record, "record");
+        checkUsable();
+        int frameBytes = RecordFormat.frameBytes(record.payload().length);
+        try {
+            long sizeBytes = active.logicalSizeBytes();
+            if (sizeBytes > 0 && sizeBytes + frameBytes > options.segmentSizeBytes()) {
+                roll();
+            }
+            active.append(record);
+        } catch (IOException e) {
+            throw failBatch("cannot append to journal " + directory, e);
+        }
+        if (pendingCount == pendingIds.length) {
+            pendingIds = Arrays.copyOf(pendingIds, pendingCount * 2);
+            pendingEntries = Arrays.copyOf(pendingEntries, pendingCount * 2);
+        }
+        pendingIds[pendingCount] = record.id();
+        pendingEntries[pendingCount] = LiveIndex.pack(activeSegment.number, record.kind(), false, frameBytes);
+        pendingCount++;
+        appendedCount++;
+    }
+
+    /**
+     * Writes the buffered records and, with {@link SyncPolicy#ALWAYS}, forces them once.
+     *
+     * @throws JournalException when writing or forcing fails; every record appended since the last sync is discarded
+     */
+    @Override
+    public void sync() {
+        checkUsable();
+        if (pendingCount == 0) {
+            return;
+        }
+        try {
+            active.flush();
+            if (options.syncPolicy() == SyncPolicy.ALWAYS) {
+                active.force();
+            }
+        } catch (IOException e) {
+            throw failBatch("cannot sync journal " + directory, e);
+        }
+        activeSegment.sizeBytes = active.writtenBytes();
+        syncedSegment = activeSegment.number;
+        syncedSizeBytes = activeSegment.sizeBytes;
+        for (int i = 0; i < pendingCount; i++) {
+            long entry = pendingEntries[i];
+            index.add(pendingIds[i], LiveIndex.kindOf(entry), LiveIndex.segmentOf(entry),
+                    LiveIndex.frameBytesOf(entry));
+        }
+        pendingCount = 0;
+        if (options.autoCompactLiveRatio() > 0 && rolledSinceAutoCompaction) {
+            rolledSinceAutoCompaction = false;
+            try {
+                compactDurable(options.autoCompactLiveRatio());
+            } catch (JournalException e) {
+                LOG.warn("Automatic compaction of journal {} failed; the synced batch is durable and appends "
+                        + "continue", directory, e);
+            }
+        }
+    }
+
+    /**
+     * Rewrites sealed segments whose live fraction is below {@code liveRatioThreshold}, keeping only their live
+     * records in append order. Call between batches, on the owner thread. Records appended and not yet synced are
+     * synced first (as by {@link #sync}); with {@link SyncPolicy#NONE} the active segment is forced.
+     *
+     * @param liveRatioThreshold in [0, 1]: 0 compacts nothing, 1 every sealed segment holding a dead record
+     * @return what was rewritten; {@link CompactionResult#NONE} when compaction is disabled after a failure
+     * @throws JournalException when the disk fails; nothing is lost, and a failure half-way through a swap is
+     *                          finished when the journal is next opened
+     */
+    public CompactionResult compact(double liveRatioThreshold) {
+        if (!(liveRatioThreshold >= 0.0 && liveRatioThreshold <= 1.0)) {
+            throw new IllegalArgumentException("liveRatioThreshold must be within [0, 1]: " + liveRatioThreshold);
+        }
+        checkUsable();
+        rolledSinceAutoCompaction = false; // this call stands in for the automatic compaction
+        sync();
+        return compactDurable(liveRatioThreshold);
+    }
+
+    private CompactionResult compactDurable(double liveRatioThreshold) {
+        if (compactor.disabledReason() != null) {
+            return CompactionResult.NONE;
+        }
+        try {
+            if (options.syncPolicy() == SyncPolicy.NONE) {
+                active.force();
+            }
+            CompactionResult result = compactor.compact(liveRatioThreshold, activeSegment.number);
+            if (result.segmentsCompacted() > 0) {
+                LOG.info("Compacted {} segments of journal {} into {}: {} -> {} bytes", result.segmentsCompacted(),
+                        directory, result.segmentsWritten(), result.bytesBefore(), result.bytesAfter());
+            }
+            return result;
+        } catch (IOException e) {
+            throw DiskErrors.toJournalException("cannot compact journal " + directory, e);
+        } catch (RuntimeException e) {
+            failure = e;
+            throw e;
+        }
+    }
+
+    @Override
+    public long appendedCount() {
+        return appendedCount;
+    }
+
+    /** What replay found and did; available once {@link #replay} has returned. */
+    public RecoveryReport recoveryReport() {
+        if (recoveryReport == null) {
+            throw new IllegalStateException("the recovery report is available after replay");
+        }
+        return recoveryReport;
+    }
+
+    public Path directory() {
+        return directory;
+    }
+
+    /** Bytes in all segment files, as of the last sync. */
+    public long storedBytes() {
+        return segments.values().stream().mapToLong(s -> s.sizeBytes).sum();
+    }
+
+    /** Bytes of live records, as of the last sync: {@code storedBytes() - liveBytes()} is what compaction can free. */
+    public long liveBytes() {
+        return segments.values().stream().mapToLong(s -> s.liveBytes).sum();
+    }
+
+    /**
+     * Closes the segment files. Records appended since the last sync are discarded (truncated away), as a crash
+     * would lose them.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            if (failure == null && active != null && pendingCount > 0) {
+                LOG.warn("Closing journal {} discards {} records appended since the last sync", directory,
+                        pendingCount);
+                discardUnsynced();
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("Could not discard the unsynced records of journal {}; recovery will", directory, e);
+        } finally {
+            closeActiveQuietly();
+            onClose.run();
+        }
+    }
+
+    /** Package-private test seam: called after each compaction step, to simulate a crash there. */
+    void compactionHook(CompactionStep.Hook hook) {
+        compactor.hook(Objects.requireNonNull(hook, "hook"));
+    }
+
+    /** Numbers of the segment files, oldest first (for tests). */
+    List<Long> segmentNumbers() {
+        return new ArrayList<>(segments.keySet());
+    }
+
+    /** Test seam: rolls to a new, empty active segment, so every synced record is in a sealed one. */
+    void sealActiveSegment() {
+        checkUsable();
+        if (pendingCount > 0) {
+            throw new IllegalStateException("sync before sealing the active segment");
+        }
+        try {
+            roll();
+        } catch (IOException e) {
+            throw DiskErrors.toJournalException("cannot roll journal " + directory, e);
+        }
+    }
+
+    /** Number of record ids the liveness index tracks (for tests and metrics). */
+    int indexedIdCount() {
+        return index.idCount();
+    }
+
+    private void roll() throws IOException {
+        active.flush();
+        active.force();
+        activeSegment.sizeBytes = active.writtenBytes();
+        active.close();
+        active = null;
+        long number = activeSegment.number + 1;
+        Path path = SegmentFiles.segmentPath(directory, number);
+        active = SegmentWriter.create(path, io, writeBuffer, crc);
+        activeSegment = new Segment(number, path, 0);
+        segments.put(number, activeSegment);
+        SegmentFiles.fsyncDirectory(directory);
+        rolledSinceAutoCompaction = true;
+    }
+
+    /** Discards the failed batch (see the class comment) and returns the exception to throw. */
+    private JournalException failBatch(String what, IOException cause) {
+        JournalException thrown = DiskErrors.toJournalException(what, cause);
+        try {
+            discardUnsynced();
+            LOG.warn("{}; discarded the records appended since the last sync: {}", what, cause.toString());
+        } catch (IOException | RuntimeException rollbackFailure) {
+            thrown.addSuppressed(rollbackFailure);
+            failure = thrown;
+            closeActiveQuietly();
+            LOG.error("{}, and rolling back to the last synced position failed too; the journal must be reopened",
+                    what, rollbackFailure);
+        }
+        return thrown;
+    }
+
+    /** Deletes segments created since the last sync and truncates the synced one back to its synced size. */
+    private void discardUnsynced() throws IOException {
+        pendingCount = 0;
+        writeBuffer.clear();
+        closeActiveQuietly();
+        boolean deleted = false;
+        while (segments.lastKey() > syncedSegment) {
+            Segment newer = segments.pollLastEntry().getValue();
+            Files.deleteIfExists(newer.path);
+            deleted = true;
+        }
+        if (deleted) {
+            SegmentFiles.fsyncDirectory(directory);
+        }
+        Segment synced = segments.get(syncedSegment);
+        active = SegmentWriter.openAt(synced.path, syncedSizeBytes, io, writeBuffer, crc);
+        active.discardAndTruncate(syncedSizeBytes);
+        activeSegment = synced;
+        synced.sizeBytes = syncedSizeBytes;
+    }
+
+    private void closeActiveQuietly() {
+        if (active == null) {
+            return;
+        }
+        try {
+            active.close();
+        } catch (IOException e) {
+            LOG.debug("Ignoring failure to close {}", active.path(), e);
+        }
+        active = null;
+    }
+
+    private void checkUsable() {
+        if (closed) {
+            throw new IllegalStateException("journal " + directory + " is closed");
+        }
+        if (failure != null) {
+            throw new JournalException("journal " + directory + " failed earlier and must be reopened: "
+                    + failure.getMessage(), failure, false);
+        }
+        if (!replayed) {
+            throw new IllegalStateException("replay must be called once before the first append");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "FileJournal[" + directory + ", " + segments.size() + " segments]";
+    }
+}

@@ -1,0 +1,63 @@
+package io.buslane.journal.file;
+
+/**
+ * Settings of one {@link FileJournal}. Immutable.
+ *
+ * @param segmentSizeBytes        a segment rolls when the next record would take it past this size; a record larger
+ *                                than this gets a segment of its own
+ * @param syncPolicy              whether {@link FileJournal#sync()} forces the data to the device
+ * @param writeBufferSizeBytes    size of the reusable direct buffer that appends collect in between writes
+ * @param autoCompactLiveRatio    when above zero, the first {@code sync()} after a segment roll compacts sealed
+ *                                segments whose live fraction is below this ratio; zero leaves compaction to explicit
+ *                                {@link FileJournal#compact(double)} calls
+ */
+public record FileJournalOptions(
+        long segmentSizeBytes, SyncPolicy syncPolicy, int writeBufferSizeBytes, double autoCompactLiveRatio) {
+
+    /** 64 MiB, as Kafka's default segment is a GiB and NATS blocks are a few MiB: large enough to batch deletes. */
+    public static final long DEFAULT_SEGMENT_SIZE_BYTES = 64L * 1024 * 1024;
+    public static final int DEFAULT_WRITE_BUFFER_SIZE_BYTES = 256 * 1024;
+    public static final double DEFAULT_AUTO_COMPACT_LIVE_RATIO = 0.5;
+    /** Smallest accepted segment and buffer size; tiny sizes exist for tests that roll often. */
+    public static final int MIN_SIZE_BYTES = 64;
+
+    public FileJournalOptions {
+        if (segmentSizeBytes < MIN_SIZE_BYTES) {
+            throw new IllegalArgumentException("segmentSizeBytes must be at least " + MIN_SIZE_BYTES + ": "
+                    + segmentSizeBytes);
+        }
+        if (syncPolicy == null) {
+            throw new IllegalArgumentException("syncPolicy must not be null");
+        }
+        if (writeBufferSizeBytes < MIN_SIZE_BYTES) {
+            throw new IllegalArgumentException("writeBufferSizeBytes must be at least " + MIN_SIZE_BYTES + ": "
+                    + writeBufferSizeBytes);
+        }
+        if (!(autoCompactLiveRatio >= 0.0 && autoCompactLiveRatio <= 1.0)) {
+            throw new IllegalArgumentException("autoCompactLiveRatio must be within [0, 1]: " + autoCompactLiveRatio);
+        }
+    }
+
+    /** 64 MiB segments, {@link SyncPolicy#ALWAYS}, a 256 KiB write buffer, automatic compaction below 50% live. */
+    public static FileJournalOptions defaults() {
+        return new FileJournalOptions(DEFAULT_SEGMENT_SIZE_BYTES, SyncPolicy.ALWAYS, DEFAULT_WRITE_BUFFER_SIZE_BYTES,
+                DEFAULT_AUTO_COMPACT_LIVE_RATIO);
+    }
+
+    public FileJournalOptions withSegmentSizeBytes(long newSegmentSizeBytes) {
+        return new FileJournalOptions(newSegmentSizeBytes, syncPolicy, writeBufferSizeBytes, autoCompactLiveRatio);
+    }
+
+    public FileJournalOptions withSyncPolicy(SyncPolicy newSyncPolicy) {
+        return new FileJournalOptions(segmentSizeBytes, newSyncPolicy, writeBufferSizeBytes, autoCompactLiveRatio);
+    }
+
+    public FileJournalOptions withWriteBufferSizeBytes(int newWriteBufferSizeBytes) {
+        return new FileJournalOptions(segmentSizeBytes, syncPolicy, newWriteBufferSizeBytes, autoCompactLiveRatio);
+    }
+
+    /** Zero disables automatic compaction. */
+    public FileJournalOptions withAutoCompactLiveRatio(double newAutoCompactLiveRatio) {
+        return new FileJournalOptions(segmentSizeBytes, syncPolicy, writeBufferSizeBytes, newAutoCompactLiveRatio);
+    }
+}

@@ -1,0 +1,250 @@
+package io.buslane.journal.file;
+
+import io.buslane.journal.RecordKind;
+
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.NavigableMap;
+
+/**
+ * Confined to its journal's writer thread. Which stored (synced) records are live, per record id, and the live
+ * bytes of each segment, so compaction can pick segments by live fraction and decide record by record.
+ *
+ * <p>Liveness follows {@link RecordKind}:
+ * <ul>
+ *   <li>an ADD or UPDATE is dead once a later DELETE of the same id is stored;</li>
+ *   <li>an UPDATE is also dead once a later UPDATE of the same id is stored;</li>
+ *   <li>a DELETE is live while an ADD or UPDATE of its id is stored in an older segment (it must outlive what it
+ *       deletes, or replay would resurrect them), or while an older segment is corrupt (it may have held some).</li>
+ * </ul>
+ * Whether a record is stored is what is on disk now: compaction that drops records updates the index.
+ *
+ * <p>Memory: one {@code long} per stored record of an id that has stored records, plus a small object per such id.
+ * An entry packs segment number (high 32 bits), kind (2 bits), live flag (1 bit) and frame size (29 bits).
+ */
+final class LiveIndex {
+
+    private static final int SIZE_BITS = 29;
+    private static final long SIZE_MASK = (1L << SIZE_BITS) - 1;
+    private static final long LIVE_BIT = 1L << SIZE_BITS;
+    private static final int KIND_SHIFT = SIZE_BITS + 1;
+
+    private final Map<Long, IdRecords> ids = new HashMap<>();
+    private final NavigableMap<Long, Segment> segments;
+    private long oldestCorruptSegment = Long.MAX_VALUE;
+
+    /** The stored records of one id, in append order (which is also segment order). */
+    static final class IdRecords {
+        long[] entries = new long[2];
+        int count;
+        /** Index of the one UPDATE that can be live (the latest, when no DELETE follows it), or -1. */
+        int liveUpdate = -1;
+
+        long entry(int index) {
+            return entries[index];
+        }
+
+        int count() {
+            return count;
+        }
+
+        private void push(long entry) {
+            if (count == entries.length) {
+                entries = Arrays.copyOf(entries, count * 2);
+            }
+            entries[count++] = entry;
+        }
+    }
+
+    LiveIndex(NavigableMap<Long, Segment> segments) {
+        this.segments = segments;
+    }
+
+    static long pack(long segment, RecordKind kind, boolean live, int frameBytes) {
+        if (segment <= 0 || segment > Integer.MAX_VALUE) {
+            throw new IllegalStateException("segment number out of range: " + segment);
+        }
+        return (segment << 32) | ((long) kind.code() << KIND_SHIFT) | (live ? LIVE_BIT : 0) | frameBytes;
+    }
+
+    static long segmentOf(long entry) {
+        return entry >>> 32;
+    }
+
+    static RecordKind kindOf(long entry) {
+        return RecordKind.ofCode((byte) ((entry >>> KIND_SHIFT) & 3));
+    }
+
+    static boolean isLive(long entry) {
+        return (entry & LIVE_BIT) != 0;
+    }
+
+    static int frameBytesOf(long entry) {
+        return (int) (entry & SIZE_MASK);
+    }
+
+    private static long withLive(long entry, boolean live) {
+        return live ? entry | LIVE_BIT : entry & ~LIVE_BIT;
+    }
+
+    /** Segments from this one on may follow records recovery could not read: their DELETEs stay live. */
+    void markCorrupt(long segment) {
+        oldestCorruptSegment = Math.min(oldestCorruptSegment, segment);
+    }
+
+    IdRecords records(long id) {
+        return ids.get(id);
+    }
+
+    int idCount() {
+        return ids.size();
+    }
+
+    /** Records a newly stored record (replayed, or synced) at the end of the append order. */
+    void add(long id, RecordKind kind, long segment, int frameBytes) {
+        IdRecords records = ids.computeIfAbsent(id, k -> new IdRecords());
+        boolean live = true;
+        switch (kind) {
+            case ADD:
+                break;
+            case UPDATE:
+                if (records.liveUpdate >= 0) {
+                    kill(records, records.liveUpdate);
+                }
+                records.liveUpdate = records.count;
+                break;
+            case DELETE:
+                for (int i = records.count - 1; i >= 0 && kindOf(records.entries[i]) != RecordKind.DELETE; i--) {
+                    if (isLive(records.entries[i])) {
+                        kill(records, i);
+                    }
+                }
+                records.liveUpdate = -1;
+                live = deleteIsLive(records, segment);
+                break;
+            default:
+                throw new IllegalStateException("unknown kind " + kind);
+        }
+        records.push(pack(segment, kind, live, frameBytes));
+        if (live) {
+            addLiveBytes(segment, frameBytes);
+        }
+    }
+
+    /** Index of the first entry in segment {@code segment} or later, or {@code count} if none. */
+    static int firstIndexAtOrAfter(IdRecords records, long segment) {
+        int i = 0;
+        while (i < records.count && segmentOf(records.entries[i]) < segment) {
+            i++;
+        }
+        return i;
+    }
+
+    /**
+     * Whether compaction of the segments starting at {@code groupStart} keeps this entry. ADD and UPDATE: their live
+     * flag. DELETE: live only if a segment older than the whole group holds an ADD or UPDATE of the id, since every
+     * older one inside the group is dropped with it.
+     */
+    boolean keptByCompaction(IdRecords records, long entry, long groupStart) {
+        if (kindOf(entry) == RecordKind.DELETE) {
+            return deleteIsLive(records, groupStart);
+        }
+        return isLive(entry);
+    }
+
+    /** Stops counting an id's live bytes, before compaction changes its entries or removes segments. */
+    void unaccount(long id) {
+        IdRecords records = ids.get(id);
+        if (records != null) {
+            account(records, -1);
+        }
+    }
+
+    /**
+     * Replaces entries {@code [from, to)} of an id (those in the compacted segments) with the {@code kept} ones, then
+     * recomputes the id's liveness and counts its live bytes again. Pair with {@link #unaccount}.
+     */
+    void replace(long id, int from, int to, long[] kept, int keptCount) {
+        IdRecords records = ids.get(id);
+        int tail = records.count - to;
+        long[] entries = new long[Math.max(2, from + keptCount + tail)];
+        System.arraycopy(records.entries, 0, entries, 0, from);
+        System.arraycopy(kept, 0, entries, from, keptCount);
+        System.arraycopy(records.entries, to, entries, from + keptCount, tail);
+        records.entries = entries;
+        records.count = from + keptCount + tail;
+        if (records.count == 0) {
+            ids.remove(id);
+            return;
+        }
+        recompute(records);
+        account(records, +1);
+    }
+
+    private void recompute(IdRecords records) {
+        boolean laterDelete = false;
+        boolean laterUpdate = false;
+        records.liveUpdate = -1;
+        for (int i = records.count - 1; i >= 0; i--) {
+            long entry = records.entries[i];
+            boolean live;
+            switch (kindOf(entry)) {
+                case DELETE:
+                    live = deleteIsLive(records, segmentOf(entry));
+                    laterDelete = true;
+                    break;
+                case UPDATE:
+                    live = !laterDelete && !laterUpdate;
+                    if (live) {
+                        records.liveUpdate = i;
+                    }
+                    laterUpdate = true;
+                    break;
+                default:
+                    live = !laterDelete;
+                    break;
+            }
+            records.entries[i] = withLive(entry, live);
+        }
+    }
+
+    /** A DELETE is needed while a segment older than {@code segment} holds an ADD/UPDATE, or may (corruption). */
+    private boolean deleteIsLive(IdRecords records, long segment) {
+        if (oldestCorruptSegment < segment) {
+            return true;
+        }
+        for (int i = 0; i < records.count; i++) {
+            long entry = records.entries[i];
+            if (segmentOf(entry) >= segment) {
+                return false;
+            }
+            if (kindOf(entry) != RecordKind.DELETE) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void kill(IdRecords records, int index) {
+        long entry = records.entries[index];
+        records.entries[index] = withLive(entry, false);
+        addLiveBytes(segmentOf(entry), -frameBytesOf(entry));
+    }
+
+    private void account(IdRecords records, int sign) {
+        for (int i = 0; i < records.count; i++) {
+            long entry = records.entries[i];
+            if (isLive(entry)) {
+                addLiveBytes(segmentOf(entry), sign * (long) frameBytesOf(entry));
+            }
+        }
+    }
+
+    private void addLiveBytes(long segment, long deltaBytes) {
+        Segment s = segments.get(segment);
+        if (s != null) {
+            s.liveBytes += deltaBytes;
+        }
+    }
+}

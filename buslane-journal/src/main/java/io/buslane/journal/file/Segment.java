@@ -1,0 +1,31 @@
+package io.buslane.journal.file;
+
+import java.nio.file.Path;
+
+/**
+ * Confined to its journal's writer thread. What the journal knows about one segment file: its size, how many of its
+ * bytes are live records, and whether recovery found it corrupt.
+ */
+final class Segment {
+
+    final long number;
+    final Path path;
+    /** Bytes in the file (for the active segment: written to the file, excluding the write buffer). */
+    long sizeBytes;
+    /** Bytes of the records in it that {@link LiveIndex} counts as live. */
+    long liveBytes;
+    /** A record in the middle failed verification; never compacted while the journal is open. */
+    boolean corrupt;
+
+    Segment(long number, Path path, long sizeBytes) {
+        this.number = number;
+        this.path = path;
+        this.sizeBytes = sizeBytes;
+    }
+
+    @Override
+    public String toString() {
+        return path.getFileName() + "(" + sizeBytes + " bytes, " + liveBytes + " live" + (corrupt ? ", corrupt" : "")
+                + ")";
+    }
+}

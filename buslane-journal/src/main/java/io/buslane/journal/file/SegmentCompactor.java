@@ -1,0 +1,402 @@
+package io.buslane.journal.file;
+
+import io.buslane.journal.JournalRecord;
+import io.buslane.journal.file.RecoveryReport.InterruptedCompaction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Optional;
+import java.util.zip.CRC32C;
+
+/**
+ * Confined to its journal's writer thread. Rewrites sealed segments whose live fraction is below a threshold, and
+ * finishes or undoes a compaction that a crash interrupted.
+ *
+ * <p><b>Choosing groups.</b> Segments are walked oldest first; the active (last) segment and corrupt segments are
+ * never touched. A candidate has live bytes below {@code threshold × size} (or is empty). A run of adjacent
+ * segments that are candidates or smaller than half a segment becomes one group while its live bytes fit in one
+ * segment, and is rewritten if it holds a candidate or more than one segment: so the small outputs of earlier
+ * compactions merge instead of piling up. Each decision is taken after the previous group is done, because dropping
+ * old ADDs can make a later DELETE dead. Oldest first is also what keeps every intermediate state correct: a DELETE
+ * is only dropped once no older segment still holds what it deletes.
+ *
+ * <p><b>Compacting one group</b> {@code a..b} (the output takes number {@code a}, so append order is preserved):
+ * <ol>
+ *   <li>copy the group's live records, in order, to {@code a.seg.compacted} and force it (no file if none is
+ *       live) — {@link CompactionStep#OUTPUT_WRITTEN};</li>
+ *   <li>write {@code compaction.manifest} ({@link CompactionManifest}: target {@code a}, sources {@code a..b},
+ *       output size), force it, fsync the directory — {@link CompactionStep#MANIFEST_WRITTEN};</li>
+ *   <li>delete sources {@code b..a+1} (and {@code a} when there is no output) —
+ *       {@link CompactionStep#SOURCE_DELETED} after each;</li>
+ *   <li>rename {@code a.seg.compacted} over {@code a.seg} (an atomic {@code rename(2)} that replaces the target),
+ *       fsync the directory — {@link CompactionStep#OUTPUT_RENAMED};</li>
+ *   <li>delete the manifest, fsync the directory — {@link CompactionStep#MANIFEST_DELETED}.</li>
+ * </ol>
+ *
+ * <p><b>Recovery at open</b> ({@link #recoverInterrupted}):
+ * <ol>
+ *   <li>A manifest that is torn (short, bad CRC) was never durable, so nothing was deleted: delete it. Rolled back.</li>
+ *   <li>A valid manifest: roll forward. Check the output file (if still there) has the recorded size, delete the
+ *       sources other than the target that remain, rename the output over the target if the rename has not
+ *       happened (the output file only disappears by that rename), fsync, delete the manifest, fsync.</li>
+ *   <li>Any {@code *.seg.compacted} left without a manifest is a step 1 that never finished: delete it. Rolled
+ *       back.</li>
+ * </ol>
+ * A failure before the manifest is durable deletes the partial output and leaves the journal as it was; a failure
+ * after it disables compaction until the journal is reopened, which rolls the step forward.
+ */
+final class SegmentCompactor {
+
+    private static final Logger LOG = LoggerFactory.getLogger(SegmentCompactor.class);
+    private static final int READ_BUFFER_BYTES = 64 * 1024;
+
+    private final Path directory;
+    private final NavigableMap<Long, Segment> segments;
+    private final LiveIndex index;
+    private final SegmentIo io;
+    private final long segmentSizeBytes;
+    private final ByteBuffer writeBuffer;
+    private final CRC32C crc;
+    private final ByteBuffer readBuffer = ByteBuffer.allocate(READ_BUFFER_BYTES);
+    private CompactionStep.Hook hook = CompactionStep.Hook.NONE;
+    private String disabledReason;
+
+    /** The surviving index entries of one id while its records in a group are copied. */
+    private static final class Survivors {
+        final LiveIndex.IdRecords records;
+        final int from;
+        int next;
+        long[] kept = new long[2];
+        int keptCount;
+
+        Survivors(LiveIndex.IdRecords records, int from) {
+            this.records = records;
+            this.from = from;
+            this.next = from;
+        }
+
+        void keep(long entry) {
+            if (keptCount == kept.length) {
+                kept = Arrays.copyOf(kept, keptCount * 2);
+            }
+            kept[keptCount++] = entry;
+        }
+    }
+
+    /**
+     * @param directory        the journal directory
+     * @param segments         the journal's segments, updated in place when a group is swapped
+     * @param index            the journal's live index, updated in place
+     * @param io               the write/force seam
+     * @param segmentSizeBytes the most live bytes one group may have
+     * @param writeBuffer      the journal's write buffer, empty whenever compaction runs
+     * @param crc              the journal's checksum instance
+     */
+    SegmentCompactor(Path directory, NavigableMap<Long, Segment> segments, LiveIndex index, SegmentIo io,
+                     long segmentSizeBytes, ByteBuffer writeBuffer, CRC32C crc) {
+        this.directory = directory;
+        this.segments = segments;
+        this.index = index;
+        this.io = io;
+        this.segmentSizeBytes = segmentSizeBytes;
+        this.writeBuffer = writeBuffer;
+        this.crc = crc;
+    }
+
+    void hook(CompactionStep.Hook newHook) {
+        this.hook = newHook;
+    }
+
+    /** Why compaction is off until the journal is reopened, or null. */
+    String disabledReason() {
+        return disabledReason;
+    }
+
+    /** Compacts sealed segments before {@code activeSegment} whose live fraction is below {@code threshold}. */
+    CompactionResult compact(double threshold, long activeSegment) throws IOException {
+        CompactionResult total = CompactionResult.NONE;
+        Long cursor = segments.isEmpty() ? null : segments.firstKey();
+        while (disabledReason == null && cursor != null && cursor < activeSegment) {
+            Segment first = segments.get(cursor);
+            Long next = segments.higherKey(cursor);
+            if (!isMergeable(first, threshold)) {
+                cursor = next;
+                continue;
+            }
+            List<Segment> group = new ArrayList<>();
+            group.add(first);
+            boolean hasCandidate = isCandidate(first, threshold);
+            long groupLiveBytes = first.liveBytes;
+            while (next != null && next < activeSegment) {
+                Segment following = segments.get(next);
+                if (!isMergeable(following, threshold)
+                        || groupLiveBytes + following.liveBytes > segmentSizeBytes) {
+                    break;
+                }
+                group.add(following);
+                hasCandidate |= isCandidate(following, threshold);
+                groupLiveBytes += following.liveBytes;
+                next = segments.higherKey(next);
+            }
+            if (hasCandidate || group.size() > 1) {
+                total = total.plus(compactGroup(group));
+            }
+            cursor = next;
+        }
+        return total;
+    }
+
+    /** Worth rewriting on its own: live bytes below {@code threshold} of its size, or empty. */
+    private static boolean isCandidate(Segment segment, double threshold) {
+        if (segment.corrupt || threshold <= 0) {
+            return false;
+        }
+        return segment.sizeBytes == 0 || segment.liveBytes < threshold * segment.sizeBytes;
+    }
+
+    /** A candidate, or under half a segment: small segments left by earlier compactions merge with neighbours. */
+    private boolean isMergeable(Segment segment, double threshold) {
+        return isCandidate(segment, threshold)
+                || (!segment.corrupt && threshold > 0 && segment.sizeBytes < segmentSizeBytes / 2);
+    }
+
+    private CompactionResult compactGroup(List<Segment> group) throws IOException {
+        long target = group.get(0).number;
+        long last = group.get(group.size() - 1).number;
+        Path output = SegmentFiles.compactedPath(directory, target);
+        Map<Long, Survivors> survivorsById = new LinkedHashMap<>();
+        long bytesBefore = 0;
+        long outputBytes = -1;
+
+        // 1. copy the live records to <target>.seg.compacted and force it
+        SegmentWriter writer = null;
+        try {
+            for (Segment source : group) {
+                bytesBefore += source.sizeBytes;
+                try (SegmentReader reader = new SegmentReader(source.path, readBuffer)) {
+                    JournalRecord record;
+                    while ((record = reader.next()) != null) {
+                        if (keep(record, reader.lastFrameBytes(), source.number, target, survivorsById)) {
+                            if (writer == null) {
+                                writer = SegmentWriter.create(output, io, writeBuffer, crc);
+                            }
+                            writer.append(record);
+                        }
+                    }
+                    if (reader.failure() != null) {
+                        source.corrupt = true;
+                        disable("segment " + source.path + " failed verification at offset " + reader.position()
+                                + " (" + reader.failure() + ") after the journal was opened");
+                        abandonOutput(writer, output);
+                        return CompactionResult.NONE;
+                    }
+                }
+            }
+            checkAllEntriesVisited(survivorsById, last);
+            if (writer != null) {
+                writer.flush();
+                writer.force();
+                outputBytes = writer.writtenBytes();
+                writer.close();
+                writer = null;
+            }
+        } catch (IOException e) {
+            abandonOutput(writer, output);
+            throw e;
+        }
+        if (outputBytes >= 0) {
+            hook.afterStep(CompactionStep.OUTPUT_WRITTEN, target);
+        }
+
+        // 2. make the manifest durable: from here on, recovery rolls forward
+        long[] sources = group.stream().mapToLong(s -> s.number).toArray();
+        Path manifestPath = directory.resolve(SegmentFiles.MANIFEST_NAME);
+        try {
+            new CompactionManifest(target, sources, outputBytes).write(directory);
+            SegmentFiles.fsyncDirectory(directory);
+        } catch (IOException e) {
+            try {
+                Files.deleteIfExists(manifestPath);
+                SegmentFiles.fsyncDirectory(directory);
+                Files.deleteIfExists(output); // only once the manifest is gone, or recovery would see "renamed"
+            } catch (IOException cleanupFailure) {
+                e.addSuppressed(cleanupFailure);
+                disable("could not undo the compaction of segments " + target + ".." + last + " (" + cleanupFailure
+                        + "); reopening the journal finishes it");
+            }
+            throw e;
+        }
+        hook.afterStep(CompactionStep.MANIFEST_WRITTEN, target);
+
+        // 3-5. delete the sources, swap the output in, delete the manifest
+        try {
+            for (int i = group.size() - 1; i >= (outputBytes >= 0 ? 1 : 0); i--) {
+                Files.delete(group.get(i).path);
+                hook.afterStep(CompactionStep.SOURCE_DELETED, target);
+            }
+            if (outputBytes >= 0) {
+                Files.move(output, group.get(0).path, StandardCopyOption.ATOMIC_MOVE);
+            }
+            SegmentFiles.fsyncDirectory(directory);
+            if (outputBytes >= 0) {
+                hook.afterStep(CompactionStep.OUTPUT_RENAMED, target);
+            }
+            Files.delete(manifestPath);
+            SegmentFiles.fsyncDirectory(directory);
+        } catch (IOException e) {
+            disable("the compaction of segments " + target + ".." + last + " stopped half-way (" + e
+                    + "); reopening the journal finishes it");
+            throw e;
+        }
+        hook.afterStep(CompactionStep.MANIFEST_DELETED, target);
+
+        // the disk is done: bring the segment table and the index up to date
+        for (Long id : survivorsById.keySet()) {
+            index.unaccount(id);
+        }
+        for (Segment source : group) {
+            segments.remove(source.number);
+        }
+        if (outputBytes >= 0) {
+            segments.put(target, new Segment(target, group.get(0).path, outputBytes));
+        }
+        for (Map.Entry<Long, Survivors> e : survivorsById.entrySet()) {
+            Survivors s = e.getValue();
+            index.replace(e.getKey(), s.from, s.next, s.kept, s.keptCount);
+        }
+        LOG.debug("Compacted segments {}..{} of {}: {} -> {} bytes", target, last, directory, bytesBefore,
+                Math.max(outputBytes, 0));
+        return new CompactionResult(group.size(), outputBytes >= 0 ? 1 : 0, bytesBefore, Math.max(outputBytes, 0));
+    }
+
+    /** Matches a record read from a source to its index entry and decides whether the output keeps it. */
+    private boolean keep(JournalRecord record, int frameBytes, long sourceSegment, long target,
+                         Map<Long, Survivors> survivorsById) {
+        LiveIndex.IdRecords records = index.records(record.id());
+        if (records == null) {
+            throw outOfSync(record, sourceSegment);
+        }
+        Survivors survivors = survivorsById.get(record.id());
+        if (survivors == null) {
+            survivors = new Survivors(records, LiveIndex.firstIndexAtOrAfter(records, target));
+            survivorsById.put(record.id(), survivors);
+        }
+        if (survivors.next >= records.count()) {
+            throw outOfSync(record, sourceSegment);
+        }
+        long entry = records.entry(survivors.next++);
+        if (LiveIndex.segmentOf(entry) != sourceSegment || LiveIndex.kindOf(entry) != record.kind()
+                || LiveIndex.frameBytesOf(entry) != frameBytes) {
+            throw outOfSync(record, sourceSegment);
+        }
+        if (!index.keptByCompaction(records, entry, target)) {
+            return false;
+        }
+        survivors.keep(LiveIndex.pack(target, record.kind(), false, frameBytes));
+        return true;
+    }
+
+    /** Every index entry inside the group must have matched a record read from it. */
+    private static void checkAllEntriesVisited(Map<Long, Survivors> survivorsById, long lastSegment) {
+        survivorsById.forEach((id, s) -> {
+            if (s.next < s.records.count() && LiveIndex.segmentOf(s.records.entry(s.next)) <= lastSegment) {
+                throw new IllegalStateException("journal index out of sync: id " + id + " has more records in "
+                        + "segments up to " + lastSegment + " than the files hold");
+            }
+        });
+    }
+
+    private static IllegalStateException outOfSync(JournalRecord record, long segment) {
+        return new IllegalStateException("journal index out of sync with segment " + segment + " at "
+                + record.kind() + " of id " + record.id());
+    }
+
+    private void abandonOutput(SegmentWriter writer, Path output) {
+        writeBuffer.clear();
+        try {
+            if (writer != null) {
+                writer.close();
+            }
+            Files.deleteIfExists(output);
+        } catch (IOException e) {
+            LOG.warn("Could not delete abandoned compaction output {}; the next open deletes it", output, e);
+        }
+    }
+
+    private void disable(String reason) {
+        disabledReason = reason;
+        LOG.error("Compaction of {} disabled until the journal is reopened: {}", directory, reason);
+    }
+
+    /**
+     * Finishes or undoes a compaction interrupted by a crash; see the class comment. Runs before the segments are
+     * listed.
+     */
+    static InterruptedCompaction recoverInterrupted(Path directory) throws IOException {
+        InterruptedCompaction outcome = InterruptedCompaction.NONE;
+        Path manifestPath = directory.resolve(SegmentFiles.MANIFEST_NAME);
+        if (Files.exists(manifestPath)) {
+            Optional<CompactionManifest> manifest = CompactionManifest.read(directory);
+            if (manifest.isPresent()) {
+                rollForward(directory, manifest.get());
+                outcome = InterruptedCompaction.ROLLED_FORWARD;
+            } else {
+                LOG.warn("Compaction manifest in {} is torn: the compaction never started its swap, rolling back",
+                        directory);
+                Files.delete(manifestPath);
+                SegmentFiles.fsyncDirectory(directory);
+                outcome = InterruptedCompaction.ROLLED_BACK;
+            }
+        }
+        List<Path> strays = SegmentFiles.listCompacted(directory);
+        for (Path stray : strays) {
+            LOG.warn("Deleting {}: output of a compaction interrupted before its manifest was written", stray);
+            Files.delete(stray);
+            outcome = outcome == InterruptedCompaction.NONE ? InterruptedCompaction.ROLLED_BACK : outcome;
+        }
+        if (!strays.isEmpty()) {
+            SegmentFiles.fsyncDirectory(directory);
+        }
+        return outcome;
+    }
+
+    private static void rollForward(Path directory, CompactionManifest manifest) throws IOException {
+        long target = manifest.target();
+        Path output = SegmentFiles.compactedPath(directory, target);
+        Path targetPath = SegmentFiles.segmentPath(directory, target);
+        boolean outputPending = manifest.hasOutput() && Files.exists(output);
+        if (outputPending && Files.size(output) != manifest.outputBytes()) {
+            throw new IOException("compaction output " + output + " has " + Files.size(output)
+                    + " bytes but the manifest says " + manifest.outputBytes()
+                    + "; refusing to guess, inspect the directory");
+        }
+        if (manifest.hasOutput() && !outputPending && !Files.exists(targetPath)) {
+            throw new IOException("compaction manifest in " + directory + " names output segment " + targetPath
+                    + " but neither it nor " + output + " exists; refusing to guess, inspect the directory");
+        }
+        for (long source : manifest.sources()) {
+            if (source != target || !manifest.hasOutput()) {
+                Files.deleteIfExists(SegmentFiles.segmentPath(directory, source));
+            }
+        }
+        if (outputPending) {
+            Files.move(output, targetPath, StandardCopyOption.ATOMIC_MOVE);
+        }
+        SegmentFiles.fsyncDirectory(directory);
+        Files.delete(directory.resolve(SegmentFiles.MANIFEST_NAME));
+        SegmentFiles.fsyncDirectory(directory);
+        LOG.warn("Finished the compaction of segments {} in {} that a crash interrupted",
+                Arrays.toString(manifest.sources()), directory);
+    }
+}

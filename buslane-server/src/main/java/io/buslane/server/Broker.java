@@ -1,0 +1,110 @@
+package io.buslane.server;
+
+import io.buslane.common.time.Clock;
+import io.buslane.engine.Engine;
+import io.buslane.engine.EngineConfig;
+import io.buslane.engine.ThreadingMode;
+import io.buslane.engine.persist.Storage;
+import io.buslane.journal.JournalFactory;
+import io.buslane.journal.file.FileJournalFactory;
+import io.buslane.journal.file.FileJournalOptions;
+import io.buslane.journal.file.SyncPolicy;
+import io.buslane.journal.memory.InMemoryJournalFactory;
+import io.buslane.server.config.ConfigLoader;
+import io.buslane.server.config.Topology;
+import io.vertx.core.Vertx;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A running broker: storage, engine, topology and listeners, wired together and shut down in reverse order.
+ * Thread-safe to close from a shutdown hook.
+ */
+public final class Broker implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Broker.class);
+
+    private final Storage storage;
+    private final Engine engine;
+    private final Vertx vertx;
+    private final HttpEndpoint http;
+    private volatile boolean ready;
+    private volatile boolean closed;
+
+    private Broker(Storage storage, Engine engine, Vertx vertx, HttpEndpoint http) {
+        this.storage = storage;
+        this.engine = engine;
+        this.vertx = vertx;
+        this.http = http;
+    }
+
+    /** Starts a broker; fails (with nothing left running) if any part cannot start. */
+    public static Broker start(BrokerOptions options) throws Exception {
+        long startNs = Clock.system().monotonicNanos();
+        Topology topology = options.configFile() != null ? ConfigLoader.load(options.configFile())
+                : ConfigLoader.starterTopology();
+        JournalFactory journals;
+        if (options.inMemory()) {
+            journals = new InMemoryJournalFactory();
+            LOG.warn("Running in memory: nothing is kept across a restart.");
+        } else {
+            FileJournalOptions fileOptions = FileJournalOptions.defaults()
+                    .withSyncPolicy(options.syncEnabled() ? SyncPolicy.ALWAYS : SyncPolicy.NONE);
+            journals = new FileJournalFactory(options.dataDir().toAbsolutePath(), fileOptions);
+        }
+        Storage storage = Storage.of(journals);
+        Engine engine = null;
+        Vertx vertx = null;
+        try {
+            engine = Engine.start(new EngineConfig(Clock.system(), storage, options.shards(),
+                    ThreadingMode.DEDICATED));
+            TopologyApplier.apply(engine, topology);
+            vertx = Vertx.vertx();
+            Broker[] self = new Broker[1];
+            HttpEndpoint http = HttpEndpoint.start(vertx, options.host(), options.httpPort(),
+                    () -> self[0] != null && self[0].ready);
+            Broker broker = new Broker(storage, engine, vertx, http);
+            self[0] = broker;
+            broker.ready = true;
+            LOG.info("Buslane ready in {} ms: HTTP on {}:{}, data {}", (Clock.system().monotonicNanos() - startNs) / 1_000_000,
+                    options.host(), http.port(), options.inMemory() ? "in memory"
+                            : options.dataDir().toAbsolutePath());
+            return broker;
+        } catch (Exception | Error e) {
+            if (vertx != null) {
+                vertx.close();
+            }
+            if (engine != null) {
+                engine.close();
+            }
+            storage.close();
+            throw e;
+        }
+    }
+
+    public Engine engine() {
+        return engine;
+    }
+
+    public int httpPort() {
+        return http.port();
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        ready = false;
+        http.close();
+        try {
+            vertx.close().toCompletionStage().toCompletableFuture().get();
+        } catch (Exception e) {
+            LOG.warn("Vert.x did not close cleanly", e);
+        }
+        engine.close();
+        storage.close();
+        LOG.info("Buslane stopped.");
+    }
+}

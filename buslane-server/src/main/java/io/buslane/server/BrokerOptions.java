@@ -1,0 +1,23 @@
+package io.buslane.server;
+
+import java.nio.file.Path;
+
+/**
+ * Everything a broker is started with, validated once. Immutable.
+ *
+ * @param host        the address the listeners bind to
+ * @param amqpPort    AMQP port (0 picks a free one)
+ * @param httpPort    HTTP port for health, admin and console (0 picks a free one)
+ * @param dataDir     the data directory (journals); ignored when {@code inMemory}
+ * @param configFile  a Config.json in the emulator's schema, or null for the starter topology
+ * @param shards      number of shards for a new data directory
+ * @param syncEnabled whether journal writes are forced to disk before acknowledgement (default true)
+ * @param inMemory    keep nothing across restarts (tests and throw-away runs)
+ */
+public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDir, Path configFile, int shards,
+                            boolean syncEnabled, boolean inMemory) {
+
+    public static BrokerOptions defaults() {
+        return new BrokerOptions("0.0.0.0", 5672, 5300, Path.of("data"), null, 2, true, false);
+    }
+}

@@ -1,0 +1,75 @@
+package io.buslane.server;
+
+import io.buslane.server.config.ConfigException;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/** The {@code buslane} command: runs the broker in the foreground until it is stopped. */
+@Command(name = "buslane", mixinStandardHelpOptions = true, version = "Buslane 0.1.0",
+        description = "An Azure Service Bus-compatible message broker.")
+public final class Main implements Callable<Integer> {
+
+    @Option(names = "--amqp-port", defaultValue = "5672", description = "AMQP port (default: ${DEFAULT-VALUE}).")
+    int amqpPort;
+
+    @Option(names = "--http-port", defaultValue = "5300",
+            description = "HTTP port for health, admin API and console (default: ${DEFAULT-VALUE}).")
+    int httpPort;
+
+    @Option(names = "--host", defaultValue = "0.0.0.0", description = "Address to bind (default: ${DEFAULT-VALUE}).")
+    String host;
+
+    @Option(names = "--data-dir", defaultValue = "data",
+            description = "Data directory for the durable journal (default: ${DEFAULT-VALUE}).")
+    Path dataDir;
+
+    @Option(names = "--config", description = "A Config.json in the Service Bus emulator's schema.")
+    Path config;
+
+    @Option(names = "--shards", defaultValue = "2",
+            description = "Single-writer shards for a new data directory (default: ${DEFAULT-VALUE}).")
+    int shards;
+
+    @Option(names = "--sync", defaultValue = "always",
+            description = "Journal sync policy: always (default) or none (not durable; for benchmarks).")
+    String sync;
+
+    @Option(names = "--in-memory", description = "Keep nothing on disk (not durable).")
+    boolean inMemory;
+
+    @Override
+    public Integer call() throws Exception {
+        if (!sync.equals("always") && !sync.equals("none")) {
+            System.err.println("--sync must be 'always' or 'none', was '" + sync + "'");
+            return 2;
+        }
+        BrokerOptions options = new BrokerOptions(host, amqpPort, httpPort, dataDir, config, shards,
+                sync.equals("always"), inMemory);
+        Broker broker;
+        try {
+            broker = Broker.start(options);
+        } catch (ConfigException e) {
+            System.err.println(e.getMessage());
+            return 2;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            broker.close();
+            stopped.countDown();
+        }, "buslane-shutdown"));
+        stopped.await();
+        return 0;
+    }
+
+    public static void main(String[] args) {
+        int code = new CommandLine(new Main()).execute(args);
+        if (code != 0) {
+            System.exit(code);
+        }
+    }
+}

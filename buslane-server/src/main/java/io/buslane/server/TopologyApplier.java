@@ -1,0 +1,92 @@
+package io.buslane.server;
+
+import io.buslane.engine.Engine;
+import io.buslane.engine.QueueEntity;
+import io.buslane.engine.SubscriptionEntity;
+import io.buslane.engine.TopicEntity;
+import io.buslane.engine.entity.QueueProperties;
+import io.buslane.engine.entity.RuleProperties;
+import io.buslane.server.config.SubscriptionDefinition;
+import io.buslane.server.config.TopicDefinition;
+import io.buslane.server.config.Topology;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Makes the namespace contain a configured topology: creates what is missing and updates what differs. Entities
+ * created at run time and not named in the configuration are kept (the broker is durable). Called once at
+ * start-up, before the front ends open.
+ */
+final class TopologyApplier {
+
+    private static final Logger LOG = LoggerFactory.getLogger(TopologyApplier.class);
+
+    private TopologyApplier() {
+    }
+
+    static void apply(Engine engine, Topology topology) {
+        int created = 0;
+        int updated = 0;
+        for (QueueProperties q : topology.queues()) {
+            QueueEntity existing = engine.queue(q.name());
+            if (existing == null) {
+                join(engine.createQueue(q));
+                created++;
+            } else if (!existing.properties().equals(q)) {
+                join(engine.updateQueue(q));
+                updated++;
+            }
+        }
+        for (TopicDefinition t : topology.topics()) {
+            TopicEntity existing = engine.topic(t.topic().name());
+            if (existing == null) {
+                join(engine.createTopic(t.topic()));
+                created++;
+            } else if (!existing.properties().equals(t.topic())) {
+                join(engine.updateTopic(t.topic()));
+                updated++;
+            }
+            TopicEntity topic = engine.topic(t.topic().name());
+            for (SubscriptionDefinition s : t.subscriptions()) {
+                SubscriptionEntity sub = topic.subscription(s.subscription().name());
+                if (sub == null) {
+                    join(engine.createSubscription(s.subscription(), s.rules()));
+                    created++;
+                    continue;
+                }
+                if (!sub.properties().equals(s.subscription())) {
+                    join(engine.updateSubscription(s.subscription()));
+                    updated++;
+                }
+                if (!sub.rules().equals(s.rules())) {
+                    replaceRules(engine, t.topic().name(), sub, s.rules());
+                    updated++;
+                }
+            }
+        }
+        LOG.info("Topology '{}' applied: {} entities created, {} updated", topology.namespaceName(), created,
+                updated);
+    }
+
+    private static void replaceRules(Engine engine, String topic, SubscriptionEntity sub, List<RuleProperties> want) {
+        String name = sub.properties().name();
+        for (RuleProperties r : new ArrayList<>(sub.rules())) {
+            if (!want.contains(r)) {
+                join(engine.removeRule(topic, name, r.name()));
+            }
+        }
+        for (RuleProperties r : want) {
+            if (!engine.topic(topic).subscription(name).rules().contains(r)) {
+                join(engine.addRule(topic, name, r));
+            }
+        }
+    }
+
+    private static <T> T join(CompletableFuture<T> f) {
+        return f.join();
+    }
+}
