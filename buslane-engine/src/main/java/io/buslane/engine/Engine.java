@@ -47,6 +47,8 @@ import java.util.function.Function;
 public final class Engine implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
+    /** Above this many queued commands on a shard, sends are refused with SERVER_BUSY (back-pressure). */
+    static final int MAX_QUEUED_COMMANDS = 200_000;
 
     private final EngineConfig config;
     private final Shard[] shards;
@@ -782,6 +784,32 @@ public final class Engine implements AutoCloseable {
 
     // ================================================================================================ sending
 
+    /** Fails like a send would when the path is not a queue or topic that accepts messages. */
+    public void checkSendable(String entityPath) {
+        Target target = sendTarget(entityPath);
+        if (!target.status().canSend()) {
+            throw disabled(target.name(), target.status());
+        }
+    }
+
+    /** The largest message the entity accepts, in bytes. */
+    public long maxMessageSizeBytes(String entityPath) {
+        return (long) sendTarget(entityPath).maxMessageSizeKb() * 1024;
+    }
+
+    /** Fails like attaching a receiver would when the address does not name a receivable queue. */
+    public void checkReceivable(EntityAddress address) {
+        Source source = source(address);
+        if (!source.status().canReceive()) {
+            throw disabled(source.name(), source.status());
+        }
+    }
+
+    /** Whether the receivable entity an address names requires sessions (its main queue). */
+    public boolean requiresSession(EntityAddress address) {
+        return source(address).requiresSession() && address.subQueue() == SubQueue.MAIN;
+    }
+
     /**
      * Sends messages to a queue or topic. Messages with a future {@code ScheduledEnqueueTimeUtc} are scheduled.
      * Completes when every message is durable.
@@ -793,6 +821,12 @@ public final class Engine implements AutoCloseable {
                 throw disabled(target.name(), target.status());
             }
             Map<Integer, List<Message>> routed = route(target, messages);
+            for (Integer p : routed.keySet()) {
+                if (target.partitions()[p].shard().queuedCommands() > MAX_QUEUED_COMMANDS) {
+                    throw new BrokerException(ErrorKind.SERVER_BUSY, "The broker is busy and cannot accept more "
+                            + "messages right now; retry shortly.");
+                }
+            }
             List<CompletableFuture<Object>> all = new ArrayList<>(routed.size());
             for (Map.Entry<Integer, List<Message>> e : routed.entrySet()) {
                 PartitionRef ref = target.partitions()[e.getKey()];
@@ -1056,7 +1090,8 @@ public final class Engine implements AutoCloseable {
                                                      Function<SubQueueState, T> action) {
         try {
             Source source = source(address);
-            int p = io.buslane.engine.shard.Shard.partitionOfLockToken(lockToken);
+            int p = lockToken == null ? Integer.MAX_VALUE
+                    : io.buslane.engine.shard.Shard.partitionOfLockToken(lockToken);
             if (p >= source.partitions().length) {
                 throw new BrokerException(ErrorKind.MESSAGE_LOCK_LOST, "The lock supplied is invalid.");
             }
@@ -1077,6 +1112,14 @@ public final class Engine implements AutoCloseable {
     public CompletableFuture<Void> abandon(EntityAddress address, UUID lockToken, Map<String, Object> props) {
         return onLockPartition(address, lockToken, q -> {
             q.abandon(lockToken, props, q.partition().ctxNowMs());
+            return null;
+        });
+    }
+
+    /** Unlocks a message without counting a delivery (AMQP {@code released}). */
+    public CompletableFuture<Void> release(EntityAddress address, UUID lockToken) {
+        return onLockPartition(address, lockToken, q -> {
+            q.release(lockToken, q.partition().ctxNowMs());
             return null;
         });
     }
@@ -1216,12 +1259,29 @@ public final class Engine implements AutoCloseable {
         return onSession(address, sessionId, q -> q.getSessionState(sessionId));
     }
 
-    /** Sets the session's state; null clears it. */
+    /** Sets the session's state; null clears it. The state may be as large as the entity's largest message. */
     public CompletableFuture<Void> setSessionState(EntityAddress address, String sessionId, byte[] state) {
+        if (state != null && address != null) {
+            long max = maxReceivableMessageBytes(address);
+            if (state.length > max) {
+                return CompletableFuture.failedFuture(new BrokerException(ErrorKind.MESSAGE_SIZE_EXCEEDED,
+                        "The session state (" + state.length + " bytes) exceeds the maximum message size of the "
+                                + "entity (" + max + " bytes)."));
+            }
+        }
         return onSession(address, sessionId, q -> {
             q.setSessionState(sessionId, state, q.partition().ctxNowMs());
             return null;
         });
+    }
+
+    private long maxReceivableMessageBytes(EntityAddress address) {
+        QueueEntity q = address.subscription() == null ? queue(address.entityPath()) : null;
+        if (q != null) {
+            return (long) q.properties.maxMessageSizeInKilobytes() * 1024;
+        }
+        TopicEntity t = topic(address.entityPath());
+        return t == null ? Long.MAX_VALUE : (long) t.properties.maxMessageSizeInKilobytes() * 1024;
     }
 
     /** Ids of sessions with messages or state, updated since the given time; paged with skip and top. */

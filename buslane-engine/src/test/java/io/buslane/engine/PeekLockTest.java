@@ -403,6 +403,32 @@ class PeekLockTest {
     }
 
     @Test
+    void receiveDeferredWithARepeatedSequenceNumberLocksTheMessageOnce() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(queue("q").build());
+            h.send("q", text("a"));
+            EngineHarness.Sink sink = h.sink();
+            Receiver r = h.receiver("q", ReceiveMode.PEEK_LOCK, sink, 1);
+            ReceivedMessage a = sink.take().get(0);
+            h.await(r.defer(a.lockToken(), null));
+            long seq = a.sequenceNumber();
+
+            List<ReceivedMessage> got = h.await(h.engine.receiveDeferred(addr("q"), new long[] {seq, seq},
+                    ReceiveMode.PEEK_LOCK, null));
+            assertThat(got).extracting(ReceivedMessage::sequenceNumber).containsExactly(seq);
+            h.await(r.complete(got.get(0).lockToken()));
+            // the message is gone for good: nothing comes back, not even after lock durations pass
+            h.advance(LOCK.multipliedBy(3));
+            r.addCredit(5);
+            h.engine.runUntilIdle();
+            assertThat(sink.take()).isEmpty();
+            assertThat(counts(h, "q").activeMessageCount()).isZero();
+            assertFails(h, h.engine.receiveDeferred(addr("q"), new long[] {seq}, ReceiveMode.PEEK_LOCK, null),
+                    ErrorKind.MESSAGE_NOT_FOUND);
+        }
+    }
+
+    @Test
     void receiveDeferredOfANonDeferredOrUnknownNumberFailsMessageNotFound() {
         try (EngineHarness h = new EngineHarness()) {
             h.queue(queue("q").build());
@@ -651,6 +677,26 @@ class PeekLockTest {
         }
     }
 
+    @Test
+    void closingANonSessionReceiverKeepsItsLocksUntilSettledOrExpired() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(queue("q").build());
+            h.send("q", text("a"), text("b"));
+            EngineHarness.Sink sink = h.sink();
+            Receiver r = h.receiver("q", ReceiveMode.PEEK_LOCK, sink, 2);
+            List<ReceivedMessage> got = sink.take();
+            r.close();
+            h.engine.runUntilIdle();
+            EngineHarness.Sink other = h.sink();
+            h.receiver("q", ReceiveMode.PEEK_LOCK, other, 5);
+            assertThat(other.take()).isEmpty();
+            h.await(h.engine.complete(addr("q"), got.get(0).lockToken()));
+            h.advance(LOCK.plusMillis(1));
+            assertThat(other.take()).extracting(EngineHarness::text, ReceivedMessage::deliveryCount)
+                    .containsExactly(org.assertj.core.groups.Tuple.tuple("b", 1));
+        }
+    }
+
     // ------------------------------------------------------------------------------------------------ restart
 
     @Test
@@ -693,7 +739,7 @@ class PeekLockTest {
                     UUID.randomUUID().getLeastSignificantBits() & ~0xffffL);
             UUID partition7 = new UUID(partition0.getMostSignificantBits(),
                     partition0.getLeastSignificantBits() | 7);
-            for (UUID unknown : List.of(partition0, partition7)) {
+            for (UUID unknown : java.util.Arrays.asList(partition0, partition7, null)) {
                 assertFails(h, r.complete(unknown), ErrorKind.MESSAGE_LOCK_LOST);
                 assertFails(h, r.abandon(unknown, null), ErrorKind.MESSAGE_LOCK_LOST);
                 assertFails(h, r.defer(unknown, null), ErrorKind.MESSAGE_LOCK_LOST);

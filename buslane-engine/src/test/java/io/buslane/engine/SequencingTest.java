@@ -71,12 +71,13 @@ class SequencingTest {
     /** A partition key that maps to a different partition than {@code other}. */
     private static String keyOnAnotherPartition(String other) {
         int p = Engine.partitionIndexFor(keyed("x", other), false, Limits.PARTITION_COUNT, 0);
-        for (int i = 0; ; i++) {
+        for (int i = 0; i < 1000; i++) {
             String k = "key-" + i;
             if (Engine.partitionIndexFor(keyed("x", k), false, Limits.PARTITION_COUNT, 0) != p) {
                 return k;
             }
         }
+        throw new AssertionError("every partition key maps to partition " + p);
     }
 
     // ------------------------------------------------------------------------------------------------ single entity

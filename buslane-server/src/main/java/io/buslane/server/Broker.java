@@ -1,5 +1,11 @@
 package io.buslane.server;
 
+import io.buslane.amqp.auth.CbsAuthorizer;
+import io.buslane.amqp.auth.Right;
+import io.buslane.amqp.auth.SasRule;
+import io.buslane.amqp.auth.SasValidator;
+import io.buslane.amqp.transport.AmqpOptions;
+import io.buslane.amqp.transport.AmqpServer;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.Engine;
 import io.buslane.engine.EngineConfig;
@@ -28,14 +34,16 @@ public final class Broker implements AutoCloseable {
     private final Engine engine;
     private final Vertx vertx;
     private final HttpEndpoint http;
+    private final AmqpServer amqp;
     private volatile boolean ready;
     private volatile boolean closed;
 
-    private Broker(Storage storage, Engine engine, Vertx vertx, HttpEndpoint http) {
+    private Broker(Storage storage, Engine engine, Vertx vertx, HttpEndpoint http, AmqpServer amqp) {
         this.storage = storage;
         this.engine = engine;
         this.vertx = vertx;
         this.http = http;
+        this.amqp = amqp;
     }
 
     /** Starts a broker; fails (with nothing left running) if any part cannot start. */
@@ -63,10 +71,13 @@ public final class Broker implements AutoCloseable {
             Broker[] self = new Broker[1];
             HttpEndpoint http = HttpEndpoint.start(vertx, options.host(), options.httpPort(),
                     () -> self[0] != null && self[0].ready);
-            Broker broker = new Broker(storage, engine, vertx, http);
+            AmqpServer amqp = AmqpServer.start(vertx, engine, Clock.system(), authorizer(options),
+                    AmqpOptions.defaults(options.host(), options.amqpPort()));
+            Broker broker = new Broker(storage, engine, vertx, http, amqp);
             self[0] = broker;
             broker.ready = true;
-            LOG.info("Buslane ready in {} ms: HTTP on {}:{}, data {}", (Clock.system().monotonicNanos() - startNs) / 1_000_000,
+            LOG.info("Buslane ready in {} ms: AMQP on {}:{}, HTTP on {}:{}, data {}",
+                    (Clock.system().monotonicNanos() - startNs) / 1_000_000, options.host(), amqp.port(),
                     options.host(), http.port(), options.inMemory() ? "in memory"
                             : options.dataDir().toAbsolutePath());
             return broker;
@@ -80,6 +91,30 @@ public final class Broker implements AutoCloseable {
             storage.close();
             throw e;
         }
+    }
+
+    private static CbsAuthorizer authorizer(BrokerOptions options) {
+        if (options.insecure()) {
+            LOG.warn("SAS validation is off (--insecure): any token is accepted.");
+            return new CbsAuthorizer(SasValidator.acceptAll());
+        }
+        if (options.sasKeys().isEmpty()) {
+            return new CbsAuthorizer(SasValidator.emulatorDefault());
+        }
+        java.util.List<SasRule> rules = new java.util.ArrayList<>();
+        for (String spec : options.sasKeys()) {
+            int eq = spec.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("--sas-key must be NAME=KEY, was '" + spec + "'");
+            }
+            rules.add(new SasRule(spec.substring(0, eq), spec.substring(eq + 1),
+                    java.util.EnumSet.of(Right.MANAGE, Right.SEND, Right.LISTEN)));
+        }
+        return new CbsAuthorizer(new SasValidator(rules));
+    }
+
+    public int amqpPort() {
+        return amqp.port();
     }
 
     public Engine engine() {
@@ -97,6 +132,7 @@ public final class Broker implements AutoCloseable {
         }
         closed = true;
         ready = false;
+        amqp.close();
         http.close();
         try {
             vertx.close().toCompletionStage().toCompletableFuture().get();

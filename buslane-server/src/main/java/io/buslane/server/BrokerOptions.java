@@ -13,11 +13,18 @@ import java.nio.file.Path;
  * @param shards      number of shards for a new data directory
  * @param syncEnabled whether journal writes are forced to disk before acknowledgement (default true)
  * @param inMemory    keep nothing across restarts (tests and throw-away runs)
+ * @param sasKeys     SAS rules as {@code name=key} (all rights); empty for the emulator's well-known key
+ * @param insecure    accept any token (no SAS validation)
  */
 public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDir, Path configFile, int shards,
-                            boolean syncEnabled, boolean inMemory) {
+                            boolean syncEnabled, boolean inMemory, java.util.List<String> sasKeys,
+                            boolean insecure) {
+
+    public BrokerOptions {
+        sasKeys = sasKeys == null ? java.util.List.of() : java.util.List.copyOf(sasKeys);
+    }
 
     public static BrokerOptions defaults() {
-        return new BrokerOptions("0.0.0.0", 5672, 5300, Path.of("data"), null, 2, true, false);
+        return new BrokerOptions("0.0.0.0", 5672, 5300, Path.of("data"), null, 2, true, false, null, false);
     }
 }

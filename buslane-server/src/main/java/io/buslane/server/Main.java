@@ -42,6 +42,13 @@ public final class Main implements Callable<Integer> {
     @Option(names = "--in-memory", description = "Keep nothing on disk (not durable).")
     boolean inMemory;
 
+    @Option(names = "--sas-key", description = "A SAS rule NAME=KEY with all rights (repeatable). Default: the "
+            + "emulator's RootManageSharedAccessKey=SAS_KEY_VALUE.")
+    java.util.List<String> sasKeys;
+
+    @Option(names = "--insecure", description = "Accept any SAS token without validating it.")
+    boolean insecure;
+
     @Override
     public Integer call() throws Exception {
         if (!sync.equals("always") && !sync.equals("none")) {
@@ -49,7 +56,7 @@ public final class Main implements Callable<Integer> {
             return 2;
         }
         BrokerOptions options = new BrokerOptions(host, amqpPort, httpPort, dataDir, config, shards,
-                sync.equals("always"), inMemory);
+                sync.equals("always"), inMemory, sasKeys, insecure);
         Broker broker;
         try {
             broker = Broker.start(options);

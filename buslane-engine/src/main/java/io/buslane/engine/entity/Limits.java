@@ -41,6 +41,9 @@ public final class Limits {
 
     /** Milliseconds of a duration, saturating at {@code Long.MAX_VALUE} for {@link #MAX_DURATION}. */
     public static long toMillisSaturated(Duration d) {
+        if (d.compareTo(MAX_DURATION) >= 0) {
+            return Long.MAX_VALUE; // MAX_DURATION is only ~9.2e14 ms, so toMillis() alone would not saturate
+        }
         try {
             return d.toMillis();
         } catch (ArithmeticException e) {

@@ -156,6 +156,10 @@ public final class SubQueueState {
         if (e.expiresAtMs != Long.MAX_VALUE && kind == SubQueue.MAIN && !e.deferred()) {
             scheduleTtl(e);
         }
+        if (e.session != null) {
+            // the session's update time is not journaled: rebuild it from its messages' arrival times
+            e.session.lastUpdatedMs = Math.max(e.session.lastUpdatedMs, e.enqueuedTimeMs);
+        }
     }
 
     private void insert(Entry e, boolean fresh) {
@@ -366,6 +370,16 @@ public final class SubQueueState {
         unlock(e);
         modify(e, propertiesToModify);
         fail(e, nowMs, kind == SubQueue.MAIN);
+    }
+
+    /**
+     * Releases a locked message without counting a failed delivery (AMQP {@code released}, or a delivery that
+     * could not be handed to a receiver that had already gone).
+     */
+    public void release(UUID lockToken, long nowMs) {
+        Entry e = lockedEntry(lockToken, nowMs);
+        unlock(e);
+        fail(e, nowMs, false);
     }
 
     /** Defers a locked message: from now on it can only be received by sequence number. */
@@ -611,7 +625,9 @@ public final class SubQueueState {
             if (e.session != null && !e.session.lockedAt(nowMs)) {
                 throw new BrokerException(ErrorKind.SESSION_LOCK_LOST, SESSION_LOCK_LOST_TEXT);
             }
-            found.add(e);
+            if (!found.contains(e)) { // a repeated number must not lock (and leak a lock on) the entry twice
+                found.add(e);
+            }
         }
         List<ReceivedMessage> out = new ArrayList<>(found.size());
         for (Entry e : found) {
@@ -926,7 +942,7 @@ public final class SubQueueState {
         }
         s.state = state;
         s.stateRecordId = recordId;
-        s.lastUpdatedMs = lastUpdatedMs;
+        s.lastUpdatedMs = Math.max(s.lastUpdatedMs, lastUpdatedMs);
         sizeBytes += state.length;
     }
 

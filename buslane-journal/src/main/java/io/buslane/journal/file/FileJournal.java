@@ -153,7 +153,13 @@ public final class FileJournal implements Journal {
         this.onClose = onClose;
         this.writeBuffer = ByteBuffer.allocateDirect(options.writeBufferSizeBytes());
         try {
-            Files.createDirectories(directory);
+            if (!Files.isDirectory(directory)) {
+                Files.createDirectories(directory);
+                Path parent = directory.toAbsolutePath().getParent();
+                if (parent != null) {
+                    SegmentFiles.fsyncDirectory(parent);
+                }
+            }
             this.interruptedCompaction = SegmentCompactor.recoverInterrupted(directory);
             for (long number : SegmentFiles.listSegments(directory)) {
                 Path path = SegmentFiles.segmentPath(directory, number);

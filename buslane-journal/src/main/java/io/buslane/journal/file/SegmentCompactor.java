@@ -46,7 +46,8 @@ import java.util.zip.CRC32C;
  *
  * <p><b>Recovery at open</b> ({@link #recoverInterrupted}):
  * <ol>
- *   <li>A manifest that is torn (short, bad CRC) was never durable, so nothing was deleted: delete it. Rolled back.</li>
+ *   <li>A manifest that is torn (short, bad CRC) was never durable, so nothing was deleted: delete it. Rolled
+ *       back.</li>
  *   <li>A valid manifest: roll forward. Check the output file (if still there) has the recorded size, delete the
  *       sources other than the target that remain, rename the output over the target if the rename has not
  *       happened (the output file only disappears by that rename), fsync, delete the manifest, fsync.</li>

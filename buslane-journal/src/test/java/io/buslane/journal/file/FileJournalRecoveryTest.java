@@ -241,6 +241,31 @@ class FileJournalRecoveryTest {
     }
 
     @Test
+    void recordsLargerThanTheReadAndWriteBuffersReplayAndCompact() {
+        Path directory = temp.resolve("journal");
+        java.util.SplittableRandom random = new java.util.SplittableRandom(3);
+        List<JournalRecord> kept = new ArrayList<>();
+        try (FileJournal journal = new FileJournal(directory, SMALL)) {
+            replay(journal);
+            for (int size : new int[] {300_000, 1_000_000, 5}) {
+                byte[] payload = new byte[size];
+                random.nextBytes(payload);
+                JournalRecord live = JournalRecord.add(size, (byte) 1, payload);
+                journal.append(live);
+                kept.add(live);
+                journal.append(JournalRecord.add(-size, (byte) 1, payload)); // a segment with nothing live ...
+                journal.append(JournalRecord.delete(-size)); // ... that compaction reads through
+            }
+            journal.sync();
+            journal.sealActiveSegment();
+            assertThat(journal.compact(1.0).segmentsCompacted()).isPositive();
+        }
+        try (FileJournal journal = new FileJournal(directory, SMALL)) {
+            assertThat(describe(replay(journal))).containsExactlyElementsOf(describe(kept));
+        }
+    }
+
+    @Test
     void emptyLastSegmentAfterARollIsFine() throws IOException {
         Path directory = temp.resolve("journal");
         List<JournalRecord> written = writeRecords(directory, 11);

@@ -1,0 +1,392 @@
+package io.buslane.amqp.link;
+
+import io.buslane.amqp.auth.Right;
+import io.buslane.amqp.codec.AmqpCodec;
+import io.buslane.amqp.transport.AmqpConnection;
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import io.buslane.engine.DeliverySink;
+import io.buslane.engine.Engine;
+import io.buslane.engine.EntityAddress;
+import io.buslane.engine.ReceiveMode;
+import io.buslane.engine.Receiver;
+import io.buslane.engine.message.ReceivedMessage;
+import org.apache.qpid.proton.amqp.DescribedType;
+import org.apache.qpid.proton.amqp.Symbol;
+import org.apache.qpid.proton.amqp.messaging.Accepted;
+import org.apache.qpid.proton.amqp.messaging.Modified;
+import org.apache.qpid.proton.amqp.messaging.Rejected;
+import org.apache.qpid.proton.amqp.messaging.Released;
+import org.apache.qpid.proton.amqp.messaging.Source;
+import org.apache.qpid.proton.amqp.transaction.TransactionalState;
+import org.apache.qpid.proton.amqp.transport.DeliveryState;
+import org.apache.qpid.proton.amqp.transport.ErrorCondition;
+import org.apache.qpid.proton.amqp.transport.SenderSettleMode;
+import org.apache.qpid.proton.engine.Delivery;
+import org.apache.qpid.proton.engine.EndpointState;
+import org.apache.qpid.proton.engine.Sender;
+
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A client's receiver link on a queue, a subscription, a dead-letter queue or a session: translates link credit
+ * into engine credit, engine deliveries into transfers (the lock token as the delivery tag), and the client's
+ * dispositions into settlements answered with the same outcome type. Confined to the connection's event loop,
+ * except {@link #onMessage}/{@link #onClosed(Receiver, BrokerException)}, which the engine calls from a shard
+ * thread and which only enqueue and hop.
+ */
+public final class ConsumerLink implements LinkHandler, DeliverySink {
+
+    static final Symbol SESSION_FILTER = Symbol.valueOf("com.microsoft:session-filter");
+    static final Symbol LOCKED_UNTIL_UTC = Symbol.valueOf("com.microsoft:locked-until-utc");
+    static final Symbol TIMEOUT = Symbol.valueOf("com.microsoft:timeout");
+    static final long DEFAULT_SESSION_WAIT_MS = 60_000;
+    /** .NET ticks at the Unix epoch. */
+    static final long EPOCH_TICKS = 621_355_968_000_000_000L;
+
+    private final AmqpConnection connection;
+    private final Sender sender;
+    private final EntityAddress address;
+    private final ReceiveMode mode;
+    private final ConcurrentLinkedQueue<ReceivedMessage> arrivals = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean drainScheduled = new AtomicBoolean();
+    private Receiver receiver;
+    private long granted;
+    private long arrived;
+    private boolean draining;
+    private boolean closed;
+    private long nextTag;
+
+    /** What the broker remembers of an unsettled transfer. */
+    private static final class Sent {
+        final UUID lockToken;
+        boolean handled;
+
+        Sent(UUID lockToken) {
+            this.lockToken = lockToken;
+        }
+    }
+
+    private ConsumerLink(AmqpConnection connection, Sender sender, EntityAddress address, ReceiveMode mode) {
+        this.connection = connection;
+        this.sender = sender;
+        this.address = address;
+        this.mode = mode;
+    }
+
+    /** Answers a client's receiver attach (possibly after waiting for a session). */
+    public static void attach(AmqpConnection connection, Sender sender, String rawAddress) {
+        EntityAddress address = EntityAddress.parse(AmqpConnection.stripHost(rawAddress));
+        if (address == null) {
+            AmqpConnection.refuse(sender, "amqp:invalid-field", "The attach has an empty source address.");
+            return;
+        }
+        Engine engine = connection.engine();
+        try {
+            engine.checkReceivable(address);
+        } catch (BrokerException e) {
+            AmqpConnection.refuse(sender, e);
+            return;
+        }
+        if (!connection.allowed(address.toString(), Right.LISTEN)) {
+            AmqpConnection.refuse(sender, AmqpConnection.unauthorized(address.toString(), Right.LISTEN));
+            return;
+        }
+        ReceiveMode mode = sender.getRemoteSenderSettleMode() == SenderSettleMode.SETTLED
+                ? ReceiveMode.RECEIVE_AND_DELETE : ReceiveMode.PEEK_LOCK;
+        ConsumerLink link = new ConsumerLink(connection, sender, address, mode);
+        Source source = sender.getRemoteSource() instanceof Source s ? s : null;
+        Map<?, ?> filter = source == null ? null : source.getFilter();
+        if (filter != null && filter.containsKey(SESSION_FILTER)) {
+            Object value = filter.get(SESSION_FILTER);
+            if (value instanceof DescribedType dt) {
+                value = dt.getDescribed();
+            }
+            String sessionId = value == null ? null : value.toString();
+            link.attachSession(source, sessionId, timeoutMs(sender));
+            return;
+        }
+        try {
+            link.receiver = engine.createReceiver(address, mode, link);
+        } catch (BrokerException e) {
+            AmqpConnection.refuse(sender, e);
+            return;
+        }
+        link.openLink(source, null, null);
+        link.onFlow();
+    }
+
+    private static long timeoutMs(Sender sender) {
+        Map<Symbol, Object> props = sender.getRemoteProperties();
+        Object t = props == null ? null : props.get(TIMEOUT);
+        if (t instanceof Number n && n.longValue() > 0) {
+            return n.longValue();
+        }
+        return DEFAULT_SESSION_WAIT_MS;
+    }
+
+    private void attachSession(Source source, String sessionId, long timeoutMs) {
+        sender.setContext(this);
+        connection.engine().acceptSession(address, sessionId, mode, timeoutMs, this)
+                .whenComplete((r, failure) -> connection.runOnLoop(() -> {
+                    if (failure != null) {
+                        BrokerException e = brokerError(failure);
+                        if (sender.getLocalState() == EndpointState.UNINITIALIZED) {
+                            sender.setContext(null);
+                            AmqpConnection.refuse(sender, e);
+                        }
+                        return;
+                    }
+                    if (closed || sender.getRemoteState() == EndpointState.CLOSED) {
+                        r.close();
+                        return;
+                    }
+                    receiver = r;
+                    Map<Symbol, Object> props = new HashMap<>();
+                    props.put(LOCKED_UNTIL_UTC, r.sessionLockedUntilMs() * 10_000L + EPOCH_TICKS);
+                    openLink(source, r.sessionId(), props);
+                    onFlow();
+                }));
+    }
+
+    private void openLink(Source remote, String sessionId, Map<Symbol, Object> properties) {
+        Source local = null;
+        if (remote != null) {
+            local = new Source();
+            local.setAddress(remote.getAddress());
+            local.setDurable(remote.getDurable());
+            local.setExpiryPolicy(remote.getExpiryPolicy());
+            local.setTimeout(remote.getTimeout());
+            local.setDynamic(remote.getDynamic());
+            local.setDistributionMode(remote.getDistributionMode());
+            local.setDefaultOutcome(remote.getDefaultOutcome());
+            local.setOutcomes(remote.getOutcomes());
+            local.setCapabilities(remote.getCapabilities());
+            if (remote.getFilter() != null) {
+                Map<Symbol, Object> filter = new LinkedHashMap<>();
+                for (Map.Entry<?, ?> e : ((Map<?, ?>) remote.getFilter()).entrySet()) {
+                    filter.put((Symbol) e.getKey(), e.getValue());
+                }
+                if (sessionId != null) {
+                    filter.put(SESSION_FILTER, sessionId);
+                }
+                local.setFilter(filter);
+            }
+        }
+        sender.setSource(local);
+        sender.setTarget(sender.getRemoteTarget());
+        sender.setSenderSettleMode(sender.getRemoteSenderSettleMode());
+        sender.setReceiverSettleMode(sender.getRemoteReceiverSettleMode());
+        if (properties != null) {
+            sender.setProperties(properties);
+        }
+        sender.setContext(this);
+        sender.open();
+    }
+
+    private static BrokerException brokerError(Throwable failure) {
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                ? failure.getCause() : failure;
+        if (cause instanceof BrokerException be) {
+            return be;
+        }
+        return new BrokerException(ErrorKind.INTERNAL, String.valueOf(cause));
+    }
+
+    // ------------------------------------------------------------------------------------------------ credit
+
+    @Override
+    public void onFlow() {
+        if (receiver == null || closed) {
+            return;
+        }
+        long linkCredit = sender.getCredit();
+        long outstanding = granted - arrived;
+        long deficit = linkCredit - outstanding;
+        if (deficit > 0 && !draining) {
+            granted += deficit;
+            receiver.addCredit((int) Math.min(Integer.MAX_VALUE, deficit));
+        }
+        if (sender.getDrain() && !draining && linkCredit > 0) {
+            draining = true;
+            receiver.drain().whenComplete((returned, failure) -> connection.runOnLoop(() -> {
+                draining = false;
+                if (returned != null) {
+                    granted -= returned;
+                }
+                if (!closed && sender.getDrain()) {
+                    sender.drained();
+                }
+            }));
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ deliveries
+
+    @Override
+    public void onMessage(Receiver from, ReceivedMessage message) {
+        arrivals.add(message);
+        if (drainScheduled.compareAndSet(false, true)) {
+            connection.runOnLoop(this::sendArrivals);
+        }
+    }
+
+    private void sendArrivals() {
+        drainScheduled.set(false);
+        ReceivedMessage m;
+        while ((m = arrivals.poll()) != null) {
+            arrived++;
+            send(m);
+        }
+    }
+
+    private void send(ReceivedMessage m) {
+        if (closed || sender.getLocalState() != EndpointState.ACTIVE) {
+            if (m.lockToken() != null) {
+                connection.engine().release(address, m.lockToken());
+            }
+            return;
+        }
+        byte[] tag = m.lockToken() != null ? AmqpCodec.deliveryTag(m.lockToken())
+                : ByteBuffer.allocate(8).putLong(nextTag++).array();
+        Delivery d = sender.delivery(tag);
+        d.setMessageFormat(0);
+        byte[] bytes = AmqpCodec.encode(m, AmqpCodec.Purpose.DELIVERY);
+        sender.send(bytes, 0, bytes.length);
+        if (mode == ReceiveMode.RECEIVE_AND_DELETE) {
+            d.settle();
+        } else {
+            d.setContext(new Sent(m.lockToken()));
+        }
+        sender.advance();
+    }
+
+    // ------------------------------------------------------------------------------------------------ settlement
+
+    @Override
+    public void onDelivery(Delivery d) {
+        if (!(d.getContext() instanceof Sent sent) || sent.handled) {
+            if (d.remotelySettled() && !d.isSettled()) {
+                d.settle();
+            }
+            return;
+        }
+        DeliveryState state = d.getRemoteState();
+        if (state == null && !d.remotelySettled()) {
+            return;
+        }
+        sent.handled = true;
+        if (state instanceof TransactionalState) {
+            reply(d, ProducerLink.rejected("amqp:not-implemented",
+                    "Transactions are not supported by this version of Buslane."));
+            return;
+        }
+        if (state == null) {
+            // settled without an outcome: treat as released
+            state = Released.getInstance();
+        }
+        Engine engine = connection.engine();
+        UUID token = sent.lockToken;
+        CompletableFuture<Void> op;
+        DeliveryState answer;
+        if (state instanceof Accepted) {
+            op = engine.complete(address, token);
+            answer = Accepted.getInstance();
+        } else if (state instanceof Modified modified) {
+            Map<String, Object> props = toProperties(modified.getMessageAnnotations());
+            if (Boolean.TRUE.equals(modified.getUndeliverableHere())) {
+                op = engine.defer(address, token, props);
+            } else {
+                op = engine.abandon(address, token, props);
+            }
+            Modified echo = new Modified();
+            echo.setDeliveryFailed(modified.getDeliveryFailed());
+            echo.setUndeliverableHere(modified.getUndeliverableHere());
+            answer = echo;
+        } else if (state instanceof Rejected rejected) {
+            op = deadLetter(engine, token, rejected.getError());
+            answer = new Rejected();
+        } else {
+            op = engine.release(address, token);
+            answer = Released.getInstance();
+        }
+        DeliveryState success = answer;
+        op.whenComplete((v, failure) -> connection.runOnLoop(() -> {
+            if (failure == null) {
+                reply(d, success);
+            } else {
+                BrokerException e = brokerError(failure);
+                reply(d, ProducerLink.rejected(e.kind().amqpCondition(), e.description()));
+            }
+        }));
+    }
+
+    private CompletableFuture<Void> deadLetter(Engine engine, UUID token, ErrorCondition error) {
+        String reason = null;
+        String description = null;
+        Map<String, Object> props = new LinkedHashMap<>();
+        if (error != null) {
+            description = error.getDescription();
+            if (error.getInfo() != null) {
+                for (Map.Entry<?, ?> e : ((Map<?, ?>) error.getInfo()).entrySet()) {
+                    String key = String.valueOf(e.getKey());
+                    if (key.equals("DeadLetterReason")) {
+                        reason = e.getValue() == null ? null : e.getValue().toString();
+                    } else if (key.equals("DeadLetterErrorDescription")) {
+                        description = e.getValue() == null ? null : e.getValue().toString();
+                    } else {
+                        props.put(key, AmqpCodec.toEngine(e.getValue()));
+                    }
+                }
+            }
+        }
+        return engine.deadLetter(address, token, reason, description, props);
+    }
+
+    private static Map<String, Object> toProperties(Map<Symbol, Object> annotations) {
+        if (annotations == null || annotations.isEmpty()) {
+            return null;
+        }
+        Map<String, Object> props = new LinkedHashMap<>();
+        for (Map.Entry<Symbol, Object> e : annotations.entrySet()) {
+            props.put(e.getKey().toString(), AmqpCodec.toEngine(e.getValue()));
+        }
+        return props;
+    }
+
+    private void reply(Delivery d, DeliveryState outcome) {
+        if (!d.remotelySettled()) {
+            d.disposition(outcome);
+        }
+        d.settle();
+        connection.requestFlush();
+    }
+
+    // ------------------------------------------------------------------------------------------------ closing
+
+    @Override
+    public void onClosed(Receiver from, BrokerException error) {
+        connection.runOnLoop(() -> {
+            if (!closed) {
+                closed = true;
+                AmqpConnection.detach(sender, error);
+            }
+        });
+    }
+
+    @Override
+    public void onClosed() {
+        closed = true;
+        if (receiver != null) {
+            receiver.close();
+        }
+    }
+}

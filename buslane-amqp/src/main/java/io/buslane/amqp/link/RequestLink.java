@@ -1,0 +1,194 @@
+package io.buslane.amqp.link;
+
+import io.buslane.amqp.auth.PutTokenResult;
+import io.buslane.amqp.auth.Right;
+import io.buslane.amqp.mgmt.ManagementResponse;
+import io.buslane.amqp.transport.AmqpConnection;
+import io.buslane.engine.EntityAddress;
+import org.apache.qpid.proton.Proton;
+import org.apache.qpid.proton.amqp.Symbol;
+import org.apache.qpid.proton.amqp.messaging.Accepted;
+import org.apache.qpid.proton.amqp.messaging.AmqpValue;
+import org.apache.qpid.proton.amqp.messaging.ApplicationProperties;
+import org.apache.qpid.proton.amqp.messaging.Properties;
+import org.apache.qpid.proton.amqp.messaging.Rejected;
+import org.apache.qpid.proton.amqp.transport.ErrorCondition;
+import org.apache.qpid.proton.engine.Delivery;
+import org.apache.qpid.proton.engine.Receiver;
+import org.apache.qpid.proton.message.Message;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The client-to-broker link of a request/response pair: {@code $cbs} put-token requests, or {@code $management}
+ * operations on an entity. Each response goes back on the reply link the request names (see
+ * {@link AmqpConnection#findReplyLink}) with the request's message-id as correlation-id, of the same AMQP type.
+ * Confined to the connection's event loop.
+ */
+public final class RequestLink implements LinkHandler {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RequestLink.class);
+    private static final int CREDIT = 100;
+    private static final Set<String> SEND_OPERATIONS = Set.of("com.microsoft:schedule-message",
+            "com.microsoft:cancel-scheduled-message");
+
+    /** Which node the link talks to. */
+    public enum Kind { CBS, MANAGEMENT }
+
+    private final AmqpConnection connection;
+    private final Receiver receiver;
+    private final Kind kind;
+    private final EntityAddress entity;
+    private final String nodeAddress;
+
+    public RequestLink(AmqpConnection connection, Receiver receiver, Kind kind, EntityAddress entity,
+                       String nodeAddress) {
+        this.connection = connection;
+        this.receiver = receiver;
+        this.kind = kind;
+        this.entity = entity;
+        this.nodeAddress = nodeAddress;
+    }
+
+    public void open() {
+        receiver.setSource(receiver.getRemoteSource());
+        receiver.setTarget(receiver.getRemoteTarget());
+        receiver.setSenderSettleMode(receiver.getRemoteSenderSettleMode());
+        receiver.setReceiverSettleMode(receiver.getRemoteReceiverSettleMode());
+        receiver.setContext(this);
+        receiver.open();
+        receiver.flow(CREDIT);
+    }
+
+    @Override
+    public void onDelivery(Delivery d) {
+        if (!d.isReadable() || d.isPartial()) {
+            return;
+        }
+        byte[] bytes = new byte[d.pending()];
+        receiver.recv(bytes, 0, bytes.length);
+        receiver.advance();
+        if (!d.remotelySettled()) {
+            d.disposition(Accepted.getInstance());
+        }
+        d.settle();
+        if (receiver.getCredit() < CREDIT / 2) {
+            receiver.flow(CREDIT - receiver.getCredit());
+        }
+        Message request = Proton.message();
+        try {
+            request.decode(bytes, 0, bytes.length);
+        } catch (RuntimeException e) {
+            LOG.debug("connection {}: undecodable request on {}", connection.id(), nodeAddress, e);
+            return;
+        }
+        Map<String, Object> appProps = stringKeys(request.getApplicationProperties() == null ? null
+                : request.getApplicationProperties().getValue());
+        Object body = request.getBody() instanceof AmqpValue v ? v.getValue() : null;
+        Object messageId = request.getMessageId();
+        String replyTo = request.getReplyTo();
+        if (kind == Kind.CBS) {
+            handlePutToken(appProps, body, messageId, replyTo);
+        } else {
+            handleManagement(appProps, body, messageId, replyTo);
+        }
+    }
+
+    private void handlePutToken(Map<String, Object> appProps, Object body, Object messageId, String replyTo) {
+        String operation = string(appProps.get("operation"));
+        PutTokenResult result;
+        if (!"put-token".equals(operation)) {
+            result = new PutTokenResult(400, "Unsupported operation '" + operation + "' on $cbs; expected "
+                    + "put-token.");
+        } else {
+            result = connection.authorizer().putToken(connection.grants(), string(appProps.get("type")),
+                    string(appProps.get("name")), body instanceof String s ? s : null, connection.nowMs());
+        }
+        Map<String, Object> props = new LinkedHashMap<>();
+        props.put("status-code", result.statusCode());
+        props.put("status-description", result.statusDescription());
+        props.put("statusCode", result.statusCode());
+        props.put("statusDescription", result.statusDescription());
+        reply(messageId, replyTo, props, null);
+    }
+
+    private void handleManagement(Map<String, Object> appProps, Object body, Object messageId, String replyTo) {
+        String operation = string(appProps.get("operation"));
+        Right right = SEND_OPERATIONS.contains(operation) ? Right.SEND : Right.LISTEN;
+        String target = entity == null ? "" : entity.toString();
+        if (!connection.allowed(target, right) && !connection.allowed(target, Right.MANAGE)) {
+            var error = AmqpConnection.unauthorized(target, right);
+            reply(messageId, replyTo, errorProps(401, error.description(), error.kind().amqpCondition()), null);
+            return;
+        }
+        connection.management().process(entity, appProps, body).whenComplete((response, failure) ->
+                connection.runOnLoop(() -> {
+                    ManagementResponse r = response != null ? response : new ManagementResponse(500,
+                            "Internal error: " + failure, "amqp:internal-error", null);
+                    Map<String, Object> props = r.errorCondition() == null
+                            ? successProps(r.statusCode(), r.statusDescription())
+                            : errorProps(r.statusCode(), r.statusDescription(), r.errorCondition());
+                    reply(messageId, replyTo, props, r.body());
+                }));
+    }
+
+    private static Map<String, Object> successProps(int status, String description) {
+        Map<String, Object> props = new LinkedHashMap<>();
+        props.put("statusCode", status);
+        props.put("statusDescription", description);
+        return props;
+    }
+
+    private static Map<String, Object> errorProps(int status, String description, String condition) {
+        Map<String, Object> props = successProps(status, description);
+        props.put("errorCondition", Symbol.valueOf(condition));
+        props.put("error-condition", Symbol.valueOf(condition));
+        return props;
+    }
+
+    private void reply(Object correlationId, String replyTo, Map<String, Object> appProps, Map<String, Object> body) {
+        ReplyLink link = connection.findReplyLink(replyTo, receiver.getSession(), nodeAddress);
+        if (link == null) {
+            LOG.debug("connection {}: no reply link for reply-to '{}' on {}", connection.id(), replyTo, nodeAddress);
+            return;
+        }
+        Message response = Proton.message();
+        Properties properties = new Properties();
+        properties.setCorrelationId(correlationId);
+        if (replyTo != null) {
+            properties.setTo(replyTo);
+        }
+        response.setProperties(properties);
+        response.setApplicationProperties(new ApplicationProperties(appProps));
+        if (body != null) {
+            response.setBody(new AmqpValue(body));
+        }
+        link.send(response);
+    }
+
+    private static Map<String, Object> stringKeys(Map<?, ?> map) {
+        Map<String, Object> out = new HashMap<>();
+        if (map != null) {
+            for (Map.Entry<?, ?> e : map.entrySet()) {
+                out.put(String.valueOf(e.getKey()), e.getValue());
+            }
+        }
+        return out;
+    }
+
+    private static String string(Object o) {
+        return o == null ? null : o.toString();
+    }
+
+    /** A rejected outcome for a request that cannot be processed at all. */
+    static Rejected rejected(String condition, String description) {
+        Rejected r = new Rejected();
+        r.setError(new ErrorCondition(Symbol.valueOf(condition), description));
+        return r;
+    }
+}

@@ -1,0 +1,736 @@
+package io.buslane.amqp.mgmt;
+
+import io.buslane.amqp.codec.AmqpCodec;
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import io.buslane.engine.Engine;
+import io.buslane.engine.EntityAddress;
+import io.buslane.engine.ReceiveMode;
+import io.buslane.engine.SubQueue;
+import io.buslane.engine.SubscriptionEntity;
+import io.buslane.engine.TopicEntity;
+import io.buslane.engine.entity.RuleProperties;
+import io.buslane.engine.message.Message;
+import io.buslane.engine.message.ReceivedMessage;
+import org.apache.qpid.proton.amqp.Binary;
+import org.apache.qpid.proton.amqp.Symbol;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Date;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+
+/**
+ * Serves the request/response operations of an entity's {@code $management} node ({@code amqp-wire-protocol.md}
+ * §6) on top of the {@link Engine}: reads the request's arguments tolerantly (clients send numbers as int, long,
+ * uint, ubyte ...), calls the engine, and answers with exactly the AMQP types of §6.2 (arrays as Java arrays so
+ * proton encodes AMQP arrays; timestamps as {@link Date}; binaries as {@link Binary}; uuids as {@link UUID}).
+ *
+ * <p>Never throws and never blocks: every failure becomes an error response (§7): a {@link BrokerException} keeps
+ * its kind's status and condition; a missing or ill-typed argument is 400 {@code com.microsoft:argument-error};
+ * anything unexpected is 500 {@code amqp:internal-error}. An unknown operation is 501 {@code amqp:not-implemented}
+ * (the condition every SDK maps to a non-transient "not supported" error, and the one the not-yet-implemented rule
+ * operations use as well); a request without an {@code operation} is 400 {@code com.microsoft:argument-error}.
+ *
+ * <p>Thread-safe and stateless; futures complete on whichever thread finishes the engine work (a shard thread).
+ */
+public final class ManagementProcessor {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ManagementProcessor.class);
+
+    // ------------------------------------------------------------------------------------------ operations
+    public static final String OPERATION = "operation";
+    public static final String RENEW_LOCK = "com.microsoft:renew-lock";
+    public static final String RECEIVE_BY_SEQUENCE_NUMBER = "com.microsoft:receive-by-sequence-number";
+    public static final String UPDATE_DISPOSITION = "com.microsoft:update-disposition";
+    public static final String RENEW_SESSION_LOCK = "com.microsoft:renew-session-lock";
+    public static final String SET_SESSION_STATE = "com.microsoft:set-session-state";
+    public static final String GET_SESSION_STATE = "com.microsoft:get-session-state";
+    public static final String GET_MESSAGE_SESSIONS = "com.microsoft:get-message-sessions";
+    public static final String PEEK_MESSAGE = "com.microsoft:peek-message";
+    public static final String SCHEDULE_MESSAGE = "com.microsoft:schedule-message";
+    public static final String CANCEL_SCHEDULED_MESSAGE = "com.microsoft:cancel-scheduled-message";
+    public static final String BATCH_DELETE_MESSAGES = "com.microsoft:batch-delete-messages";
+    public static final String ADD_RULE = "com.microsoft:add-rule";
+    public static final String REMOVE_RULE = "com.microsoft:remove-rule";
+    public static final String ENUMERATE_RULES = "com.microsoft:enumerate-rules";
+
+    // ------------------------------------------------------------------------------------------ body keys
+    public static final String LOCK_TOKENS = "lock-tokens";
+    public static final String LOCK_TOKEN = "lock-token";
+    public static final String EXPIRATIONS = "expirations";
+    public static final String EXPIRATION = "expiration";
+    public static final String SEQUENCE_NUMBERS = "sequence-numbers";
+    public static final String RECEIVER_SETTLE_MODE = "receiver-settle-mode";
+    public static final String SESSION_ID = "session-id";
+    public static final String MESSAGES = "messages";
+    public static final String MESSAGE = "message";
+    public static final String MESSAGE_ID = "message-id";
+    public static final String PARTITION_KEY = "partition-key";
+    public static final String VIA_PARTITION_KEY = "via-partition-key";
+    public static final String DISPOSITION_STATUS = "disposition-status";
+    public static final String DEADLETTER_REASON = "deadletter-reason";
+    public static final String DEADLETTER_DESCRIPTION = "deadletter-description";
+    public static final String PROPERTIES_TO_MODIFY = "properties-to-modify";
+    public static final String SESSION_STATE = "session-state";
+    public static final String LAST_UPDATED_TIME = "last-updated-time";
+    public static final String SKIP = "skip";
+    public static final String TOP = "top";
+    public static final String SESSIONS_IDS = "sessions-ids";
+    public static final String FROM_SEQUENCE_NUMBER = "from-sequence-number";
+    public static final String MESSAGE_COUNT = "message-count";
+    public static final String ENQUEUED_TIME_UTC = "enqueued-time-utc";
+    public static final String RULES = "rules";
+    public static final String RULE_DESCRIPTION = "rule-description";
+
+    // ------------------------------------------------------------------------------------------ disposition-status
+    public static final String DISPOSITION_COMPLETED = "completed";
+    public static final String DISPOSITION_ABANDONED = "abandoned";
+    /** Sic: every SDK spells it with one "r". */
+    public static final String DISPOSITION_DEFERRED = "defered";
+    /** Dead-letter. */
+    public static final String DISPOSITION_SUSPENDED = "suspended";
+
+    private final Engine engine;
+
+    public ManagementProcessor(Engine engine) {
+        this.engine = Objects.requireNonNull(engine, "engine");
+    }
+
+    /**
+     * One request to the {@code $management} node of {@code entity} (the address without {@code /$management}).
+     *
+     * @param entity                the entity the node belongs to
+     * @param applicationProperties the request's application properties (String keys, proton-j values)
+     * @param body                  the decoded {@code amqp-value} (usually a Map with String keys), or null
+     * @return the response; never completes exceptionally
+     */
+    public CompletableFuture<ManagementResponse> process(EntityAddress entity, Map<String, Object> applicationProperties,
+                                                         Object body) {
+        CompletableFuture<ManagementResponse> result;
+        String operation = null;
+        try {
+            operation = operation(applicationProperties);
+            result = dispatch(operation, entity, args(body));
+        } catch (Throwable t) {
+            return CompletableFuture.completedFuture(failure(t, operation, entity));
+        }
+        String op = operation;
+        return result.handle((response, error) -> {
+            if (error != null) {
+                return failure(error, op, entity);
+            }
+            return response != null ? response
+                    : ManagementResponse.error(ErrorKind.INTERNAL, "The operation '" + op + "' produced no result.");
+        });
+    }
+
+    private CompletableFuture<ManagementResponse> dispatch(String operation, EntityAddress entity,
+                                                           Map<String, Object> args) {
+        if (entity == null) {
+            throw new BrokerException(ErrorKind.ARGUMENT, "The $management request names no entity.");
+        }
+        return switch (operation) {
+            case RENEW_LOCK -> renewLock(entity, args);
+            case RECEIVE_BY_SEQUENCE_NUMBER -> receiveBySequenceNumber(entity, args);
+            case UPDATE_DISPOSITION -> updateDisposition(entity, args);
+            case RENEW_SESSION_LOCK -> renewSessionLock(entity, args);
+            case SET_SESSION_STATE -> setSessionState(entity, args);
+            case GET_SESSION_STATE -> getSessionState(entity, args);
+            case GET_MESSAGE_SESSIONS -> getMessageSessions(entity, args);
+            case PEEK_MESSAGE -> peekMessage(entity, args);
+            case SCHEDULE_MESSAGE -> scheduleMessage(entity, args);
+            case CANCEL_SCHEDULED_MESSAGE -> cancelScheduledMessage(entity, args);
+            case BATCH_DELETE_MESSAGES -> batchDeleteMessages(entity, args);
+            case ENUMERATE_RULES -> enumerateRules(entity, args);
+            case ADD_RULE, REMOVE_RULE -> CompletableFuture.completedFuture(ManagementResponse.error(
+                    ErrorKind.NOT_IMPLEMENTED, "The operation '" + operation + "' is not supported by this "
+                            + "broker yet; manage rules through the administration API or Config.json."));
+            default -> CompletableFuture.completedFuture(ManagementResponse.error(ErrorKind.NOT_IMPLEMENTED,
+                    "The operation '" + operation + "' is not supported."));
+        };
+    }
+
+    // ============================================================================================ message locks
+
+    private CompletableFuture<ManagementResponse> renewLock(EntityAddress entity, Map<String, Object> args) {
+        UUID[] tokens = uuids(args, LOCK_TOKENS);
+        List<CompletableFuture<Long>> all = new ArrayList<>(tokens.length);
+        for (UUID token : tokens) {
+            all.add(engine.renewLock(entity, token));
+        }
+        return allOf(all).thenApply(x -> {
+            Date[] expirations = new Date[all.size()];
+            for (int i = 0; i < expirations.length; i++) {
+                expirations[i] = new Date(all.get(i).join());
+            }
+            return ManagementResponse.ok(EXPIRATIONS, expirations);
+        });
+    }
+
+    private CompletableFuture<ManagementResponse> receiveBySequenceNumber(EntityAddress entity,
+                                                                          Map<String, Object> args) {
+        long[] sequenceNumbers = longs(args, SEQUENCE_NUMBERS);
+        ReceiveMode mode = receiveMode(args);
+        String sessionId = optionalSessionId(args);
+        return engine.receiveDeferred(entity, sequenceNumbers, mode, sessionId).thenApply(received -> {
+            List<Object> messages = new ArrayList<>(received.size());
+            for (ReceivedMessage m : received) {
+                Map<String, Object> entry = new LinkedHashMap<>();
+                entry.put(MESSAGE, new Binary(AmqpCodec.encode(m, AmqpCodec.Purpose.RECEIVE_BY_SEQUENCE)));
+                if (mode == ReceiveMode.PEEK_LOCK && m.lockToken() != null) {
+                    entry.put(LOCK_TOKEN, m.lockToken());
+                }
+                messages.add(entry);
+            }
+            return ManagementResponse.ok(MESSAGES, messages);
+        });
+    }
+
+    private CompletableFuture<ManagementResponse> updateDisposition(EntityAddress entity, Map<String, Object> args) {
+        UUID[] tokens = uuids(args, LOCK_TOKENS);
+        String status = string(args, DISPOSITION_STATUS, true);
+        String reason = string(args, DEADLETTER_REASON, false);
+        String description = string(args, DEADLETTER_DESCRIPTION, false);
+        Map<String, Object> props = propertiesToModify(args);
+        // session-id is accepted and not needed: lock tokens identify the message and the engine checks the
+        // session lock of session messages itself.
+        string(args, SESSION_ID, false);
+        String normalized = status.toLowerCase(Locale.ROOT);
+        if (!List.of(DISPOSITION_COMPLETED, DISPOSITION_ABANDONED, DISPOSITION_DEFERRED, "deferred",
+                DISPOSITION_SUSPENDED).contains(normalized)) {
+            throw new BrokerException(ErrorKind.ARGUMENT, "The '" + DISPOSITION_STATUS + "' value '" + status
+                    + "' is not one of completed, abandoned, defered, suspended.");
+        }
+        List<CompletableFuture<Void>> all = new ArrayList<>(tokens.length);
+        for (UUID token : tokens) {
+            all.add(switch (normalized) {
+                case DISPOSITION_COMPLETED -> engine.complete(entity, token);
+                case DISPOSITION_ABANDONED -> engine.abandon(entity, token, props);
+                case DISPOSITION_SUSPENDED -> engine.deadLetter(entity, token, reason, description, props);
+                default -> engine.defer(entity, token, props);
+            });
+        }
+        return allOf(all).thenApply(x -> ManagementResponse.ok());
+    }
+
+    // ============================================================================================ sessions
+
+    private CompletableFuture<ManagementResponse> renewSessionLock(EntityAddress entity, Map<String, Object> args) {
+        String sessionId = requiredSessionId(args);
+        return engine.renewSessionLock(entity, sessionId)
+                .thenApply(until -> ManagementResponse.ok(EXPIRATION, new Date(until)));
+    }
+
+    private CompletableFuture<ManagementResponse> setSessionState(EntityAddress entity, Map<String, Object> args) {
+        String sessionId = requiredSessionId(args);
+        byte[] state = binary(args, SESSION_STATE);
+        return engine.setSessionState(entity, sessionId, state).thenApply(x -> ManagementResponse.ok());
+    }
+
+    private CompletableFuture<ManagementResponse> getSessionState(EntityAddress entity, Map<String, Object> args) {
+        String sessionId = requiredSessionId(args);
+        return engine.getSessionState(entity, sessionId).thenApply(state -> {
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put(SESSION_STATE, state == null ? null : new Binary(state.clone()));
+            return ManagementResponse.ok(body);
+        });
+    }
+
+    private CompletableFuture<ManagementResponse> getMessageSessions(EntityAddress entity, Map<String, Object> args) {
+        Long lastUpdated = timestamp(args, LAST_UPDATED_TIME, false);
+        int skip = nonNegativeInt(args, SKIP, 0);
+        int top = nonNegativeInt(args, TOP, Integer.MAX_VALUE);
+        return engine.listSessions(entity, lastUpdated == null ? 0L : lastUpdated, skip, top).thenApply(ids -> {
+            if (ids.isEmpty()) {
+                return ManagementResponse.noContent();
+            }
+            Map<String, Object> body = new LinkedHashMap<>();
+            // The position of the next page, so a client feeding it back as skip pages forward.
+            body.put(SKIP, (int) Math.min(Integer.MAX_VALUE, (long) skip + ids.size()));
+            body.put(SESSIONS_IDS, ids.toArray(new String[0]));
+            return ManagementResponse.ok(body);
+        });
+    }
+
+    // ============================================================================================ browsing
+
+    private CompletableFuture<ManagementResponse> peekMessage(EntityAddress entity, Map<String, Object> args) {
+        long from = longValue(args, FROM_SEQUENCE_NUMBER);
+        int count = intValue(args, MESSAGE_COUNT, null);
+        String sessionId = optionalSessionId(args);
+        return engine.peek(entity, from, count, sessionId).thenApply(peeked -> {
+            if (peeked.isEmpty()) {
+                return ManagementResponse.noContent();
+            }
+            List<Object> messages = new ArrayList<>(peeked.size());
+            for (ReceivedMessage m : peeked) {
+                Map<String, Object> entry = new LinkedHashMap<>();
+                entry.put(MESSAGE, new Binary(AmqpCodec.encode(m, AmqpCodec.Purpose.PEEK)));
+                messages.add(entry);
+            }
+            return ManagementResponse.ok(MESSAGES, messages);
+        });
+    }
+
+    // ============================================================================================ scheduling
+
+    private CompletableFuture<ManagementResponse> scheduleMessage(EntityAddress entity, Map<String, Object> args) {
+        String path = sendPath(entity, SCHEDULE_MESSAGE);
+        Object raw = args.get(MESSAGES);
+        if (raw == null) {
+            throw missing(MESSAGES);
+        }
+        List<Object> entries = elements(raw, MESSAGES);
+        List<Message> messages = new ArrayList<>(entries.size());
+        for (int i = 0; i < entries.size(); i++) {
+            if (!(entries.get(i) instanceof Map<?, ?> entry)) {
+                throw new BrokerException(ErrorKind.ARGUMENT, "Element " + i + " of '" + MESSAGES
+                        + "' must be a map.");
+            }
+            messages.add(scheduledMessage(stringKeys(entry), i));
+        }
+        return engine.schedule(path, messages)
+                .thenApply(seqs -> ManagementResponse.ok(SEQUENCE_NUMBERS, boxed(seqs)));
+    }
+
+    /**
+     * A {@code long[]} as a {@code Long[]}: proton-j 0.34.1 writes a primitive array only at the top level; inside
+     * a map its {@code MapType} sizes values through {@code ArrayType.getEncoding(Object[])} and fails with a
+     * ClassCastException on {@code long[]}. A {@code Long[]} encodes as the very same AMQP array of {@code long}
+     * (and decodes to a {@code long[]} on the client, which is what Java/.NET require).
+     */
+    static Long[] boxed(long[] values) {
+        Long[] out = new Long[values.length];
+        for (int i = 0; i < values.length; i++) {
+            out[i] = values[i];
+        }
+        return out;
+    }
+
+    private static Message scheduledMessage(Map<String, Object> entry, int index) {
+        Object encoded = entry.get(MESSAGE);
+        Message m;
+        try {
+            if (encoded instanceof Binary b) {
+                m = AmqpCodec.decodeMessage(b.getArray(), b.getArrayOffset(), b.getLength());
+            } else if (encoded instanceof byte[] bytes) {
+                m = AmqpCodec.decodeMessage(bytes, 0, bytes.length);
+            } else {
+                throw new BrokerException(ErrorKind.ARGUMENT, "Element " + index + " of '" + MESSAGES + "' needs a '"
+                        + MESSAGE + "' of type binary (an encoded AMQP message).");
+            }
+        } catch (BrokerException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new BrokerException(ErrorKind.ARGUMENT, "Element " + index + " of '" + MESSAGES
+                    + "': the message could not be decoded: " + e.getMessage(), e);
+        }
+        // The envelope repeats values the encoded message normally carries; use them only to fill gaps.
+        String messageId = string(entry, MESSAGE_ID, false);
+        String sessionId = string(entry, SESSION_ID, false);
+        String partitionKey = string(entry, PARTITION_KEY, false);
+        String viaPartitionKey = string(entry, VIA_PARTITION_KEY, false);
+        boolean fill = (m.messageId() == null && messageId != null)
+                || (m.sessionId() == null && sessionId != null && !sessionId.isEmpty())
+                || (m.partitionKey() == null && partitionKey != null && !partitionKey.isEmpty())
+                || (m.viaPartitionKey() == null && viaPartitionKey != null && !viaPartitionKey.isEmpty());
+        if (!fill) {
+            return m;
+        }
+        Message.Builder b = m.toBuilder().encodedSize(m.encodedSize());
+        if (m.messageId() == null && messageId != null) {
+            b.messageId(messageId);
+        }
+        if (m.sessionId() == null && sessionId != null && !sessionId.isEmpty()) {
+            b.sessionId(sessionId);
+        }
+        if (m.partitionKey() == null && partitionKey != null && !partitionKey.isEmpty()) {
+            b.partitionKey(partitionKey);
+        }
+        if (m.viaPartitionKey() == null && viaPartitionKey != null && !viaPartitionKey.isEmpty()) {
+            b.viaPartitionKey(viaPartitionKey);
+        }
+        return b.build();
+    }
+
+    private CompletableFuture<ManagementResponse> cancelScheduledMessage(EntityAddress entity,
+                                                                         Map<String, Object> args) {
+        String path = sendPath(entity, CANCEL_SCHEDULED_MESSAGE);
+        long[] sequenceNumbers = longs(args, SEQUENCE_NUMBERS);
+        return engine.cancelScheduled(path, sequenceNumbers).thenApply(x -> ManagementResponse.ok());
+    }
+
+    /** Schedule and cancel target the queue or topic itself. */
+    private static String sendPath(EntityAddress entity, String operation) {
+        if (entity.subscription() != null || entity.subQueue() != SubQueue.MAIN) {
+            throw new BrokerException(ErrorKind.INVALID_OPERATION, "The operation '" + operation
+                    + "' applies to a queue or topic, not to '" + entity + "'.");
+        }
+        return entity.entityPath();
+    }
+
+    // ============================================================================================ deletion
+
+    private CompletableFuture<ManagementResponse> batchDeleteMessages(EntityAddress entity, Map<String, Object> args) {
+        int count = intValue(args, MESSAGE_COUNT, null);
+        if (count <= 0) {
+            throw new BrokerException(ErrorKind.ARGUMENT_OUT_OF_RANGE, "'" + MESSAGE_COUNT
+                    + "' must be positive, was " + count + ".");
+        }
+        long before = Objects.requireNonNull(timestamp(args, ENQUEUED_TIME_UTC, true));
+        String sessionId = optionalSessionId(args);
+        if (sessionId != null) {
+            return CompletableFuture.completedFuture(ManagementResponse.error(ErrorKind.NOT_IMPLEMENTED,
+                    "Deleting the messages of one session is not supported by this broker yet."));
+        }
+        return engine.deleteMessages(entity, count, before)
+                .thenApply(n -> ManagementResponse.ok(MESSAGE_COUNT, Integer.valueOf(n)));
+    }
+
+    // ============================================================================================ rules
+
+    private CompletableFuture<ManagementResponse> enumerateRules(EntityAddress entity, Map<String, Object> args) {
+        int skip = nonNegativeInt(args, SKIP, 0);
+        int top = nonNegativeInt(args, TOP, Integer.MAX_VALUE);
+        if (entity.subscription() == null) {
+            throw new BrokerException(ErrorKind.INVALID_OPERATION, "Rules belong to subscriptions; '" + entity
+                    + "' is not a subscription.");
+        }
+        TopicEntity topic = engine.topic(entity.entityPath());
+        SubscriptionEntity sub = topic == null ? null : topic.subscription(entity.subscription());
+        if (sub == null) {
+            throw BrokerException.entityNotFound(entity.entityName());
+        }
+        List<RuleProperties> rules = sub.rules();
+        int from = Math.min(skip, rules.size());
+        int to = (int) Math.min(rules.size(), (long) from + top);
+        if (from >= to) {
+            return CompletableFuture.completedFuture(ManagementResponse.noContent());
+        }
+        // The engine keeps no creation time per rule; the subscription's is the best available.
+        long createdAt = sub.createdAtMs();
+        List<Object> out = new ArrayList<>(to - from);
+        for (RuleProperties rule : rules.subList(from, to)) {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put(RULE_DESCRIPTION, RuleDescriptions.ruleDescription(rule, createdAt));
+            out.add(entry);
+        }
+        return CompletableFuture.completedFuture(ManagementResponse.ok(RULES, out));
+    }
+
+    // ============================================================================================ failures
+
+    private static ManagementResponse failure(Throwable t, String operation, EntityAddress entity) {
+        Throwable cause = unwrap(t);
+        if (cause instanceof BrokerException be) {
+            return ManagementResponse.error(be);
+        }
+        LOG.warn("$management operation '{}' on '{}' failed unexpectedly", operation, entity, cause);
+        return ManagementResponse.error(ErrorKind.INTERNAL, "The operation '" + operation
+                + "' failed: " + cause);
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        Throwable c = t;
+        while ((c instanceof CompletionException || c instanceof ExecutionException) && c.getCause() != null) {
+            c = c.getCause();
+        }
+        return c;
+    }
+
+    private static <T> CompletableFuture<Void> allOf(List<CompletableFuture<T>> all) {
+        return CompletableFuture.allOf(all.toArray(new CompletableFuture[0]));
+    }
+
+    // ============================================================================================ arguments
+
+    private static BrokerException missing(String key) {
+        return new BrokerException(ErrorKind.ARGUMENT, "The request is missing the required '" + key + "' value.");
+    }
+
+    private static BrokerException illTyped(String key, Object value, String expected) {
+        return new BrokerException(ErrorKind.ARGUMENT, "The '" + key + "' value must be " + expected
+                + ", was " + describe(value) + ".");
+    }
+
+    private static String describe(Object value) {
+        return value == null ? "null" : value.getClass().getSimpleName();
+    }
+
+    /** The {@code operation} application property (a string; a symbol is tolerated). */
+    static String operation(Map<String, Object> applicationProperties) {
+        Object op = applicationProperties == null ? null : applicationProperties.get(OPERATION);
+        if (op == null) {
+            throw new BrokerException(ErrorKind.ARGUMENT, "The request has no '" + OPERATION
+                    + "' application property.");
+        }
+        if (op instanceof String s) {
+            return s;
+        }
+        if (op instanceof Symbol s) {
+            return s.toString();
+        }
+        throw illTyped(OPERATION, op, "a string");
+    }
+
+    /** The request body as a map with String keys; no body reads as an empty map. */
+    static Map<String, Object> args(Object body) {
+        if (body == null) {
+            return Map.of();
+        }
+        if (body instanceof Map<?, ?> map) {
+            return stringKeys(map);
+        }
+        throw new BrokerException(ErrorKind.ARGUMENT, "The request body must be an AMQP map, was "
+                + describe(body) + ".");
+    }
+
+    private static Map<String, Object> stringKeys(Map<?, ?> map) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (Map.Entry<?, ?> e : map.entrySet()) {
+            if (e.getKey() != null) {
+                out.put(e.getKey().toString(), e.getValue());
+            }
+        }
+        return out;
+    }
+
+    static String string(Map<String, Object> args, String key, boolean required) {
+        Object v = args.get(key);
+        if (v == null) {
+            if (required) {
+                throw missing(key);
+            }
+            return null;
+        }
+        if (v instanceof String s) {
+            return s;
+        }
+        if (v instanceof Symbol s) {
+            return s.toString();
+        }
+        throw illTyped(key, v, "a string");
+    }
+
+    private static String optionalSessionId(Map<String, Object> args) {
+        String id = string(args, SESSION_ID, false);
+        return id == null || id.isEmpty() ? null : id;
+    }
+
+    private static String requiredSessionId(Map<String, Object> args) {
+        String id = string(args, SESSION_ID, true);
+        if (id.isEmpty()) {
+            throw new BrokerException(ErrorKind.ARGUMENT, "The '" + SESSION_ID + "' value must not be empty.");
+        }
+        return id;
+    }
+
+    /** Any integral Number (int, long, uint, ulong, ubyte, ...) as a long. */
+    private static long integral(String key, Object v) {
+        if (v instanceof org.apache.qpid.proton.amqp.UnsignedLong u) {
+            if (u.longValue() < 0) {
+                throw new BrokerException(ErrorKind.ARGUMENT_OUT_OF_RANGE, "The '" + key + "' value " + u
+                        + " is out of range.");
+            }
+            return u.longValue();
+        }
+        if (v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte
+                || v instanceof org.apache.qpid.proton.amqp.UnsignedInteger
+                || v instanceof org.apache.qpid.proton.amqp.UnsignedShort
+                || v instanceof org.apache.qpid.proton.amqp.UnsignedByte
+                || v instanceof java.math.BigInteger) {
+            return ((Number) v).longValue();
+        }
+        if (v instanceof Number n) {
+            double d = n.doubleValue();
+            if (d == Math.rint(d) && !Double.isInfinite(d)) {
+                return (long) d;
+            }
+        }
+        throw illTyped(key, v, "an integer");
+    }
+
+    static long longValue(Map<String, Object> args, String key) {
+        Object v = args.get(key);
+        if (v == null) {
+            throw missing(key);
+        }
+        return integral(key, v);
+    }
+
+    /** An int argument; {@code fallback} null makes it required. */
+    static int intValue(Map<String, Object> args, String key, Integer fallback) {
+        Object v = args.get(key);
+        if (v == null) {
+            if (fallback == null) {
+                throw missing(key);
+            }
+            return fallback;
+        }
+        long l = integral(key, v);
+        if (l < Integer.MIN_VALUE || l > Integer.MAX_VALUE) {
+            throw new BrokerException(ErrorKind.ARGUMENT_OUT_OF_RANGE, "The '" + key + "' value " + l
+                    + " does not fit an int.");
+        }
+        return (int) l;
+    }
+
+    private static int nonNegativeInt(Map<String, Object> args, String key, int fallback) {
+        int v = intValue(args, key, fallback);
+        if (v < 0) {
+            throw new BrokerException(ErrorKind.ARGUMENT_OUT_OF_RANGE, "The '" + key + "' value must not be "
+                    + "negative, was " + v + ".");
+        }
+        return v;
+    }
+
+    /** A timestamp (Date; a number of epoch milliseconds is tolerated) in epoch ms, or null when absent. */
+    static Long timestamp(Map<String, Object> args, String key, boolean required) {
+        Object v = args.get(key);
+        if (v == null) {
+            if (required) {
+                throw missing(key);
+            }
+            return null;
+        }
+        if (v instanceof Date d) {
+            return d.getTime();
+        }
+        if (v instanceof java.time.Instant i) {
+            return i.toEpochMilli();
+        }
+        if (v instanceof Number) {
+            return integral(key, v);
+        }
+        throw illTyped(key, v, "a timestamp");
+    }
+
+    /** A binary value (or null): Binary, byte[] tolerated. */
+    static byte[] binary(Map<String, Object> args, String key) {
+        Object v = args.get(key);
+        if (v == null) {
+            return null;
+        }
+        if (v instanceof Binary b) {
+            byte[] out = new byte[b.getLength()];
+            System.arraycopy(b.getArray(), b.getArrayOffset(), out, 0, b.getLength());
+            return out;
+        }
+        if (v instanceof byte[] bytes) {
+            return bytes.clone();
+        }
+        if (v instanceof java.nio.ByteBuffer buf) {
+            byte[] out = new byte[buf.remaining()];
+            buf.duplicate().get(out);
+            return out;
+        }
+        throw illTyped(key, v, "binary or null");
+    }
+
+    /** The elements of an AMQP array or list (a single non-collection value reads as one element). */
+    private static List<Object> elements(Object v, String key) {
+        if (v instanceof Object[] array) {
+            return java.util.Arrays.asList(array);
+        }
+        if (v instanceof Collection<?> c) {
+            return new ArrayList<>(c);
+        }
+        if (v.getClass().isArray()) {
+            int n = java.lang.reflect.Array.getLength(v);
+            List<Object> out = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                out.add(java.lang.reflect.Array.get(v, i));
+            }
+            return out;
+        }
+        if (v instanceof Map<?, ?>) {
+            throw illTyped(key, v, "an array or list");
+        }
+        return List.of(v);
+    }
+
+    /** A long[] argument: long[], Long[], int[], an array or list of integers, or a single integer. */
+    static long[] longs(Map<String, Object> args, String key) {
+        Object v = args.get(key);
+        if (v == null) {
+            throw missing(key);
+        }
+        if (v instanceof long[] a) {
+            return a.clone();
+        }
+        List<Object> elements = elements(v, key);
+        long[] out = new long[elements.size()];
+        for (int i = 0; i < out.length; i++) {
+            Object e = elements.get(i);
+            if (e == null) {
+                throw new BrokerException(ErrorKind.ARGUMENT, "The '" + key + "' values must not be null.");
+            }
+            out[i] = integral(key, e);
+        }
+        return out;
+    }
+
+    /** A uuid[] argument: UUID[], an array or list of uuids (uuid strings tolerated), or a single uuid. */
+    static UUID[] uuids(Map<String, Object> args, String key) {
+        Object v = args.get(key);
+        if (v == null) {
+            throw missing(key);
+        }
+        List<Object> elements = elements(v, key);
+        UUID[] out = new UUID[elements.size()];
+        for (int i = 0; i < out.length; i++) {
+            Object e = elements.get(i);
+            if (e instanceof UUID u) {
+                out[i] = u;
+            } else if (e instanceof String s) {
+                try {
+                    out[i] = UUID.fromString(s);
+                } catch (IllegalArgumentException ex) {
+                    throw new BrokerException(ErrorKind.ARGUMENT, "The '" + key + "' value '" + s
+                            + "' is not a uuid.");
+                }
+            } else {
+                throw illTyped(key, e, "an array of uuid");
+            }
+        }
+        return out;
+    }
+
+    private static ReceiveMode receiveMode(Map<String, Object> args) {
+        Object v = args.get(RECEIVER_SETTLE_MODE);
+        if (v == null) {
+            return ReceiveMode.PEEK_LOCK; // the safe default: never delete what the client did not ask to delete
+        }
+        long mode = integral(RECEIVER_SETTLE_MODE, v);
+        if (mode == 0) {
+            return ReceiveMode.RECEIVE_AND_DELETE;
+        }
+        if (mode == 1) {
+            return ReceiveMode.PEEK_LOCK;
+        }
+        throw new BrokerException(ErrorKind.ARGUMENT_OUT_OF_RANGE, "The '" + RECEIVER_SETTLE_MODE
+                + "' value must be 0 (receive-and-delete) or 1 (peek-lock), was " + mode + ".");
+    }
+
+    private static Map<String, Object> propertiesToModify(Map<String, Object> args) {
+        Object v = args.get(PROPERTIES_TO_MODIFY);
+        if (v == null) {
+            return null;
+        }
+        if (!(v instanceof Map<?, ?> map)) {
+            throw illTyped(PROPERTIES_TO_MODIFY, v, "a map");
+        }
+        return map.isEmpty() ? null : AmqpCodec.toEngineStringMap(map);
+    }
+}

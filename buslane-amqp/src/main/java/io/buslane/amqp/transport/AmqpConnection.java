@@ -1,0 +1,522 @@
+package io.buslane.amqp.transport;
+
+import io.buslane.amqp.auth.CbsAuthorizer;
+import io.buslane.amqp.auth.Grants;
+import io.buslane.amqp.auth.Right;
+import io.buslane.amqp.link.ConsumerLink;
+import io.buslane.amqp.link.LinkHandler;
+import io.buslane.amqp.link.ProducerLink;
+import io.buslane.amqp.link.ReplyLink;
+import io.buslane.amqp.link.RequestLink;
+import io.buslane.amqp.mgmt.ManagementProcessor;
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import io.buslane.common.time.Clock;
+import io.buslane.engine.Engine;
+import io.buslane.engine.EntityAddress;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.NetSocket;
+import org.apache.qpid.proton.Proton;
+import org.apache.qpid.proton.amqp.Symbol;
+import org.apache.qpid.proton.amqp.messaging.Source;
+import org.apache.qpid.proton.amqp.messaging.Target;
+import org.apache.qpid.proton.amqp.transaction.Coordinator;
+import org.apache.qpid.proton.amqp.transport.ErrorCondition;
+import org.apache.qpid.proton.engine.Collector;
+import org.apache.qpid.proton.engine.Connection;
+import org.apache.qpid.proton.engine.Delivery;
+import org.apache.qpid.proton.engine.EndpointState;
+import org.apache.qpid.proton.engine.Event;
+import org.apache.qpid.proton.engine.Link;
+import org.apache.qpid.proton.engine.Receiver;
+import org.apache.qpid.proton.engine.Sasl;
+import org.apache.qpid.proton.engine.Sender;
+import org.apache.qpid.proton.engine.Session;
+import org.apache.qpid.proton.engine.Transport;
+import org.apache.qpid.proton.engine.TransportException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One AMQP connection: the proton-j transport pump for one socket and the dispatch of its events to link
+ * handlers. Confined to the Vert.x event loop that owns the socket; engine completions hop back with
+ * {@link #runOnLoop(Runnable)}.
+ */
+public final class AmqpConnection {
+
+    private static final Logger LOG = LoggerFactory.getLogger(AmqpConnection.class);
+    private static final AtomicLong IDS = new AtomicLong();
+    private static final String CBS = "$cbs";
+    private static final String MANAGEMENT_SUFFIX = "/$management";
+    static final String[] MECHANISMS = {"MSSBCBS", "ANONYMOUS", "PLAIN"};
+
+    private final long id = IDS.incrementAndGet();
+    private final Vertx vertx;
+    private final Context context;
+    private final NetSocket socket;
+    private final Engine engine;
+    private final Clock clock;
+    private final CbsAuthorizer authorizer;
+    private final ManagementProcessor management;
+    private final AmqpOptions options;
+    private final Runnable onClosed;
+    private final Transport transport = Proton.transport();
+    private final Connection connection = Proton.connection();
+    private final Collector collector = Proton.collector();
+    private final Sasl sasl;
+    private final Grants grants;
+    private final List<ReplyLink> replyLinks = new ArrayList<>();
+    private long tickTimer = -1;
+    private long tickDeadlineMs;
+    private boolean flushScheduled;
+    private boolean closed;
+
+    AmqpConnection(Vertx vertx, Context context, NetSocket socket, Engine engine, Clock clock,
+                   CbsAuthorizer authorizer, ManagementProcessor management, AmqpOptions options,
+                   Runnable onClosed) {
+        this.vertx = vertx;
+        this.context = context;
+        this.socket = socket;
+        this.engine = engine;
+        this.clock = clock;
+        this.authorizer = authorizer;
+        this.management = management;
+        this.options = options;
+        this.onClosed = onClosed;
+        this.grants = authorizer.newGrants();
+        transport.setMaxFrameSize(options.maxFrameSize());
+        transport.setChannelMax(65535);
+        transport.setIdleTimeout(options.idleTimeoutMs());
+        connection.collect(collector);
+        transport.bind(connection);
+        sasl = transport.sasl();
+        sasl.server();
+        sasl.allowSkip(true);
+        sasl.setMechanisms(MECHANISMS);
+    }
+
+    void start() {
+        socket.handler(this::onData);
+        socket.closeHandler(v -> onSocketClosed());
+        socket.exceptionHandler(e -> {
+            LOG.debug("connection {}: socket error", id, e);
+            onSocketClosed();
+        });
+        scheduleTick();
+    }
+
+    // ------------------------------------------------------------------------------------------------ accessors
+
+    public Engine engine() {
+        return engine;
+    }
+
+    public ManagementProcessor management() {
+        return management;
+    }
+
+    public CbsAuthorizer authorizer() {
+        return authorizer;
+    }
+
+    public Grants grants() {
+        return grants;
+    }
+
+    public long nowMs() {
+        return clock.epochMillis();
+    }
+
+    public long id() {
+        return id;
+    }
+
+    /** Runs an action on this connection's event loop (from engine completions), then flushes. */
+    public void runOnLoop(Runnable action) {
+        context.runOnContext(v -> {
+            if (closed) {
+                return;
+            }
+            try {
+                action.run();
+            } catch (RuntimeException e) {
+                LOG.error("connection {}: handler failed", id, e);
+                closeWithError("amqp:internal-error", "Internal error: " + e.getMessage());
+            }
+            processEvents();
+            flush();
+        });
+    }
+
+    /** True when the connection holds a token (or auth is off) allowing {@code right} on the address. */
+    public boolean allowed(String address, Right right) {
+        return !options.requireAuth() || grants.allows(address, right, clock.epochMillis());
+    }
+
+    // ------------------------------------------------------------------------------------------------ pump
+
+    private void onData(Buffer buffer) {
+        if (closed) {
+            return;
+        }
+        byte[] bytes = buffer.getBytes();
+        int offset = 0;
+        try {
+            while (offset < bytes.length) {
+                int capacity = transport.capacity();
+                if (capacity <= 0) {
+                    break;
+                }
+                int n = Math.min(capacity, bytes.length - offset);
+                ByteBuffer tail = transport.tail();
+                tail.put(bytes, offset, n);
+                offset += n;
+                transport.process();
+                processSasl();
+                processEvents();
+            }
+        } catch (TransportException e) {
+            LOG.debug("connection {}: protocol error: {}", id, e.getMessage());
+        } catch (RuntimeException e) {
+            LOG.error("connection {}: failed to process input", id, e);
+            closeWithError("amqp:internal-error", "Internal error: " + e.getMessage());
+        }
+        processEvents();
+        flush();
+    }
+
+    private void processSasl() {
+        if (sasl.getState() != Sasl.SaslState.PN_SASL_IDLE) {
+            return;
+        }
+        String[] chosen = sasl.getRemoteMechanisms();
+        if (chosen.length == 0) {
+            return;
+        }
+        String mechanism = chosen[0];
+        byte[] response = new byte[sasl.pending()];
+        sasl.recv(response, 0, response.length);
+        if (mechanism.equals("ANONYMOUS") || mechanism.equals("MSSBCBS")) {
+            sasl.done(Sasl.SaslOutcome.PN_SASL_OK);
+        } else if (mechanism.equals("PLAIN")) {
+            if (plainAuthenticated(response)) {
+                sasl.done(Sasl.SaslOutcome.PN_SASL_OK);
+            } else {
+                sasl.done(Sasl.SaslOutcome.PN_SASL_AUTH);
+            }
+        } else {
+            sasl.done(Sasl.SaslOutcome.PN_SASL_AUTH);
+        }
+    }
+
+    private boolean plainAuthenticated(byte[] response) {
+        String s = new String(response, StandardCharsets.UTF_8);
+        String[] parts = s.split("\u0000", -1);
+        if (parts.length != 3) {
+            return false;
+        }
+        return authorizer.authenticatePlain(grants, parts[1], parts[2], clock.epochMillis());
+    }
+
+    /** Dispatches every pending proton event. */
+    void processEvents() {
+        Event event;
+        while ((event = collector.peek()) != null) {
+            try {
+                dispatch(event);
+            } catch (RuntimeException e) {
+                LOG.error("connection {}: failed to handle {}", id, event.getType(), e);
+                closeWithError("amqp:internal-error", "Internal error: " + e.getMessage());
+            }
+            collector.pop();
+        }
+    }
+
+    /** Writes pending output to the socket. */
+    void flush() {
+        if (closed) {
+            return;
+        }
+        try {
+            int pending;
+            while ((pending = transport.pending()) > 0) {
+                ByteBuffer head = transport.head();
+                byte[] out = new byte[pending];
+                head.get(out);
+                transport.pop(pending);
+                socket.write(Buffer.buffer(out));
+            }
+        } catch (TransportException e) {
+            LOG.debug("connection {}: transport error on output: {}", id, e.getMessage());
+        }
+        if (transport.isClosed() || pendingClose()) {
+            closeSocket();
+        } else {
+            scheduleTick();
+        }
+    }
+
+    private boolean pendingClose() {
+        return transport.pending() < 0;
+    }
+
+    /** Coalesces flushes requested from several completions into one. */
+    public void requestFlush() {
+        if (flushScheduled) {
+            return;
+        }
+        flushScheduled = true;
+        context.runOnContext(v -> {
+            flushScheduled = false;
+            processEvents();
+            flush();
+        });
+    }
+
+    private void scheduleTick() {
+        if (closed) {
+            return;
+        }
+        long nowMs = clock.monotonicNanos() / 1_000_000L;
+        long deadline = transport.tick(nowMs);
+        if (transport.pending() > 0) {
+            // a heartbeat (or an idle-timeout close) was produced
+            context.runOnContext(v -> flush());
+        }
+        if (deadline <= 0) {
+            return;
+        }
+        if (tickTimer >= 0 && deadline >= tickDeadlineMs) {
+            return;
+        }
+        if (tickTimer >= 0) {
+            vertx.cancelTimer(tickTimer);
+        }
+        tickDeadlineMs = deadline;
+        tickTimer = vertx.setTimer(Math.max(1, deadline - nowMs), t -> {
+            tickTimer = -1;
+            scheduleTick();
+            flush();
+        });
+    }
+
+    private void onSocketClosed() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (tickTimer >= 0) {
+            vertx.cancelTimer(tickTimer);
+        }
+        closeAllLinks();
+        onClosed.run();
+    }
+
+    private void closeSocket() {
+        if (!closed) {
+            socket.close();
+            onSocketClosed();
+        }
+    }
+
+    /** Closes the connection with an AMQP error (the client sees it in the close frame). */
+    public void closeWithError(String condition, String description) {
+        if (connection.getLocalState() != EndpointState.CLOSED) {
+            connection.setCondition(new ErrorCondition(Symbol.valueOf(condition), description));
+            if (connection.getLocalState() == EndpointState.UNINITIALIZED) {
+                connection.open();
+            }
+            connection.close();
+        }
+    }
+
+    private void closeAllLinks() {
+        Link link = connection.linkHead(null, null);
+        while (link != null) {
+            if (link.getContext() instanceof LinkHandler handler) {
+                handler.onClosed();
+            }
+            link = link.next(null, null);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ events
+
+    private void dispatch(Event event) {
+        switch (event.getType()) {
+            case CONNECTION_REMOTE_OPEN -> {
+                connection.setContainer("buslane-" + id);
+                connection.setProperties(Map.of(Symbol.valueOf("product"), "Buslane"));
+                connection.open();
+            }
+            case CONNECTION_REMOTE_CLOSE -> {
+                closeAllLinks();
+                connection.close();
+            }
+            case SESSION_REMOTE_OPEN -> {
+                Session s = event.getSession();
+                if (s.getLocalState() == EndpointState.UNINITIALIZED) {
+                    s.setIncomingCapacity(Integer.MAX_VALUE);
+                    s.open();
+                }
+            }
+            case SESSION_REMOTE_CLOSE -> {
+                Session s = event.getSession();
+                s.close();
+            }
+            case LINK_REMOTE_OPEN -> onLinkRemoteOpen(event.getLink());
+            case LINK_REMOTE_DETACH, LINK_REMOTE_CLOSE -> onLinkRemoteClose(event.getLink());
+            case LINK_FLOW -> {
+                if (event.getLink().getContext() instanceof LinkHandler handler) {
+                    handler.onFlow();
+                }
+            }
+            case DELIVERY -> {
+                Delivery d = event.getDelivery();
+                if (d.getLink().getContext() instanceof LinkHandler handler) {
+                    handler.onDelivery(d);
+                }
+            }
+            case TRANSPORT_ERROR -> LOG.debug("connection {}: transport error {}", id,
+                    event.getTransport().getCondition());
+            default -> {
+                // other events need no action
+            }
+        }
+    }
+
+    private void onLinkRemoteOpen(Link link) {
+        if (link.getLocalState() != EndpointState.UNINITIALIZED) {
+            return;
+        }
+        if (link instanceof Receiver receiver) {
+            if (receiver.getRemoteTarget() instanceof Coordinator) {
+                refuse(link, "amqp:not-implemented", "Transactions are not supported by this version of "
+                        + "Buslane.");
+                return;
+            }
+            String address = receiver.getRemoteTarget() instanceof Target t ? t.getAddress() : null;
+            if (address == null) {
+                refuse(link, "amqp:invalid-field", "The attach has no target address.");
+                return;
+            }
+            String node = stripHost(address);
+            if (node.equalsIgnoreCase(CBS)) {
+                new RequestLink(this, receiver, RequestLink.Kind.CBS, null, address).open();
+            } else if (node.toLowerCase(Locale.ROOT).endsWith(MANAGEMENT_SUFFIX)) {
+                EntityAddress entity = EntityAddress.parse(node.substring(0, node.length()
+                        - MANAGEMENT_SUFFIX.length()));
+                new RequestLink(this, receiver, RequestLink.Kind.MANAGEMENT, entity, address).open();
+            } else {
+                ProducerLink.attach(this, receiver, address);
+            }
+        } else {
+            Sender sender = (Sender) link;
+            String address = sender.getRemoteSource() instanceof Source s ? s.getAddress() : null;
+            if (address == null) {
+                refuse(link, "amqp:invalid-field", "The attach has no source address.");
+                return;
+            }
+            String node = stripHost(address);
+            if (node.equalsIgnoreCase(CBS) || node.toLowerCase(Locale.ROOT).endsWith(MANAGEMENT_SUFFIX)) {
+                ReplyLink reply = new ReplyLink(this, sender);
+                replyLinks.add(reply);
+                reply.open();
+            } else {
+                ConsumerLink.attach(this, sender, address);
+            }
+        }
+    }
+
+    private void onLinkRemoteClose(Link link) {
+        if (link.getContext() instanceof LinkHandler handler) {
+            handler.onClosed();
+        }
+        if (link.getContext() instanceof ReplyLink reply) {
+            replyLinks.remove(reply);
+        }
+        if (link.getLocalState() != EndpointState.CLOSED) {
+            link.close();
+        }
+    }
+
+    /** The reply link for a request: by target address, else by link name, else by node within the session. */
+    public ReplyLink findReplyLink(String replyTo, Session session, String nodeAddress) {
+        if (replyTo != null) {
+            for (ReplyLink r : replyLinks) {
+                if (replyTo.equals(r.targetAddress())) {
+                    return r;
+                }
+            }
+            for (ReplyLink r : replyLinks) {
+                if (replyTo.equals(r.name())) {
+                    return r;
+                }
+            }
+        }
+        for (ReplyLink r : replyLinks) {
+            if (r.session() == session && nodeAddress != null && nodeAddress.equals(r.sourceAddress())) {
+                return r;
+            }
+        }
+        return null;
+    }
+
+    /** Answers an attach with a null terminus followed by a detach carrying the error. */
+    public static void refuse(Link link, String condition, String description) {
+        if (link instanceof Receiver) {
+            link.setSource(link.getRemoteSource());
+            link.setTarget(null);
+        } else {
+            link.setSource(null);
+            link.setTarget(link.getRemoteTarget());
+        }
+        link.open();
+        link.setCondition(new ErrorCondition(Symbol.valueOf(condition), description));
+        link.close();
+    }
+
+    /** Refuses an attach with the condition and description of a broker error. */
+    public static void refuse(Link link, BrokerException error) {
+        refuse(link, error.kind().amqpCondition(), error.description());
+    }
+
+    /** Detaches an open link with an error. */
+    public static void detach(Link link, BrokerException error) {
+        if (link.getLocalState() == EndpointState.ACTIVE) {
+            link.setCondition(new ErrorCondition(Symbol.valueOf(error.kind().amqpCondition()), error.description()));
+            link.close();
+        }
+    }
+
+    /** The node part of an address: {@code scheme://host[:port]/} and a leading slash removed. */
+    public static String stripHost(String address) {
+        String a = address;
+        int scheme = a.indexOf("://");
+        if (scheme >= 0) {
+            int slash = a.indexOf('/', scheme + 3);
+            a = slash < 0 ? "" : a.substring(slash);
+        }
+        while (a.startsWith("/")) {
+            a = a.substring(1);
+        }
+        return a;
+    }
+
+    /** The error to report when a client is not authorised. */
+    public static BrokerException unauthorized(String address, Right right) {
+        String claim = right == Right.SEND ? "Send" : right == Right.LISTEN ? "Listen" : "Manage";
+        return new BrokerException(ErrorKind.UNAUTHORIZED, "Unauthorized access. '" + claim
+                + "' claim(s) are required to perform this operation. Resource: '" + address + "'.");
+    }
+}

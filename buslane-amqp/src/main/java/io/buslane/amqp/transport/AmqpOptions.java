@@ -1,0 +1,19 @@
+package io.buslane.amqp.transport;
+
+/**
+ * Settings of the AMQP listener. Immutable.
+ *
+ * @param host             address to bind
+ * @param port             port (0 picks a free one)
+ * @param maxFrameSize     largest frame accepted and advertised
+ * @param idleTimeoutMs    a connection silent for this long is closed; half of it is advertised to the client
+ * @param maxConnections   connections beyond this are refused (the emulator allows 10; we default far higher)
+ * @param requireAuth      when false, every link is allowed without a CBS token (SAS tokens are still accepted)
+ */
+public record AmqpOptions(String host, int port, int maxFrameSize, int idleTimeoutMs, int maxConnections,
+                          boolean requireAuth) {
+
+    public static AmqpOptions defaults(String host, int port) {
+        return new AmqpOptions(host, port, 262_144, 240_000, 10_000, true);
+    }
+}
