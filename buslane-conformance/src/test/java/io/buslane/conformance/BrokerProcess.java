@@ -22,6 +22,7 @@ public final class BrokerProcess implements AutoCloseable {
     private final int amqpPort;
     private final int httpPort;
     private final Path log;
+    private final List<String> extraArgs = new ArrayList<>();
     private Process process;
 
     private BrokerProcess(Path dataDir, Path config) throws IOException {
@@ -45,6 +46,23 @@ public final class BrokerProcess implements AutoCloseable {
         return b;
     }
 
+    /**
+     * Starts a broker like {@link #start(String)} with extra command-line arguments appended (e.g.
+     * {@code "--insecure"}); they are kept for restarts.
+     */
+    public static BrokerProcess startWithArgs(String configJson, String... extraArgs) throws Exception {
+        Path dir = Files.createTempDirectory("buslane-data-");
+        Path config = null;
+        if (configJson != null) {
+            config = Files.createTempFile("buslane-config-", ".json");
+            Files.writeString(config, configJson);
+        }
+        BrokerProcess b = new BrokerProcess(dir, config);
+        b.extraArgs.addAll(List.of(extraArgs));
+        b.launch();
+        return b;
+    }
+
     private void launch() throws Exception {
         String jar = System.getProperty("buslane.jar", "../buslane-server/target/buslane.jar");
         if (!Files.exists(Path.of(jar))) {
@@ -57,6 +75,7 @@ public final class BrokerProcess implements AutoCloseable {
             cmd.add("--config");
             cmd.add(config.toString());
         }
+        cmd.addAll(extraArgs);
         process = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (System.nanoTime() < deadline) {

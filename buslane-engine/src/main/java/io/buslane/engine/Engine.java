@@ -774,12 +774,26 @@ public final class Engine implements AutoCloseable {
         Map<Integer, List<Message>> byPartition = new LinkedHashMap<>();
         int n = target.partitions().length;
         int unkeyed = n == 1 ? 0 : Math.floorMod(target.roundRobin().getAndIncrement(), n);
-        for (Message m : messages) {
-            validate(target, m);
+        for (Message given : messages) {
+            validate(target, given);
+            Message m = withMessageId(given);
             int p = partitionIndexFor(m, target.dedup(), n, unkeyed);
             byPartition.computeIfAbsent(p, k -> new ArrayList<>()).add(m);
         }
         return byPartition;
+    }
+
+    /**
+     * Service Bus gives every message a MessageId: when the sender set none, the broker assigns one (a GUID as 32
+     * hex digits). Clients rely on it: the JavaScript SDK keys its lock renewal by MessageId and fails to close a
+     * receiver that got a message without one. The encoded size is kept as the sender's.
+     */
+    private static Message withMessageId(Message m) {
+        if (m.messageId() != null) {
+            return m;
+        }
+        return m.toBuilder().messageId(UUID.randomUUID().toString().replace("-", "")).encodedSize(m.encodedSize())
+                .build();
     }
 
     // ================================================================================================ sending
@@ -861,8 +875,9 @@ public final class Engine implements AutoCloseable {
             int n = target.partitions().length;
             int unkeyed = n == 1 ? 0 : Math.floorMod(target.roundRobin().getAndIncrement(), n);
             List<CompletableFuture<Long>> all = new ArrayList<>(messages.size());
-            for (Message m : messages) {
-                validate(target, m);
+            for (Message given : messages) {
+                validate(target, given);
+                Message m = withMessageId(given);
                 if (m.scheduledEnqueueTimeMs() == null) {
                     throw new BrokerException(ErrorKind.ARGUMENT, "A scheduled message needs a "
                             + "ScheduledEnqueueTimeUtc.");
@@ -1252,6 +1267,25 @@ public final class Engine implements AutoCloseable {
 
     public CompletableFuture<Long> renewSessionLock(EntityAddress address, String sessionId) {
         return onSession(address, sessionId, q -> q.renewSessionLock(sessionId, q.partition().ctxNowMs()));
+    }
+
+    /**
+     * Completes while the session is locked by a session receiver, else fails with SESSION_LOCK_LOST: Service Bus
+     * refuses a session receiver's get/set-session-state once its session lock is lost. Entities without sessions
+     * pass, so that the state operation reports its own error.
+     */
+    public CompletableFuture<Void> checkSessionLocked(EntityAddress address, String sessionId) {
+        try {
+            if (sessionId == null || !requiresSession(address)) {
+                return CompletableFuture.completedFuture(null);
+            }
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return onSession(address, sessionId, q -> {
+            q.sessionLockedUntil(sessionId, q.partition().ctxNowMs());
+            return null;
+        });
     }
 
     /** The session's state (null when it has none). */

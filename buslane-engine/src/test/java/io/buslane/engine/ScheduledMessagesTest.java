@@ -139,6 +139,8 @@ class ScheduledMessagesTest {
             assertThat(peeked.get(3).scheduledEnqueueTimeMs()).isEqualTo(t0 + 120_000);
             assertThat(peeked.get(3).sequenceNumber()).isEqualTo(s2[0]);
             assertThat(peeked).extracting(ReceivedMessage::lockToken).containsOnlyNulls();
+            // browsing (again) counts no delivery
+            assertThat(peekAll(h, "q")).extracting(ReceivedMessage::deliveryCount).containsOnly(0);
 
             // browsing from a number inside the range, and a bounded page
             List<ReceivedMessage> page = h.await(h.engine.peek(EntityAddress.parse("q"), 2, 2, null));
@@ -149,7 +151,9 @@ class ScheduledMessagesTest {
             // scheduled messages are not delivered to receivers
             EngineHarness.Sink sink = h.sink();
             h.receiver("q", ReceiveMode.RECEIVE_AND_DELETE, sink, 10);
-            assertThat(sink.take()).extracting(EngineHarness::text).containsExactly("a", "b", "c");
+            List<ReceivedMessage> received = sink.take();
+            assertThat(received).extracting(EngineHarness::text).containsExactly("a", "b", "c");
+            assertThat(received).extracting(ReceivedMessage::deliveryCount).containsOnly(0);
             assertThat(peekAll(h, "q")).extracting(ReceivedMessage::state).containsOnly(MessageState.SCHEDULED);
         }
     }

@@ -351,13 +351,17 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
         return engine.deadLetter(address, token, reason, description, props);
     }
 
-    private static Map<String, Object> toProperties(Map<Symbol, Object> annotations) {
+    /**
+     * The "properties to modify" of an abandon/defer. The map is typed {@code Map<Symbol, Object>} by proton, but
+     * the Java SDK puts its {@code Map<String, Object>} there as is, so the keys arrive as AMQP strings: accept both.
+     */
+    private static Map<String, Object> toProperties(Map<?, ?> annotations) {
         if (annotations == null || annotations.isEmpty()) {
             return null;
         }
         Map<String, Object> props = new LinkedHashMap<>();
-        for (Map.Entry<Symbol, Object> e : annotations.entrySet()) {
-            props.put(e.getKey().toString(), AmqpCodec.toEngine(e.getValue()));
+        for (Map.Entry<?, ?> e : annotations.entrySet()) {
+            props.put(String.valueOf(e.getKey()), AmqpCodec.toEngine(e.getValue()));
         }
         return props;
     }

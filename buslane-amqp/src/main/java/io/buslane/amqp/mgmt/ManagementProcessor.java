@@ -235,12 +235,15 @@ public final class ManagementProcessor {
     private CompletableFuture<ManagementResponse> setSessionState(EntityAddress entity, Map<String, Object> args) {
         String sessionId = requiredSessionId(args);
         byte[] state = binary(args, SESSION_STATE);
-        return engine.setSessionState(entity, sessionId, state).thenApply(x -> ManagementResponse.ok());
+        return engine.checkSessionLocked(entity, sessionId)
+                .thenCompose(x -> engine.setSessionState(entity, sessionId, state))
+                .thenApply(x -> ManagementResponse.ok());
     }
 
     private CompletableFuture<ManagementResponse> getSessionState(EntityAddress entity, Map<String, Object> args) {
         String sessionId = requiredSessionId(args);
-        return engine.getSessionState(entity, sessionId).thenApply(state -> {
+        return engine.checkSessionLocked(entity, sessionId)
+                .thenCompose(x -> engine.getSessionState(entity, sessionId)).thenApply(state -> {
             Map<String, Object> body = new LinkedHashMap<>();
             body.put(SESSION_STATE, state == null ? null : new Binary(state.clone()));
             return ManagementResponse.ok(body);

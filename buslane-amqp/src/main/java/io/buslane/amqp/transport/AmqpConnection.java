@@ -187,6 +187,13 @@ public final class AmqpConnection {
             }
         } catch (TransportException e) {
             LOG.debug("connection {}: protocol error: {}", id, e.getMessage());
+            // The transport is dead after a protocol error. In the AMQP layer proton-j queues a close frame and
+            // then reports end of stream, but in the SASL layer it never does: write what is pending and drop
+            // the socket, or a client sending garbage during SASL would hold the connection open forever.
+            processEvents();
+            flush();
+            closeSocket();
+            return;
         } catch (RuntimeException e) {
             LOG.error("connection {}: failed to process input", id, e);
             closeWithError("amqp:internal-error", "Internal error: " + e.getMessage());
@@ -196,7 +203,11 @@ public final class AmqpConnection {
     }
 
     private void processSasl() {
-        if (sasl.getState() != Sasl.SaslState.PN_SASL_IDLE) {
+        // Not "state == IDLE": proton-j moves a server to PN_SASL_STEP as soon as it writes sasl-mechanisms, so a
+        // client that waits for the mechanisms before sending sasl-init (rhea, .NET, Python, protonj2) would
+        // never get an outcome. Only a finished negotiation (PASS/FAIL) is skipped.
+        Sasl.SaslState state = sasl.getState();
+        if (state == Sasl.SaslState.PN_SASL_PASS || state == Sasl.SaslState.PN_SASL_FAIL) {
             return;
         }
         String[] chosen = sasl.getRemoteMechanisms();

@@ -1,0 +1,193 @@
+// Buslane conformance check with the official JavaScript SDK (@azure/service-bus).
+//
+// Usage: BUSLANE_CONNECTION_STRING='Endpoint=sb://localhost:5672;...;UseDevelopmentEmulator=true;' node conformance.mjs
+//
+// Entities (declared in the broker's Config.json by JsSdkConformanceTest):
+//   js-queue, js-sessions (RequiresSession), js-schedule, js-peek, js-deadletter
+// Every check runs even if an earlier one failed; the exit code is 0 only if all passed.
+
+import assert from "node:assert/strict";
+import { ServiceBusClient } from "@azure/service-bus";
+
+const connectionString = process.env.BUSLANE_CONNECTION_STRING;
+if (!connectionString) {
+  console.error("BUSLANE_CONNECTION_STRING is not set");
+  process.exit(2);
+}
+
+// a hard stop, so that a hanging SDK call cannot hang the build
+const watchdog = setTimeout(() => {
+  console.error("FAIL: the conformance script did not finish within 100 s");
+  process.exit(3);
+}, 100_000);
+
+const client = new ServiceBusClient(connectionString, {
+  retryOptions: { timeoutInMs: 10_000, maxRetries: 1, retryDelayInMs: 500 },
+});
+
+/** Receives until `count` messages arrived or `withinMs` elapsed. */
+async function receive(receiver, count, withinMs = 10_000) {
+  const got = [];
+  const deadline = Date.now() + withinMs;
+  while (got.length < count) {
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    const batch = await receiver.receiveMessages(count - got.length, { maxWaitTimeInMs: Math.max(left, 100) });
+    got.push(...batch);
+  }
+  return got;
+}
+
+async function checkSendReceive() {
+  const sender = client.createSender("js-queue");
+  const receiver = client.createReceiver("js-queue", { receiveMode: "peekLock" });
+  try {
+    await sender.sendMessages({ body: "hello", messageId: "m-1", applicationProperties: { n: 7, s: "x" } });
+    await sender.sendMessages([{ body: { a: 1 } }, { body: "third", subject: "label-3" }]);
+    const got = await receive(receiver, 3);
+    assert.equal(got.length, 3, "three messages received");
+    assert.deepEqual(got.map((m) => m.body), ["hello", { a: 1 }, "third"]);
+    assert.equal(got[0].messageId, "m-1");
+    assert.equal(got[0].applicationProperties.n, 7);
+    assert.equal(got[0].applicationProperties.s, "x");
+    assert.equal(got[2].subject, "label-3");
+    for (const m of got) {
+      assert.ok(m.lockToken, "peek-lock message has a lock token");
+      assert.equal(m.deliveryCount, 0);
+      assert.ok(m.enqueuedTimeUtc instanceof Date, "enqueuedTimeUtc is a Date");
+    }
+    const seqs = got.map((m) => m.sequenceNumber.toNumber());
+    assert.ok(seqs[0] < seqs[1] && seqs[1] < seqs[2], `sequence numbers ascend: ${seqs}`);
+    for (const m of got) await receiver.completeMessage(m);
+    const rest = await receiver.receiveMessages(1, { maxWaitTimeInMs: 1_000 });
+    assert.equal(rest.length, 0, "nothing left after completing");
+  } finally {
+    await receiver.close();
+    await sender.close();
+  }
+}
+
+async function checkSessions() {
+  const sender = client.createSender("js-sessions");
+  try {
+    const batch = [];
+    for (let i = 0; i < 3; i++) {
+      batch.push({ body: `s1-${i}`, sessionId: "s1" });
+      batch.push({ body: `s2-${i}`, sessionId: "s2" });
+    }
+    await sender.sendMessages(batch);
+  } finally {
+    await sender.close();
+  }
+  for (const id of ["s2", "s1"]) {
+    const receiver = await client.acceptSession("js-sessions", id);
+    try {
+      assert.equal(receiver.sessionId, id);
+      const got = await receive(receiver, 3);
+      assert.deepEqual(got.map((m) => m.body), [`${id}-0`, `${id}-1`, `${id}-2`], `session ${id} in order`);
+      for (const m of got) {
+        assert.equal(m.sessionId, id);
+        await receiver.completeMessage(m);
+      }
+      await receiver.setSessionState(`done-${id}`);
+      const state = await receiver.getSessionState();
+      assert.equal(Buffer.from(state).toString(), `done-${id}`, "session state round-trips");
+    } finally {
+      await receiver.close();
+    }
+  }
+}
+
+async function checkSchedule() {
+  const sender = client.createSender("js-schedule");
+  const receiver = client.createReceiver("js-schedule");
+  try {
+    const later = new Date(Date.now() + 60 * 60 * 1000);
+    const seqs = await sender.scheduleMessages([{ body: "later-1" }, { body: "later-2" }], later);
+    assert.equal(seqs.length, 2, "two sequence numbers");
+    const nums = seqs.map((s) => s.toNumber());
+    assert.ok(nums[0] > 0 && nums[1] > 0 && nums[0] !== nums[1], `distinct sequence numbers: ${nums}`);
+    await sender.cancelScheduledMessages(seqs);
+
+    const soon = new Date(Date.now() + 2_000);
+    const [soonSeq] = await sender.scheduleMessages({ body: "soon" }, soon);
+    assert.ok(soonSeq.toNumber() > nums[1], "a later schedule gets a higher sequence number");
+    const got = await receive(receiver, 1, 15_000);
+    assert.equal(got.length, 1, "the scheduled message arrives");
+    assert.equal(got[0].body, "soon");
+    // on activation a scheduled message is appended with a new sequence number (service-bus-behaviour §2.3)
+    assert.ok(got[0].sequenceNumber.toNumber() >= soonSeq.toNumber(), "sequence number not below the scheduled one");
+    assert.ok(Date.now() >= soon.getTime() - 100, "not delivered before its scheduled time");
+    assert.ok(got[0].scheduledEnqueueTimeUtc instanceof Date, "scheduledEnqueueTimeUtc is set");
+    await receiver.completeMessage(got[0]);
+    const peeked = await receiver.peekMessages(10, { fromSequenceNumber: seqs[0] });
+    assert.deepEqual(peeked.map((m) => m.body), [], "cancelled messages are gone");
+  } finally {
+    await receiver.close();
+    await sender.close();
+  }
+}
+
+async function checkPeek() {
+  const sender = client.createSender("js-peek");
+  const receiver = client.createReceiver("js-peek");
+  try {
+    await sender.sendMessages([{ body: "p-0" }, { body: "p-1" }, { body: "p-2" }]);
+    const peeked = await receiver.peekMessages(10);
+    assert.deepEqual(peeked.map((m) => m.body), ["p-0", "p-1", "p-2"]);
+    for (const m of peeked) assert.equal(m.lockToken, undefined, "peeked messages are not locked");
+    const again = await receiver.peekMessages(10);
+    assert.equal(again.length, 0, "the next peek continues after the last peeked message");
+    const fromSecond = await receiver.peekMessages(10, { fromSequenceNumber: peeked[1].sequenceNumber });
+    assert.deepEqual(fromSecond.map((m) => m.body), ["p-1", "p-2"]);
+    const got = await receive(receiver, 3);
+    assert.deepEqual(got.map((m) => m.body), ["p-0", "p-1", "p-2"], "peek did not consume");
+    for (const m of got) await receiver.completeMessage(m);
+  } finally {
+    await receiver.close();
+    await sender.close();
+  }
+}
+
+async function checkDeadLetter() {
+  const sender = client.createSender("js-deadletter");
+  const receiver = client.createReceiver("js-deadletter");
+  const dlq = client.createReceiver("js-deadletter", { subQueueType: "deadLetter" });
+  try {
+    await sender.sendMessages({ body: "poison", messageId: "dl-1" });
+    const [m] = await receive(receiver, 1);
+    assert.ok(m, "message received");
+    await receiver.deadLetterMessage(m, { deadLetterReason: "BadPayload", deadLetterErrorDescription: "cannot parse" });
+    const rest = await receiver.receiveMessages(1, { maxWaitTimeInMs: 1_000 });
+    assert.equal(rest.length, 0, "the dead-lettered message left the queue");
+    const [d] = await receive(dlq, 1);
+    assert.ok(d, "message found in the dead-letter queue");
+    assert.equal(d.body, "poison");
+    assert.equal(d.messageId, "dl-1");
+    assert.equal(d.deadLetterReason, "BadPayload");
+    assert.equal(d.deadLetterErrorDescription, "cannot parse");
+    assert.equal(d.sequenceNumber.toNumber(), m.sequenceNumber.toNumber(), "same sequence number in the DLQ");
+    await dlq.completeMessage(d);
+  } finally {
+    await dlq.close();
+    await receiver.close();
+    await sender.close();
+  }
+}
+
+const checks = { checkSendReceive, checkSessions, checkSchedule, checkPeek, checkDeadLetter };
+let failed = 0;
+for (const [name, check] of Object.entries(checks)) {
+  const t0 = Date.now();
+  try {
+    await check();
+    console.log(`PASS ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name} (${Date.now() - t0} ms): ${e && e.stack ? e.stack : e}`);
+  }
+}
+await client.close();
+clearTimeout(watchdog);
+console.log(failed === 0 ? "ALL PASSED" : `${failed} CHECK(S) FAILED`);
+process.exit(failed === 0 ? 0 : 1);

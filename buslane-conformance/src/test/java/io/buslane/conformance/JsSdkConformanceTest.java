@@ -1,0 +1,109 @@
+package io.buslane.conformance;
+
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Runs {@code js/conformance.mjs} (the official JavaScript SDK, {@code @azure/service-bus}, pinned in
+ * {@code js/package.json} and {@code js/package-lock.json}) against a broker. Skipped only when {@code node} or
+ * {@code npm} is not on the PATH; installs the dependencies with {@code npm ci} when {@code js/node_modules} is
+ * missing.
+ */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
+class JsSdkConformanceTest {
+
+    private static final String CONFIG = """
+            {
+              "UserConfig": {
+                "Namespaces": [
+                  {
+                    "Name": "sbemulatorns",
+                    "Queues": [
+                      { "Name": "js-queue" },
+                      { "Name": "js-sessions", "Properties": { "RequiresSession": true } },
+                      { "Name": "js-schedule" },
+                      { "Name": "js-peek" },
+                      { "Name": "js-deadletter" }
+                    ],
+                    "Topics": []
+                  }
+                ],
+                "Logging": { "Type": "Console" }
+              }
+            }
+            """;
+
+    private static final Path JS_DIR = Path.of(System.getProperty("buslane.conformance.js", "js")).toAbsolutePath();
+
+    @Test
+    void officialJavaScriptSdkWorks() throws Exception {
+        Assumptions.assumeTrue(onPath("node"), "node is not on the PATH");
+        Assumptions.assumeTrue(onPath("npm"), "npm is not on the PATH");
+        assertThat(JS_DIR.resolve("conformance.mjs")).exists();
+
+        if (!Files.isDirectory(JS_DIR.resolve("node_modules"))) {
+            Result install = run(List.of("npm", "ci", "--no-audit", "--no-fund"), null, 5);
+            assertThat(install.exitCode).as("npm ci failed:\n%s", install.output).isZero();
+        }
+
+        try (BrokerProcess broker = BrokerProcess.start(CONFIG)) {
+            Result result = run(List.of("node", "conformance.mjs"), broker.connectionString(), 2);
+            System.out.println(result.output);
+            assertThat(result.exitCode)
+                    .as("node conformance.mjs failed:\n%s\n--- broker log ---\n%s", result.output, broker.log())
+                    .isZero();
+        }
+    }
+
+    private record Result(int exitCode, String output) {
+    }
+
+    private static Result run(List<String> command, String connectionString, int timeoutMinutes) throws Exception {
+        Path out = Files.createTempFile("buslane-js-", ".log");
+        ProcessBuilder pb = new ProcessBuilder(command).directory(JS_DIR.toFile()).redirectErrorStream(true)
+                .redirectOutput(out.toFile());
+        if (connectionString != null) {
+            pb.environment().put("BUSLANE_CONNECTION_STRING", connectionString);
+        }
+        Process p = pb.start();
+        boolean done = p.waitFor(timeoutMinutes, TimeUnit.MINUTES);
+        if (!done) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            return new Result(-1, String.join(" ", command) + " timed out after " + timeoutMinutes + " min:\n"
+                    + read(out));
+        }
+        return new Result(p.exitValue(), read(out));
+    }
+
+    private static String read(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (IOException e) {
+            return "(unreadable output: " + e + ")";
+        }
+    }
+
+    private static boolean onPath(String executable) {
+        String path = System.getenv("PATH");
+        if (path == null) {
+            return false;
+        }
+        for (String dir : path.split(File.pathSeparator)) {
+            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, executable))) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

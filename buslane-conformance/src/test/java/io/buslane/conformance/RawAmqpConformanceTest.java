@@ -1,0 +1,611 @@
+package io.buslane.conformance;
+
+import org.apache.qpid.proton.amqp.Binary;
+import org.apache.qpid.proton.amqp.Symbol;
+import org.apache.qpid.proton.amqp.messaging.AmqpValue;
+import org.apache.qpid.proton.amqp.messaging.Target;
+import org.apache.qpid.proton.amqp.security.SaslCode;
+import org.apache.qpid.proton.amqp.security.SaslMechanisms;
+import org.apache.qpid.proton.amqp.security.SaslOutcome;
+import org.apache.qpid.proton.amqp.transport.Attach;
+import org.apache.qpid.proton.amqp.transport.Close;
+import org.apache.qpid.proton.amqp.transport.Detach;
+import org.apache.qpid.proton.amqp.transport.Open;
+import org.apache.qpid.proton.amqp.transport.Role;
+import org.apache.qpid.protonj2.client.AdvancedMessage;
+import org.apache.qpid.protonj2.client.Client;
+import org.apache.qpid.protonj2.client.Connection;
+import org.apache.qpid.protonj2.client.ConnectionOptions;
+import org.apache.qpid.protonj2.client.Delivery;
+import org.apache.qpid.protonj2.client.ErrorCondition;
+import org.apache.qpid.protonj2.client.Link;
+import org.apache.qpid.protonj2.client.Message;
+import org.apache.qpid.protonj2.client.Receiver;
+import org.apache.qpid.protonj2.client.ReceiverOptions;
+import org.apache.qpid.protonj2.client.Sender;
+import org.apache.qpid.protonj2.client.exceptions.ClientConnectionSecuritySaslException;
+import org.apache.qpid.protonj2.client.exceptions.ClientLinkRemotelyClosedException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import java.io.IOException;
+import java.lang.reflect.Method;
+import java.net.HttpURLConnection;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Date;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.fail;
+
+/**
+ * AMQP behaviour the official SDK does not exercise (or exercises only implicitly), checked with the Qpid protonj2
+ * client and, where a client library hides the detail, with hand-written frames over a plain socket
+ * ({@link RawAmqpConnection}). Received messages are decoded with proton-j — the codec of the Azure Java SDK — so
+ * the value types asserted here are the ones the SDK would cast.
+ *
+ * <p>One validating broker (the emulator's key, SAS checked) for the class, one queue per test; the no-SASL test
+ * starts its own {@code --insecure} broker.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class RawAmqpConformanceTest {
+
+    private static final String KEY_NAME = "RootManageSharedAccessKey";
+    private static final String KEY = "SAS_KEY_VALUE";
+    private static final int BATCH_FORMAT = 0x80013700;
+
+    private static final String CONFIG = """
+            {
+              "UserConfig": {
+                "Namespaces": [
+                  {
+                    "Name": "sbemulatorns",
+                    "Queues": [
+                      { "Name": "queue.1" },
+                      { "Name": "raw-insecure" },
+                      { "Name": "raw-plain" },
+                      { "Name": "raw-cbs" },
+                      { "Name": "raw-drain" },
+                      { "Name": "raw-annotations" },
+                      { "Name": "raw-peek" },
+                      { "Name": "raw-batch" },
+                      { "Name": "raw-garbage" },
+                      { "Name": "raw-mms" }
+                    ],
+                    "Topics": []
+                  }
+                ],
+                "Logging": { "Type": "Console" }
+              }
+            }
+            """;
+
+    static BrokerProcess broker;
+    static Client client;
+
+    @BeforeAll
+    static void start() throws Exception {
+        broker = BrokerProcess.start(CONFIG);
+        client = Client.create();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (client != null) {
+            client.close();
+        }
+        if (broker != null) {
+            broker.close();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ SASL
+
+    @Test
+    void connectsWithoutSaslAndSendsAndReceivesOnAnInsecureBroker() throws Exception {
+        try (BrokerProcess insecure = BrokerProcess.startWithArgs(CONFIG, "--insecure")) {
+            ConnectionOptions options = new ConnectionOptions();
+            options.saslOptions().saslEnabled(false);
+            try (Connection c = client.connect("127.0.0.1", insecure.amqpPort(), options)) {
+                c.openFuture().get(10, TimeUnit.SECONDS);
+                Sender sender = c.openSender("raw-insecure");
+                sender.openFuture().get(10, TimeUnit.SECONDS);
+                sender.send(Message.create("no-sasl")).awaitAccepted(10, TimeUnit.SECONDS);
+
+                Receiver receiver = c.openReceiver("raw-insecure");
+                Delivery d = receiver.receive(10, TimeUnit.SECONDS);
+                assertThat(d).as("a message on the no-SASL connection\n%s", insecure.log()).isNotNull();
+                assertThat(d.message().body()).isEqualTo("no-sasl");
+                d.accept();
+            }
+        }
+    }
+
+    @Test
+    void offersMssbcbsAnonymousAndPlain() throws Exception {
+        try (RawAmqpConnection raw = RawAmqpConnection.connect(broker.amqpPort())) {
+            SaslMechanisms mechanisms = raw.saslHeader();
+            assertThat(mechanisms.getSaslServerMechanisms()).extracting(Symbol::toString)
+                    .contains("MSSBCBS", "ANONYMOUS", "PLAIN");
+        }
+    }
+
+    @Test
+    void plainWithTheRootKeySendsWithoutACbsToken() throws Exception {
+        try (Connection c = connectPlain(KEY_NAME, KEY)) {
+            Sender sender = c.openSender("raw-plain");
+            sender.openFuture().get(10, TimeUnit.SECONDS);
+            sender.send(Message.create("plain")).awaitAccepted(10, TimeUnit.SECONDS);
+
+            Receiver receiver = c.openReceiver("raw-plain");
+            Delivery d = receiver.receive(10, TimeUnit.SECONDS);
+            assertThat(d).isNotNull();
+            assertThat(d.message().body()).isEqualTo("plain");
+            d.accept();
+        }
+    }
+
+    @Test
+    void plainWithAWrongPasswordIsRefused() throws Exception {
+        try (RawAmqpConnection raw = RawAmqpConnection.connect(broker.amqpPort())) {
+            raw.saslHeader();
+            SaslOutcome outcome = raw.saslInit("PLAIN", RawAmqpConnection.plainResponse(KEY_NAME, "wrong-key"));
+            assertThat(outcome.getCode()).isEqualTo(SaslCode.AUTH);
+        }
+        try (RawAmqpConnection raw = RawAmqpConnection.connect(broker.amqpPort())) {
+            raw.saslHeader();
+            SaslOutcome outcome = raw.saslInit("PLAIN", RawAmqpConnection.plainResponse("NoSuchRule", KEY));
+            assertThat(outcome.getCode()).isEqualTo(SaslCode.AUTH);
+        }
+        // the same through a client library
+        try (Connection c = connectPlain(KEY_NAME, "wrong-key")) {
+            assertThatThrownBy(() -> c.openFuture().get(10, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class)
+                    .hasCauseInstanceOf(ClientConnectionSecuritySaslException.class);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ CBS
+
+    @Test
+    void attachWithoutATokenIsRefusedAsUnauthorized() throws Exception {
+        try (Connection c = connectAnonymous()) {
+            Sender sender = c.openSender("raw-cbs");
+            ErrorCondition error = linkError(sender);
+            assertThat(error.condition()).isEqualTo("amqp:unauthorized-access");
+
+            Receiver receiver = c.openReceiver("raw-cbs");
+            ErrorCondition error2 = linkError(receiver);
+            assertThat(error2.condition()).isEqualTo("amqp:unauthorized-access");
+        }
+        // on the wire: an attach with a null target, then detach(closed=true, error)
+        try (RawAmqpConnection raw = RawAmqpConnection.connect(broker.amqpPort())) {
+            raw.saslHeader();
+            assertThat(raw.saslInit("ANONYMOUS", null).getCode()).isEqualTo(SaslCode.OK);
+            raw.amqpHeader();
+            raw.open(0);
+            raw.begin(0);
+            raw.attachSender(0, "no-token", "raw-cbs");
+            Attach reply = raw.expect(Attach.class);
+            assertThat((Object) reply.getTarget()).as("the refused attach's target").isNull();
+            Detach detach = raw.expect(Detach.class);
+            assertThat(detach.getClosed()).isTrue();
+            assertThat(detach.getError()).isNotNull();
+            assertThat(detach.getError().getCondition().toString()).isEqualTo("amqp:unauthorized-access");
+        }
+    }
+
+    @Test
+    void putTokenWithTheWrongKeyIs401AndWithTheRightKeyIs202() throws Exception {
+        String audience = "amqp://localhost/raw-cbs";
+        try (Connection c = connectAnonymous()) {
+            RequestResponse cbs = new RequestResponse(c, "$cbs");
+
+            org.apache.qpid.proton.message.Message wrong = cbs.request(putToken(audience,
+                    sasToken(audience, KEY_NAME, "not-the-key", 3600)));
+            Object wrongStatus = wrong.getApplicationProperties().getValue().get("status-code");
+            assertThat(wrongStatus).isInstanceOf(Integer.class).isEqualTo(401);
+
+            org.apache.qpid.proton.message.Message right = cbs.request(putToken(audience,
+                    sasToken(audience, KEY_NAME, KEY, 3600)));
+            Object rightStatus = right.getApplicationProperties().getValue().get("status-code");
+            assertThat(rightStatus).isInstanceOf(Integer.class).isEqualTo(202);
+            assertThat(right.getApplicationProperties().getValue().get("status-description"))
+                    .isInstanceOf(String.class);
+            assertThat(right.getApplicationProperties().getValue()).doesNotContainKey("error-condition");
+
+            // the token now authorises the entity
+            Sender sender = c.openSender("raw-cbs");
+            sender.openFuture().get(10, TimeUnit.SECONDS);
+            sender.send(Message.create("authorised")).awaitAccepted(10, TimeUnit.SECONDS);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ links
+
+    @Test
+    void attachToAMissingQueueIsNotFoundWithTheSdkWording() throws Exception {
+        try (Connection c = connectPlain(KEY_NAME, KEY)) {
+            ErrorCondition sendError = linkError(c.openSender("nope"));
+            assertThat(sendError.condition()).isEqualTo("amqp:not-found");
+            assertThat(sendError.description()).isEqualTo("The messaging entity 'nope' could not be found.");
+
+            ErrorCondition receiveError = linkError(c.openReceiver("nope"));
+            assertThat(receiveError.condition()).isEqualTo("amqp:not-found");
+            assertThat(receiveError.description()).isEqualTo("The messaging entity 'nope' could not be found.");
+        }
+    }
+
+    @Test
+    void senderAttachReplyCarriesMaxMessageSize() throws Exception {
+        try (RawAmqpConnection raw = RawAmqpConnection.connect(broker.amqpPort())) {
+            raw.saslHeader();
+            assertThat(raw.saslInit("PLAIN", RawAmqpConnection.plainResponse(KEY_NAME, KEY)).getCode())
+                    .isEqualTo(SaslCode.OK);
+            raw.amqpHeader();
+            raw.open(0);
+            raw.begin(0);
+            raw.attachSender(0, "raw-sender", "raw-mms");
+
+            Attach reply = raw.expect(Attach.class);
+            assertThat(reply.getRole()).isEqualTo(Role.RECEIVER);
+            assertThat((Object) reply.getTarget()).isInstanceOf(Target.class);
+            assertThat(((Target) reply.getTarget()).getAddress()).isEqualTo("raw-mms");
+            assertThat(reply.getMaxMessageSize()).as("max-message-size on the attach reply").isNotNull();
+            assertThat(reply.getMaxMessageSize().longValue()).isPositive();
+        }
+    }
+
+    @Test
+    void drainOnAnEmptyQueueCompletesPromptlyAndLeavesNoCredit() throws Exception {
+        try (Connection c = connectPlain(KEY_NAME, KEY)) {
+            Receiver receiver = c.openReceiver("raw-drain", new ReceiverOptions().creditWindow(0));
+            receiver.openFuture().get(10, TimeUnit.SECONDS);
+            receiver.addCredit(10);
+            long start = System.nanoTime();
+            receiver.drain().get(5, TimeUnit.SECONDS);
+            long elapsedMs = (System.nanoTime() - start) / 1_000_000;
+            assertThat(elapsedMs).as("drain round trip (ms)").isLessThan(1000);
+            assertThat(credit(receiver)).as("link credit after the drain").isZero();
+
+            // the broker holds no credit for the link either: a new message is not delivered until credit is given
+            Sender sender = c.openSender("raw-drain");
+            sender.send(Message.create("after-drain")).awaitAccepted(10, TimeUnit.SECONDS);
+            assertThat(receiver.receive(500, TimeUnit.MILLISECONDS)).as("a delivery without credit").isNull();
+            receiver.addCredit(1);
+            Delivery d = receiver.receive(10, TimeUnit.SECONDS);
+            assertThat(d).isNotNull();
+            assertThat(d.message().body()).isEqualTo("after-drain");
+            d.accept();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ messages
+
+    @Test
+    void receivedMessageAnnotationsHaveTheTypesTheSdkCasts() throws Exception {
+        try (Connection c = connectPlain(KEY_NAME, KEY)) {
+            Sender sender = c.openSender("raw-annotations");
+            sender.send(Message.create("typed")).awaitAccepted(10, TimeUnit.SECONDS);
+
+            Receiver receiver = c.openReceiver("raw-annotations", new ReceiverOptions().autoAccept(false));
+            Delivery d = receiver.receive(10, TimeUnit.SECONDS);
+            assertThat(d).isNotNull();
+            org.apache.qpid.proton.message.Message m = decode(d.rawInputStream().readAllBytes());
+            Map<Symbol, Object> ma = m.getMessageAnnotations().getValue();
+            assertThat(ma.get(Symbol.valueOf("x-opt-sequence-number"))).isInstanceOf(Long.class);
+            assertThat(ma.get(Symbol.valueOf("x-opt-enqueued-time"))).isInstanceOf(Date.class);
+            assertThat(ma.get(Symbol.valueOf("x-opt-locked-until"))).isInstanceOf(Date.class);
+            assertThat(m.getHeader()).as("header section").isNotNull();
+            assertThat(m.getHeader().getDeliveryCount()).as("header delivery-count").isNotNull();
+            assertThat(m.getHeader().getDeliveryCount().longValue()).isZero();
+            assertThat(((AmqpValue) m.getBody()).getValue()).isEqualTo("typed");
+            d.accept();
+        }
+    }
+
+    @Test
+    void peekedAndScheduledMessagesHaveAnIntegerStateAndTheResponseAnIntegerStatus() throws Exception {
+        try (Connection c = connectPlain(KEY_NAME, KEY)) {
+            Sender sender = c.openSender("raw-peek");
+            sender.send(Message.create("active")).awaitAccepted(10, TimeUnit.SECONDS);
+            Message<String> scheduled = Message.create("scheduled");
+            scheduled.annotation("x-opt-scheduled-enqueue-time", new Date(System.currentTimeMillis() + 3_600_000));
+            sender.send(scheduled).awaitAccepted(10, TimeUnit.SECONDS);
+
+            RequestResponse mgmt = new RequestResponse(c, "raw-peek/$management");
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("from-sequence-number", 1L);
+            body.put("message-count", 10);
+            Message<Map<String, Object>> request = Message.create(body);
+            request.property("operation", "com.microsoft:peek-message");
+            org.apache.qpid.proton.message.Message response = mgmt.request(request);
+
+            Map<?, ?> props = response.getApplicationProperties().getValue();
+            assertThat(props.get("statusCode")).isInstanceOf(Integer.class).isEqualTo(200);
+            Map<?, ?> responseBody = (Map<?, ?>) ((AmqpValue) response.getBody()).getValue();
+            List<?> messages = (List<?>) responseBody.get("messages");
+            assertThat(messages).hasSize(2);
+            Map<String, Object> stateByBody = new LinkedHashMap<>();
+            for (Object entry : messages) {
+                Binary bytes = (Binary) ((Map<?, ?>) entry).get("message");
+                org.apache.qpid.proton.message.Message peeked = decode(bytes.getArray(), bytes.getArrayOffset(),
+                        bytes.getLength());
+                Map<Symbol, Object> ma = peeked.getMessageAnnotations().getValue();
+                assertThat(ma.get(Symbol.valueOf("x-opt-sequence-number"))).isInstanceOf(Long.class);
+                assertThat(ma.get(Symbol.valueOf("x-opt-enqueued-time"))).isInstanceOf(Date.class);
+                stateByBody.put((String) ((AmqpValue) peeked.getBody()).getValue(),
+                        ma.get(Symbol.valueOf("x-opt-message-state")));
+            }
+            assertThat(stateByBody.get("active")).isInstanceOf(Integer.class).isEqualTo(0);
+            assertThat(stateByBody.get("scheduled")).isInstanceOf(Integer.class).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void batchTransferWithThreeDataSectionsYieldsThreeMessages() throws Exception {
+        try (Connection c = connectPlain(KEY_NAME, KEY)) {
+            AdvancedMessage<Object> batch = AdvancedMessage.create();
+            batch.messageFormat(BATCH_FORMAT);
+            for (String text : List.of("b1", "b2", "b3")) {
+                org.apache.qpid.proton.message.Message inner = org.apache.qpid.proton.message.Message.Factory.create();
+                inner.setMessageId("id-" + text);
+                inner.setBody(new AmqpValue(text));
+                batch.addBodySection(new org.apache.qpid.protonj2.types.messaging.Data(encode(inner)));
+            }
+            Sender sender = c.openSender("raw-batch");
+            sender.send(batch).awaitAccepted(10, TimeUnit.SECONDS);
+
+            Receiver receiver = c.openReceiver("raw-batch");
+            List<String> bodies = new ArrayList<>();
+            List<Long> sequenceNumbers = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                Delivery d = receiver.receive(10, TimeUnit.SECONDS);
+                assertThat(d).as("batch message %d", i + 1).isNotNull();
+                org.apache.qpid.proton.message.Message m = decode(d.rawInputStream().readAllBytes());
+                bodies.add((String) ((AmqpValue) m.getBody()).getValue());
+                assertThat(m.getMessageId()).isEqualTo("id-" + bodies.get(i));
+                sequenceNumbers.add((Long) m.getMessageAnnotations().getValue()
+                        .get(Symbol.valueOf("x-opt-sequence-number")));
+                d.accept();
+            }
+            assertThat(bodies).containsExactly("b1", "b2", "b3");
+            assertThat(sequenceNumbers).doesNotHaveDuplicates();
+            assertThat(receiver.receive(300, TimeUnit.MILLISECONDS)).as("a fourth message").isNull();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ transport
+
+    @Test
+    void garbageAfterTheHeaderClosesOnlyThatConnection() throws Exception {
+        try (Connection bystander = connectPlain(KEY_NAME, KEY)) {
+            Sender bystanderSender = bystander.openSender("raw-garbage");
+            bystanderSender.openFuture().get(10, TimeUnit.SECONDS);
+
+            List<byte[]> garbage = List.of(
+                    // an absurd frame size
+                    new byte[] {(byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, 1, 2, 3, 4, 5, 6, 7, 8},
+                    // a well-framed body that is not an AMQP performative
+                    new byte[] {0, 0, 0, 16, 2, 0, 0, 0, 'g', 'a', 'r', 'b', 'a', 'g', 'e', '!'},
+                    // text
+                    "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            for (byte[] bytes : garbage) {
+                try (RawAmqpConnection raw = RawAmqpConnection.connect(broker.amqpPort())) {
+                    raw.amqpHeader();
+                    raw.writeRaw(bytes);
+                    Object last = raw.awaitSocketClosed(10_000);
+                    if (last instanceof Close close) {
+                        assertThat(close.getError()).as("the close frame's error").isNotNull();
+                    }
+                }
+            }
+            // garbage in the SASL layer too
+            try (RawAmqpConnection raw = RawAmqpConnection.connect(broker.amqpPort())) {
+                raw.saslHeader();
+                raw.writeRaw(new byte[] {0, 0, 0, 16, 2, 1, 0, 0, 'n', 'o', 't', '-', 's', 'a', 's', 'l'});
+                raw.awaitSocketClosed(10_000);
+            }
+
+            assertThat(healthStatus()).isEqualTo(200);
+            // the connection opened before keeps working
+            bystanderSender.send(Message.create("still-here")).awaitAccepted(10, TimeUnit.SECONDS);
+            // and a new one works too
+            try (Connection fresh = connectPlain(KEY_NAME, KEY)) {
+                Receiver receiver = fresh.openReceiver("raw-garbage");
+                Delivery d = receiver.receive(10, TimeUnit.SECONDS);
+                assertThat(d).isNotNull();
+                assertThat(d.message().body()).isEqualTo("still-here");
+                d.accept();
+            }
+        }
+    }
+
+    @Test
+    void brokerSendsHeartbeatsWithinTheClientsIdleTimeout() throws Exception {
+        try (RawAmqpConnection raw = RawAmqpConnection.connect(broker.amqpPort())) {
+            raw.saslHeader();
+            assertThat(raw.saslInit("ANONYMOUS", null).getCode()).isEqualTo(SaslCode.OK);
+            raw.amqpHeader();
+            Open open = raw.open(2000);
+            assertThat(open.getIdleTimeOut()).as("the broker's advertised idle-time-out").isNotNull();
+
+            // stay silent for ~3 s, counting what the broker sends
+            raw.setReadTimeout(500);
+            int heartbeats = 0;
+            long end = System.currentTimeMillis() + 3000;
+            while (System.currentTimeMillis() < end) {
+                try {
+                    RawAmqpConnection.Frame f = raw.readFrame();
+                    if (f.isHeartbeat()) {
+                        heartbeats++;
+                    } else if (f.body() instanceof Close close) {
+                        fail("The broker closed the idle connection: " + close.getError());
+                    }
+                } catch (java.net.SocketTimeoutException e) {
+                    // nothing this half-second
+                }
+            }
+            assertThat(heartbeats).as("empty frames in 3 s with a 2 s idle-time-out").isGreaterThanOrEqualTo(2);
+            // the connection is still alive
+            raw.setReadTimeout(10_000);
+            assertThat(raw.begin(1)).isNotNull();
+        }
+
+        // a client library that enforces its idle timeout keeps the connection too
+        ConnectionOptions options = plainOptions(KEY_NAME, KEY);
+        options.idleTimeout(2000);
+        try (Connection c = client.connect("127.0.0.1", broker.amqpPort(), options)) {
+            c.openFuture().get(10, TimeUnit.SECONDS);
+            Thread.sleep(3000);
+            Sender sender = c.openSender("raw-plain");
+            sender.openFuture().get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ helpers
+
+    private static ConnectionOptions plainOptions(String user, String password) {
+        ConnectionOptions options = new ConnectionOptions();
+        options.user(user).password(password);
+        options.saslOptions().addAllowedMechanism("PLAIN");
+        return options;
+    }
+
+    private static Connection connectPlain(String user, String password) throws Exception {
+        Connection c = client.connect("127.0.0.1", broker.amqpPort(), plainOptions(user, password));
+        if (KEY.equals(password) && KEY_NAME.equals(user)) {
+            c.openFuture().get(10, TimeUnit.SECONDS);
+        }
+        return c;
+    }
+
+    private static Connection connectAnonymous() throws Exception {
+        ConnectionOptions options = new ConnectionOptions();
+        options.saslOptions().addAllowedMechanism("ANONYMOUS");
+        Connection c = client.connect("127.0.0.1", broker.amqpPort(), options);
+        c.openFuture().get(10, TimeUnit.SECONDS);
+        return c;
+    }
+
+    /** The error a link was refused with (attach answered, then detached with the error). */
+    private static ErrorCondition linkError(Link<?> link) {
+        try {
+            link.openFuture().get(10, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof ClientLinkRemotelyClosedException closed) {
+                assertThat(closed.getErrorCondition()).as("the detach error").isNotNull();
+                return closed.getErrorCondition();
+            }
+            throw new AssertionError("unexpected failure opening the link", e);
+        } catch (Exception e) {
+            throw new AssertionError("unexpected failure opening the link", e);
+        }
+        throw new AssertionError("the link opened but should have been refused\n" + broker.log());
+    }
+
+    private static int credit(Receiver receiver) throws Exception {
+        Class<?> type = receiver.getClass();
+        while (type != null) {
+            try {
+                Method m = type.getDeclaredMethod("protonLink");
+                m.setAccessible(true);
+                return ((org.apache.qpid.protonj2.engine.Link<?>) m.invoke(receiver)).getCredit();
+            } catch (NoSuchMethodException e) {
+                type = type.getSuperclass();
+            }
+        }
+        throw new IllegalStateException("protonj2 internals changed: no protonLink()");
+    }
+
+    private static int healthStatus() throws IOException {
+        HttpURLConnection c = (HttpURLConnection) URI.create("http://127.0.0.1:" + broker.httpPort() + "/health")
+                .toURL().openConnection();
+        c.setConnectTimeout(2000);
+        c.setReadTimeout(2000);
+        return c.getResponseCode();
+    }
+
+    private static Message<String> putToken(String audience, String token) throws Exception {
+        Message<String> m = Message.create(token);
+        m.property("operation", "put-token");
+        m.property("type", "servicebus.windows.net:sastoken");
+        m.property("name", audience);
+        return m;
+    }
+
+    /** A SAS token as the SDKs build it: HMAC-SHA256 over the URL-encoded resource, newline, expiry. */
+    static String sasToken(String audience, String keyName, String key, long validitySeconds) throws Exception {
+        String sr = URLEncoder.encode(audience, StandardCharsets.UTF_8);
+        long se = System.currentTimeMillis() / 1000 + validitySeconds;
+        Mac mac = Mac.getInstance("HmacSHA256");
+        mac.init(new SecretKeySpec(key.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+        String sig = Base64.getEncoder().encodeToString(
+                mac.doFinal((sr + "\n" + se).getBytes(StandardCharsets.UTF_8)));
+        return "SharedAccessSignature sr=" + sr + "&sig=" + URLEncoder.encode(sig, StandardCharsets.UTF_8)
+                + "&se=" + se + "&skn=" + keyName;
+    }
+
+    private static org.apache.qpid.proton.message.Message decode(byte[] bytes) {
+        return decode(bytes, 0, bytes.length);
+    }
+
+    private static org.apache.qpid.proton.message.Message decode(byte[] bytes, int offset, int length) {
+        org.apache.qpid.proton.message.Message m = org.apache.qpid.proton.message.Message.Factory.create();
+        m.decode(bytes, offset, length);
+        return m;
+    }
+
+    private static byte[] encode(org.apache.qpid.proton.message.Message m) {
+        byte[] buffer = new byte[64 * 1024];
+        int n = m.encode(buffer, 0, buffer.length);
+        return java.util.Arrays.copyOf(buffer, n);
+    }
+
+    /**
+     * A request/response link pair on a node ({@code $cbs} or {@code <entity>/$management}): requests go out on a
+     * sender to the node, responses come back on a receiver from the node, whose link name is the request's
+     * {@code reply-to} (the broker routes replies by reply-to = receiver target address, else = receiver link
+     * name; protonj2 cannot set a receiver's target address, so the name is used).
+     */
+    private static final class RequestResponse {
+        private final Sender sender;
+        private final Receiver receiver;
+        private final String replyTo;
+        private long nextId = 1;
+
+        RequestResponse(Connection c, String node) throws Exception {
+            replyTo = node.replace("$", "") + "-reply-" + UUID.randomUUID();
+            receiver = c.openReceiver(node, new ReceiverOptions().linkName(replyTo).creditWindow(10));
+            receiver.openFuture().get(10, TimeUnit.SECONDS);
+            sender = c.openSender(node);
+            sender.openFuture().get(10, TimeUnit.SECONDS);
+        }
+
+        org.apache.qpid.proton.message.Message request(Message<?> request) throws Exception {
+            String id = "req-" + nextId++;
+            request.messageId(id);
+            request.replyTo(replyTo);
+            sender.send(request).awaitSettlement(10, TimeUnit.SECONDS);
+            Delivery d = receiver.receive(10, TimeUnit.SECONDS);
+            assertThat(d).as("a response to %s\n%s", id, broker.log()).isNotNull();
+            org.apache.qpid.proton.message.Message response = decode(d.rawInputStream().readAllBytes());
+            assertThat(response.getCorrelationId()).isEqualTo(id);
+            return response;
+        }
+    }
+}
