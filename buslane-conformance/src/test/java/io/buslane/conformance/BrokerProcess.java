@@ -76,7 +76,7 @@ public final class BrokerProcess implements AutoCloseable {
             cmd.add(config.toString());
         }
         cmd.addAll(extraArgs);
-        process = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        process = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {

@@ -582,11 +582,15 @@ public final class AmqpCodec {
         if (m.priority() != DEFAULT_PRIORITY) {
             h.setPriority(UnsignedByte.valueOf((byte) Math.max(0, Math.min(255, m.priority()))));
         }
-        if (r.expiresAtMs() != Long.MAX_VALUE) {
-            long ttl = r.expiresAtMs() - r.enqueuedTimeMs();
-            if (ttl > 0 && ttl < UINT_LIMIT && r.expiresAtMs() > r.enqueuedTimeMs()) {
-                h.setTtl(UnsignedInteger.valueOf(ttl));
-            }
+        long ttl = 0;
+        if (r.expiresAtMs() != Long.MAX_VALUE && r.expiresAtMs() > r.enqueuedTimeMs()) {
+            ttl = r.expiresAtMs() - r.enqueuedTimeMs();
+        } else if (m.timeToLiveMs() != null) {
+            // a dead-lettered message no longer expires but keeps showing the time-to-live it was sent with
+            ttl = m.timeToLiveMs();
+        }
+        if (ttl > 0 && ttl < UINT_LIMIT) {
+            h.setTtl(UnsignedInteger.valueOf(ttl));
         }
         h.setDeliveryCount(UnsignedInteger.valueOf(Math.max(0, r.deliveryCount())));
         return h;

@@ -247,7 +247,18 @@ public final class AmqpConnection {
                 dispatch(event);
             } catch (RuntimeException e) {
                 LOG.error("connection {}: failed to handle {}", id, event.getType(), e);
-                closeWithError("amqp:internal-error", "Internal error: " + e.getMessage());
+                Link link = event.getLink();
+                if (link != null && link.getLocalState() == EndpointState.ACTIVE) {
+                    // contain the failure to the link that caused it
+                    if (link.getContext() instanceof LinkHandler handler) {
+                        handler.onClosed();
+                    }
+                    link.setCondition(new ErrorCondition(Symbol.valueOf("amqp:internal-error"),
+                            "Internal error: " + e.getMessage()));
+                    link.close();
+                } else {
+                    closeWithError("amqp:internal-error", "Internal error: " + e.getMessage());
+                }
             }
             collector.pop();
         }
