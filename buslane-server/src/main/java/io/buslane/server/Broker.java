@@ -72,7 +72,7 @@ public final class Broker implements AutoCloseable {
             HttpEndpoint http = HttpEndpoint.start(vertx, options.host(), options.httpPort(),
                     () -> self[0] != null && self[0].ready);
             AmqpServer amqp = AmqpServer.start(vertx, engine, Clock.system(), authorizer(options),
-                    AmqpOptions.defaults(options.host(), options.amqpPort()));
+                    amqpOptions(options));
             Broker broker = new Broker(storage, engine, vertx, http, amqp);
             self[0] = broker;
             broker.ready = true;
@@ -91,6 +91,12 @@ public final class Broker implements AutoCloseable {
             storage.close();
             throw e;
         }
+    }
+
+    private static AmqpOptions amqpOptions(BrokerOptions options) {
+        AmqpOptions d = AmqpOptions.defaults(options.host(), options.amqpPort());
+        return new AmqpOptions(d.host(), d.port(), d.maxFrameSize(), d.idleTimeoutMs(), options.maxConnections(),
+                d.requireAuth());
     }
 
     private static CbsAuthorizer authorizer(BrokerOptions options) {

@@ -15,16 +15,20 @@ import java.nio.file.Path;
  * @param inMemory    keep nothing across restarts (tests and throw-away runs)
  * @param sasKeys     SAS rules as {@code name=key} (all rights); empty for the emulator's well-known key
  * @param insecure    accept any token (no SAS validation)
+ * @param maxConnections AMQP connections accepted at once
  */
 public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDir, Path configFile, int shards,
                             boolean syncEnabled, boolean inMemory, java.util.List<String> sasKeys,
-                            boolean insecure) {
+                            boolean insecure, int maxConnections) {
 
     public BrokerOptions {
         sasKeys = sasKeys == null ? java.util.List.of() : java.util.List.copyOf(sasKeys);
+        if (maxConnections < 1) {
+            throw new IllegalArgumentException("--max-connections must be at least 1, was " + maxConnections);
+        }
     }
 
     public static BrokerOptions defaults() {
-        return new BrokerOptions("0.0.0.0", 5672, 5300, Path.of("data"), null, 2, true, false, null, false);
+        return new BrokerOptions("0.0.0.0", 5672, 5300, Path.of("data"), null, 2, true, false, null, false, 10_000);
     }
 }

@@ -49,6 +49,10 @@ public final class Main implements Callable<Integer> {
     @Option(names = "--insecure", description = "Accept any SAS token without validating it.")
     boolean insecure;
 
+    @Option(names = "--max-connections", defaultValue = "10000",
+            description = "AMQP connections accepted at once (default: ${DEFAULT-VALUE}).")
+    int maxConnections;
+
     @Override
     public Integer call() throws Exception {
         if (!sync.equals("always") && !sync.equals("none")) {
@@ -56,7 +60,8 @@ public final class Main implements Callable<Integer> {
             return 2;
         }
         BrokerOptions options = new BrokerOptions(host, amqpPort, httpPort, dataDir, config, shards,
-                sync.equals("always"), inMemory, sasKeys, insecure);
+                sync.equals("always"), inMemory, sasKeys, insecure,
+                maxConnections);
         Broker broker;
         try {
             broker = Broker.start(options);
