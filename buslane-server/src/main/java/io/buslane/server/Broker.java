@@ -1,9 +1,9 @@
 package io.buslane.server;
 
-import io.buslane.amqp.auth.CbsAuthorizer;
-import io.buslane.amqp.auth.Right;
-import io.buslane.amqp.auth.SasRule;
-import io.buslane.amqp.auth.SasValidator;
+import io.buslane.common.auth.CbsAuthorizer;
+import io.buslane.common.auth.Right;
+import io.buslane.common.auth.SasRule;
+import io.buslane.common.auth.SasValidator;
 import io.buslane.amqp.transport.AmqpOptions;
 import io.buslane.amqp.transport.AmqpServer;
 import io.buslane.common.time.Clock;

@@ -1,6 +1,6 @@
 package io.buslane.amqp.link;
 
-import io.buslane.amqp.auth.Right;
+import io.buslane.common.auth.Right;
 import io.buslane.amqp.codec.AmqpCodec;
 import io.buslane.amqp.transport.AmqpConnection;
 import io.buslane.common.error.BrokerException;

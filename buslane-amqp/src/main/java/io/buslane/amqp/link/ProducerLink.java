@@ -1,6 +1,6 @@
 package io.buslane.amqp.link;
 
-import io.buslane.amqp.auth.Right;
+import io.buslane.common.auth.Right;
 import io.buslane.amqp.codec.AmqpCodec;
 import io.buslane.amqp.codec.AmqpDecodeException;
 import io.buslane.amqp.transport.AmqpConnection;

@@ -1,7 +1,7 @@
 package io.buslane.amqp.link;
 
-import io.buslane.amqp.auth.PutTokenResult;
-import io.buslane.amqp.auth.Right;
+import io.buslane.common.auth.PutTokenResult;
+import io.buslane.common.auth.Right;
 import io.buslane.amqp.mgmt.ManagementResponse;
 import io.buslane.amqp.transport.AmqpConnection;
 import io.buslane.engine.EntityAddress;

@@ -1,8 +1,8 @@
 package io.buslane.amqp.transport;
 
-import io.buslane.amqp.auth.CbsAuthorizer;
-import io.buslane.amqp.auth.Grants;
-import io.buslane.amqp.auth.Right;
+import io.buslane.common.auth.CbsAuthorizer;
+import io.buslane.common.auth.Grants;
+import io.buslane.common.auth.Right;
 import io.buslane.amqp.link.ConsumerLink;
 import io.buslane.amqp.link.LinkHandler;
 import io.buslane.amqp.link.ProducerLink;

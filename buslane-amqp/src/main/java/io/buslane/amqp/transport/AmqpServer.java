@@ -1,6 +1,6 @@
 package io.buslane.amqp.transport;
 
-import io.buslane.amqp.auth.CbsAuthorizer;
+import io.buslane.common.auth.CbsAuthorizer;
 import io.buslane.amqp.mgmt.ManagementProcessor;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.Engine;

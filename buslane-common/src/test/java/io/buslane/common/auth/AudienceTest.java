@@ -1,4 +1,4 @@
-package io.buslane.amqp.auth;
+package io.buslane.common.auth;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,12 +1,12 @@
-package io.buslane.amqp.auth;
+package io.buslane.common.auth;
 
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-import static io.buslane.amqp.auth.CbsAuthorizer.SAS_TOKEN_TYPE;
-import static io.buslane.amqp.auth.SdkTokens.KEY;
-import static io.buslane.amqp.auth.SdkTokens.KEY_NAME;
+import static io.buslane.common.auth.CbsAuthorizer.SAS_TOKEN_TYPE;
+import static io.buslane.common.auth.SdkTokens.KEY;
+import static io.buslane.common.auth.SdkTokens.KEY_NAME;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,4 +1,4 @@
-package io.buslane.amqp.auth;
+package io.buslane.common.auth;
 
 import java.util.Objects;
 import java.util.Set;

@@ -1,4 +1,4 @@
-package io.buslane.amqp.auth;
+package io.buslane.common.auth;
 
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
