@@ -16,6 +16,7 @@ import io.buslane.journal.file.FileJournalFactory;
 import io.buslane.journal.file.FileJournalOptions;
 import io.buslane.journal.file.SyncPolicy;
 import io.buslane.journal.memory.InMemoryJournalFactory;
+import io.buslane.management.atom.AdminApi;
 import io.buslane.server.config.ConfigLoader;
 import io.buslane.server.config.Topology;
 import io.vertx.core.Vertx;
@@ -69,9 +70,12 @@ public final class Broker implements AutoCloseable {
             TopologyApplier.apply(engine, topology);
             vertx = Vertx.vertx();
             Broker[] self = new Broker[1];
+            CbsAuthorizer authorizer = authorizer(options);
+            Engine managed = engine;
             HttpEndpoint http = HttpEndpoint.start(vertx, options.host(), options.httpPort(),
-                    () -> self[0] != null && self[0].ready);
-            AmqpServer amqp = AmqpServer.start(vertx, engine, Clock.system(), authorizer(options),
+                    () -> self[0] != null && self[0].ready,
+                    router -> AdminApi.mount(router, managed, authorizer.validator(), Clock.system()));
+            AmqpServer amqp = AmqpServer.start(vertx, engine, Clock.system(), authorizer,
                     amqpOptions(options));
             Broker broker = new Broker(storage, engine, vertx, http, amqp);
             self[0] = broker;

@@ -6,10 +6,12 @@ import io.vertx.ext.web.Router;
 
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 /**
  * The HTTP port: {@code GET /health} answers 200 with {@code {"status":"healthy"}} once the broker is ready and
- * 503 otherwise, as the emulator's health endpoint does. Runs on Vert.x event loops.
+ * 503 otherwise, as the emulator's health endpoint does; the routes that {@code routes} mounts (the ATOM
+ * management API) serve everything else. Runs on Vert.x event loops.
  */
 final class HttpEndpoint implements AutoCloseable {
 
@@ -19,7 +21,8 @@ final class HttpEndpoint implements AutoCloseable {
         this.server = server;
     }
 
-    static HttpEndpoint start(Vertx vertx, String host, int port, BooleanSupplier ready) throws Exception {
+    static HttpEndpoint start(Vertx vertx, String host, int port, BooleanSupplier ready, Consumer<Router> routes)
+            throws Exception {
         Router router = Router.router(vertx);
         router.get("/health").handler(ctx -> {
             boolean ok = ready.getAsBoolean();
@@ -28,6 +31,7 @@ final class HttpEndpoint implements AutoCloseable {
                     .putHeader("content-type", "application/json")
                     .end(ok ? "{\"status\":\"healthy\"}" : "{\"status\":\"unhealthy\"}");
         });
+        routes.accept(router);
         HttpServer server = vertx.createHttpServer().requestHandler(router);
         server.listen(port, host).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         return new HttpEndpoint(server);

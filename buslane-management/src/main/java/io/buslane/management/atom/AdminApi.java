@@ -1,0 +1,98 @@
+package io.buslane.management.atom;
+
+import io.buslane.common.auth.SasValidator;
+import io.buslane.common.time.Clock;
+import io.buslane.engine.Engine;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Mounts the ATOM entity management API on a Vert.x {@link Router}: one fallback route that comes after every
+ * other route of the router (whatever their registration order), so {@code /health} and any later endpoint keep
+ * their paths and every other path is an entity path, as on the service. Requests are handled on Vert.x worker
+ * threads (entity changes are synced to disk) and answered on the event loop.
+ */
+public final class AdminApi {
+
+    /** The route order: after every route registered in the usual way. */
+    static final int ROUTE_ORDER = 1_000_000;
+    /** Descriptions are small; a body above this is refused with 413. */
+    static final long MAX_BODY_BYTES = 1024 * 1024;
+
+    private AdminApi() {
+    }
+
+    /**
+     * Mounts the API.
+     *
+     * @param router    the HTTP port's router
+     * @param engine    the engine whose namespace is managed
+     * @param validator validates {@code Authorization} headers ({@link SasValidator#acceptAll()} accepts anything)
+     * @param clock     for token expiry and timestamps
+     */
+    public static void mount(Router router, Engine engine, SasValidator validator, Clock clock) {
+        AdminService service = new AdminService(engine, validator, clock);
+        router.route().order(ROUTE_ORDER)
+                .handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES))
+                .handler(ctx -> handle(ctx, service, clock));
+    }
+
+    private static void handle(RoutingContext ctx, AdminService service, Clock clock) {
+        AdminRequest request;
+        try {
+            request = request(ctx);
+        } catch (IllegalArgumentException e) {
+            write(ctx, AdminErrors.error(400, e.getMessage(), null, clock.epochMillis()));
+            return;
+        }
+        ctx.vertx().executeBlocking(() -> service.handle(request), false).onComplete(result -> write(ctx,
+                result.succeeded() ? result.result()
+                        : AdminErrors.of(result.cause(), request, clock.epochMillis())));
+    }
+
+    private static AdminRequest request(RoutingContext ctx) {
+        HttpServerRequest req = ctx.request();
+        String rawPath = req.path() == null ? "/" : req.path();
+        AdminPath path = AdminPath.parse(decode(rawPath));
+        Map<String, String> query = new HashMap<>();
+        ctx.queryParams().forEach(e -> query.putIfAbsent(e.getKey(), e.getValue()));
+        String host = req.getHeader("Host");
+        if (host == null || host.isBlank()) {
+            host = req.authority() != null ? req.authority().toString() : "localhost";
+        }
+        byte[] body = ctx.body() == null || ctx.body().buffer() == null ? new byte[0]
+                : ctx.body().buffer().getBytes();
+        return new AdminRequest(req.method().name(), rawPath, path, query, req.getHeader("Authorization"),
+                req.getHeader("If-Match"), body, req.scheme() == null ? "http" : req.scheme(), host);
+    }
+
+    /** Percent-decodes a path once; a literal {@code +} stays a plus. */
+    static String decode(String rawPath) {
+        try {
+            return URLDecoder.decode(rawPath.replace("+", "%2B"), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("The path '" + rawPath + "' has an invalid percent-encoding.");
+        }
+    }
+
+    private static void write(RoutingContext ctx, AdminResponse response) {
+        HttpServerResponse res = ctx.response();
+        if (res.ended() || res.closed()) {
+            return;
+        }
+        res.setStatusCode(response.status());
+        if (response.body() == null) {
+            res.end();
+        } else {
+            res.putHeader("Content-Type", response.contentType()).end(response.body());
+        }
+    }
+}

@@ -1,0 +1,38 @@
+package io.buslane.management.atom;
+
+import io.buslane.common.auth.AuthException;
+import io.buslane.common.auth.Grant;
+import io.buslane.common.auth.Right;
+import io.buslane.common.auth.SasValidator;
+import io.buslane.common.time.Clock;
+
+/**
+ * Authorises a management request: the {@code Authorization: SharedAccessSignature ...} header must be a valid
+ * token whose rule grants Manage and whose signed resource covers the addressed entity (the namespace for lists
+ * and {@code $namespaceinfo}). With {@link SasValidator#acceptAll()} every request passes, with or without a
+ * header. The supplementary headers of forwarding requests are accepted and ignored.
+ */
+final class AdminAuth {
+
+    private final SasValidator validator;
+    private final Clock clock;
+
+    AdminAuth(SasValidator validator, Clock clock) {
+        this.validator = validator;
+        this.clock = clock;
+    }
+
+    /** @throws AuthException (401) when the request may not manage what it addresses */
+    void check(AdminRequest request) {
+        Grant grant = validator.validate(request.authorization(), clock.epochMillis());
+        if (!grant.has(Right.MANAGE)) {
+            throw new AuthException("Unauthorized: the rule '" + grant.keyName()
+                    + "' does not grant the Manage right, which the management API requires.");
+        }
+        String target = request.path().audiencePath();
+        if (!grant.covers(target)) {
+            throw new AuthException("InvalidAudience: the token's signed resource does not cover '"
+                    + (target.isEmpty() ? "the namespace" : target) + "'.");
+        }
+    }
+}

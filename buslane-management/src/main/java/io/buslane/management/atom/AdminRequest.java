@@ -1,0 +1,70 @@
+package io.buslane.management.atom;
+
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * One management request, independent of the HTTP server that received it. Immutable.
+ *
+ * @param method        the HTTP method, upper case
+ * @param rawPath       the request path as received (still percent-encoded), echoed in links
+ * @param path          what the decoded path names
+ * @param query         query parameters, decoded; looked up case-insensitively
+ * @param authorization the {@code Authorization} header, or null
+ * @param ifMatch       the {@code If-Match} header, or null (present on updates)
+ * @param body          the request body (empty when none)
+ * @param scheme        {@code http} or {@code https}
+ * @param host          the {@code Host} header (host and port)
+ */
+record AdminRequest(String method, String rawPath, AdminPath path, Map<String, String> query, String authorization,
+                    String ifMatch, byte[] body, String scheme, String host) {
+
+    AdminRequest {
+        method = method.toUpperCase(Locale.ROOT);
+        TreeMap<String, String> q = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
+        q.putAll(query);
+        query = java.util.Collections.unmodifiableMap(q);
+        body = body == null ? new byte[0] : body;
+    }
+
+    String queryParam(String name) {
+        return query.get(name);
+    }
+
+    String apiVersion() {
+        return query.get("api-version");
+    }
+
+    /** {@code scheme://host}: the base of the URIs in ATOM ids and links. */
+    String baseUri() {
+        return scheme + "://" + host;
+    }
+
+    /** A link to {@code relativePath} (no leading slash) carrying this request's api-version. */
+    String link(String relativePath) {
+        String v = apiVersion();
+        return baseUri() + "/" + relativePath + (v == null ? "" : "?api-version=" + v);
+    }
+
+    /**
+     * The namespace name the service would report: the first label of the host name, or the whole host when it is
+     * an IP address or a single label ({@code localhost}).
+     */
+    String namespaceName() {
+        String h = host;
+        if (h.startsWith("[")) {
+            int close = h.indexOf(']');
+            return close > 0 ? h.substring(0, close + 1) : h;
+        }
+        int colon = h.lastIndexOf(':');
+        if (colon >= 0) {
+            h = h.substring(0, colon);
+        }
+        if (h.chars().noneMatch(Character::isLetter)) {
+            return h;
+        }
+        int dot = h.indexOf('.');
+        return dot > 0 ? h.substring(0, dot) : h;
+    }
+}

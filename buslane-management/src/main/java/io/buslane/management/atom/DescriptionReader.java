@@ -1,0 +1,121 @@
+package io.buslane.management.atom;
+
+import io.buslane.engine.entity.EntityStatus;
+import io.buslane.engine.entity.QueueProperties;
+import io.buslane.engine.entity.RuleProperties;
+import io.buslane.engine.entity.SubscriptionProperties;
+import io.buslane.engine.entity.TopicProperties;
+import org.w3c.dom.Element;
+
+import java.util.List;
+
+/**
+ * Queue, topic and subscription descriptions to engine properties. Elements that are absent keep the base value:
+ * the cloud's defaults on create, the current description on update. Read-only and unsupported elements
+ * ({@code CreatedAt}, {@code CountDetails}, {@code AuthorizationRules}, {@code EnableExpress}, ...) are ignored.
+ */
+final class DescriptionReader {
+
+    private DescriptionReader() {
+    }
+
+    /** Builds the queue's description; {@code base} is the current one for an update, null for a create. */
+    static QueueProperties queue(String name, Element d, QueueProperties base) {
+        requireKind(d, "QueueDescription");
+        Fields f = new Fields(d);
+        QueueProperties.Builder b = base == null ? QueueProperties.builder(name) : base.toBuilder();
+        f.ifDuration("LockDuration", b::lockDuration);
+        f.ifLong("MaxSizeInMegabytes", b::maxSizeInMegabytes);
+        f.ifBoolean("RequiresDuplicateDetection", b::requiresDuplicateDetection);
+        f.ifBoolean("RequiresSession", b::requiresSession);
+        f.ifDuration("DefaultMessageTimeToLive", b::defaultMessageTimeToLive);
+        f.ifBoolean("DeadLetteringOnMessageExpiration", b::deadLetteringOnMessageExpiration);
+        f.ifDuration("DuplicateDetectionHistoryTimeWindow", b::duplicateDetectionHistoryTimeWindow);
+        f.ifInt("MaxDeliveryCount", b::maxDeliveryCount);
+        f.ifBoolean("EnableBatchedOperations", b::enableBatchedOperations);
+        f.ifText("Status", v -> b.status(EntityStatus.parse(v.trim())));
+        f.ifText("ForwardTo", v -> b.forwardTo(entityName(v)));
+        f.ifText("UserMetadata", b::userMetadata);
+        f.ifDuration("AutoDeleteOnIdle", b::autoDeleteOnIdle);
+        f.ifBoolean("EnablePartitioning", b::enablePartitioning);
+        f.ifText("ForwardDeadLetteredMessagesTo", v -> b.forwardDeadLetteredMessagesTo(entityName(v)));
+        f.ifInt("MaxMessageSizeInKilobytes", b::maxMessageSizeInKilobytes);
+        return b.build();
+    }
+
+    static TopicProperties topic(String name, Element d, TopicProperties base) {
+        requireKind(d, "TopicDescription");
+        Fields f = new Fields(d);
+        TopicProperties.Builder b = base == null ? TopicProperties.builder(name) : base.toBuilder();
+        f.ifDuration("DefaultMessageTimeToLive", b::defaultMessageTimeToLive);
+        f.ifLong("MaxSizeInMegabytes", b::maxSizeInMegabytes);
+        f.ifBoolean("RequiresDuplicateDetection", b::requiresDuplicateDetection);
+        f.ifDuration("DuplicateDetectionHistoryTimeWindow", b::duplicateDetectionHistoryTimeWindow);
+        f.ifBoolean("EnableBatchedOperations", b::enableBatchedOperations);
+        f.ifText("Status", v -> b.status(EntityStatus.parse(v.trim())));
+        f.ifText("UserMetadata", b::userMetadata);
+        f.ifBoolean("SupportOrdering", b::supportOrdering);
+        f.ifDuration("AutoDeleteOnIdle", b::autoDeleteOnIdle);
+        f.ifBoolean("EnablePartitioning", b::enablePartitioning);
+        f.ifInt("MaxMessageSizeInKilobytes", b::maxMessageSizeInKilobytes);
+        return b.build();
+    }
+
+    static SubscriptionProperties subscription(String topic, String name, Element d, SubscriptionProperties base) {
+        requireKind(d, "SubscriptionDescription");
+        Fields f = new Fields(d);
+        SubscriptionProperties.Builder b = base == null ? SubscriptionProperties.builder(topic, name)
+                : base.toBuilder();
+        f.ifDuration("LockDuration", b::lockDuration);
+        f.ifBoolean("RequiresSession", b::requiresSession);
+        f.ifDuration("DefaultMessageTimeToLive", b::defaultMessageTimeToLive);
+        f.ifBoolean("DeadLetteringOnMessageExpiration", b::deadLetteringOnMessageExpiration);
+        f.ifBoolean("DeadLetteringOnFilterEvaluationExceptions", b::deadLetteringOnFilterEvaluationExceptions);
+        f.ifInt("MaxDeliveryCount", b::maxDeliveryCount);
+        f.ifBoolean("EnableBatchedOperations", b::enableBatchedOperations);
+        f.ifText("Status", v -> b.status(EntityStatus.parse(v.trim())));
+        f.ifText("ForwardTo", v -> b.forwardTo(entityName(v)));
+        f.ifText("UserMetadata", b::userMetadata);
+        f.ifText("ForwardDeadLetteredMessagesTo", v -> b.forwardDeadLetteredMessagesTo(entityName(v)));
+        f.ifDuration("AutoDeleteOnIdle", b::autoDeleteOnIdle);
+        return b.build();
+    }
+
+    /** The rules a new subscription starts with: its {@code DefaultRuleDescription}, or none (the engine's default). */
+    static List<RuleProperties> defaultRules(Element subscriptionDescription) {
+        Element rule = AtomReader.child(subscriptionDescription, "DefaultRuleDescription");
+        if (rule == null || AtomReader.isNil(rule)) {
+            return List.of();
+        }
+        String name = new Fields(rule).text("Name");
+        return List.of(RuleReader.rule(rule, name == null || name.isBlank() ? RuleProperties.DEFAULT_RULE_NAME
+                : name.trim()));
+    }
+
+    /**
+     * The entity name in a {@code ForwardTo} value: the SDKs send an absolute URL ({@code https://ns/queue} from
+     * Java and JavaScript, {@code sb://ns/queue} from .NET), older clients the bare name. Empty means "none".
+     */
+    static String entityName(String value) {
+        String v = value.trim();
+        int scheme = v.indexOf("://");
+        if (scheme > 0) {
+            int slash = v.indexOf('/', scheme + 3);
+            v = slash < 0 ? "" : v.substring(slash + 1);
+        }
+        while (v.startsWith("/")) {
+            v = v.substring(1);
+        }
+        while (v.endsWith("/")) {
+            v = v.substring(0, v.length() - 1);
+        }
+        return v.isEmpty() ? null : v;
+    }
+
+    static void requireKind(Element d, String expected) {
+        if (!expected.equals(d.getLocalName())) {
+            throw new IllegalArgumentException("Expected a " + expected + " in the ATOM entry's content, found "
+                    + d.getLocalName() + ".");
+        }
+    }
+}

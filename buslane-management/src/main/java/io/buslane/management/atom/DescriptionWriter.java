@@ -1,0 +1,135 @@
+package io.buslane.management.atom;
+
+import io.buslane.engine.QueueEntity;
+import io.buslane.engine.RuntimeCounts;
+import io.buslane.engine.SubscriptionEntity;
+import io.buslane.engine.TopicEntity;
+import io.buslane.engine.entity.QueueProperties;
+import io.buslane.engine.entity.SubscriptionProperties;
+import io.buslane.engine.entity.TopicProperties;
+
+/**
+ * Queue, topic and subscription descriptions, element by element in the order the service writes them (its data
+ * contracts' order, which strict parsers such as {@code DataContractSerializer} require). Properties the broker
+ * does not model are written with the service's values for a Standard namespace ({@code IsAnonymousAccessible}
+ * false, {@code EntityAvailabilityStatus} Available, {@code EnableExpress} false, no authorization rules).
+ */
+final class DescriptionWriter {
+
+    private static final String AVAILABLE = "Available";
+
+    private DescriptionWriter() {
+    }
+
+    static void queue(XmlOut o, QueueEntity q, RuntimeCounts c) {
+        QueueProperties p = q.properties();
+        root(o, "QueueDescription");
+        o.leaf("LockDuration", XmlDurations.format(p.lockDuration()));
+        o.leaf("MaxSizeInMegabytes", p.maxSizeInMegabytes());
+        o.leaf("RequiresDuplicateDetection", p.requiresDuplicateDetection());
+        o.leaf("RequiresSession", p.requiresSession());
+        o.leaf("DefaultMessageTimeToLive", XmlDurations.format(p.defaultMessageTimeToLive()));
+        o.leaf("DeadLetteringOnMessageExpiration", p.deadLetteringOnMessageExpiration());
+        o.leaf("DuplicateDetectionHistoryTimeWindow", XmlDurations.format(p.duplicateDetectionHistoryTimeWindow()));
+        o.leaf("MaxDeliveryCount", p.maxDeliveryCount());
+        o.leaf("EnableBatchedOperations", p.enableBatchedOperations());
+        o.leaf("SizeInBytes", c.sizeInBytes());
+        o.leaf("MessageCount", c.messageCount());
+        o.leaf("IsAnonymousAccessible", false);
+        o.empty("AuthorizationRules");
+        o.leaf("Status", p.status().serviceName());
+        o.leaf("ForwardTo", p.forwardTo());
+        o.leaf("UserMetadata", p.userMetadata());
+        times(o, q.createdAtMs(), q.updatedAtMs());
+        o.leaf("SupportOrdering", true);
+        countDetails(o, c);
+        o.leaf("AutoDeleteOnIdle", XmlDurations.format(p.autoDeleteOnIdle()));
+        o.leaf("EnablePartitioning", p.enablePartitioning());
+        o.leaf("EntityAvailabilityStatus", AVAILABLE);
+        o.leaf("ForwardDeadLetteredMessagesTo", p.forwardDeadLetteredMessagesTo());
+        o.leaf("EnableExpress", false);
+        o.leaf("MaxMessageSizeInKilobytes", p.maxMessageSizeInKilobytes());
+        o.close();
+    }
+
+    static void topic(XmlOut o, TopicEntity t, RuntimeCounts c) {
+        TopicProperties p = t.properties();
+        root(o, "TopicDescription");
+        o.leaf("DefaultMessageTimeToLive", XmlDurations.format(p.defaultMessageTimeToLive()));
+        o.leaf("MaxSizeInMegabytes", p.maxSizeInMegabytes());
+        o.leaf("RequiresDuplicateDetection", p.requiresDuplicateDetection());
+        o.leaf("DuplicateDetectionHistoryTimeWindow", XmlDurations.format(p.duplicateDetectionHistoryTimeWindow()));
+        o.leaf("EnableBatchedOperations", p.enableBatchedOperations());
+        o.leaf("SizeInBytes", c.sizeInBytes());
+        o.leaf("FilteringMessagesBeforePublishing", false);
+        o.leaf("IsAnonymousAccessible", false);
+        o.empty("AuthorizationRules");
+        o.leaf("Status", p.status().serviceName());
+        o.leaf("UserMetadata", p.userMetadata());
+        times(o, t.createdAtMs(), t.updatedAtMs());
+        o.leaf("SupportOrdering", p.supportOrdering());
+        countDetails(o, c);
+        o.leaf("SubscriptionCount", t.subscriptions().size());
+        o.leaf("AutoDeleteOnIdle", XmlDurations.format(p.autoDeleteOnIdle()));
+        o.leaf("EnablePartitioning", p.enablePartitioning());
+        o.leaf("EntityAvailabilityStatus", AVAILABLE);
+        o.leaf("EnableSubscriptionPartitioning", false);
+        o.leaf("EnableExpress", false);
+        o.leaf("MaxMessageSizeInKilobytes", p.maxMessageSizeInKilobytes());
+        o.close();
+    }
+
+    static void subscription(XmlOut o, SubscriptionEntity s, RuntimeCounts c) {
+        SubscriptionProperties p = s.properties();
+        root(o, "SubscriptionDescription");
+        o.leaf("LockDuration", XmlDurations.format(p.lockDuration()));
+        o.leaf("RequiresSession", p.requiresSession());
+        o.leaf("DefaultMessageTimeToLive", XmlDurations.format(p.defaultMessageTimeToLive()));
+        o.leaf("DeadLetteringOnMessageExpiration", p.deadLetteringOnMessageExpiration());
+        o.leaf("DeadLetteringOnFilterEvaluationExceptions", p.deadLetteringOnFilterEvaluationExceptions());
+        o.leaf("MessageCount", c.messageCount());
+        o.leaf("MaxDeliveryCount", p.maxDeliveryCount());
+        o.leaf("EnableBatchedOperations", p.enableBatchedOperations());
+        o.leaf("Status", p.status().serviceName());
+        o.leaf("ForwardTo", p.forwardTo());
+        times(o, s.createdAtMs(), s.updatedAtMs());
+        countDetails(o, c);
+        o.leaf("UserMetadata", p.userMetadata());
+        o.leaf("ForwardDeadLetteredMessagesTo", p.forwardDeadLetteredMessagesTo());
+        o.leaf("AutoDeleteOnIdle", XmlDurations.format(p.autoDeleteOnIdle()));
+        o.leaf("EntityAvailabilityStatus", AVAILABLE);
+        o.close();
+    }
+
+    /** {@code NamespaceInfo}: a Standard-tier messaging namespace. */
+    static void namespace(XmlOut o, String name, long createdMs, long modifiedMs) {
+        root(o, "NamespaceInfo");
+        o.leaf("CreatedTime", XmlTimes.format(createdMs));
+        o.leaf("MessagingSKU", "Standard");
+        o.leaf("ModifiedTime", XmlTimes.format(modifiedMs));
+        o.leaf("Name", name);
+        o.leaf("NamespaceType", "Messaging");
+        o.close();
+    }
+
+    /** Opens a description with the service's namespace as default and {@code i} for XML Schema instance. */
+    static void root(XmlOut o, String element) {
+        o.open(element).defaultNamespace(Xmlns.SB).namespace("i", Xmlns.XSI);
+    }
+
+    private static void times(XmlOut o, long createdMs, long updatedMs) {
+        o.leaf("CreatedAt", XmlTimes.format(createdMs));
+        o.leaf("UpdatedAt", XmlTimes.format(updatedMs));
+        o.leaf("AccessedAt", XmlTimes.NEVER);
+    }
+
+    private static void countDetails(XmlOut o, RuntimeCounts c) {
+        o.open("CountDetails").namespace("d2p1", Xmlns.COUNTS);
+        o.leaf("d2p1", Xmlns.COUNTS, "ActiveMessageCount", c.activeMessageCount());
+        o.leaf("d2p1", Xmlns.COUNTS, "DeadLetterMessageCount", c.deadLetterMessageCount());
+        o.leaf("d2p1", Xmlns.COUNTS, "ScheduledMessageCount", c.scheduledMessageCount());
+        o.leaf("d2p1", Xmlns.COUNTS, "TransferMessageCount", c.transferMessageCount());
+        o.leaf("d2p1", Xmlns.COUNTS, "TransferDeadLetterMessageCount", c.transferDeadLetterMessageCount());
+        o.close();
+    }
+}

@@ -1,0 +1,70 @@
+package io.buslane.management.atom;
+
+import io.buslane.common.auth.SasRule;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.net.http.HttpResponse;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class AuthApiTest {
+
+    static AdminTestServer server;
+    static String valid;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = AdminTestServer.validating();
+        valid = server.authorization;
+        assertThat(server.put("/secured", AdminTestServer.entry("QueueDescription", "")).statusCode())
+                .isEqualTo(201);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        server.close();
+    }
+
+    private static HttpResponse<String> getWith(String authorization, String path) {
+        server.authorization = authorization;
+        try {
+            return server.get(path);
+        } finally {
+            server.authorization = valid;
+        }
+    }
+
+    @Test
+    void aMissingOrInvalidTokenIs401() {
+        HttpResponse<String> none = getWith(null, "/secured");
+        assertThat(none.statusCode()).isEqualTo(401);
+        assertThat(TestXml.parse(none.body()).text("/Error/Code")).isEqualTo("401");
+        assertThat(getWith("Bearer abc", "/secured").statusCode()).isEqualTo(401);
+        assertThat(getWith(server.token("http://127.0.0.1/", SasRule.EMULATOR_KEY_NAME, "wrong-key"), "/secured")
+                .statusCode()).isEqualTo(401);
+        assertThat(getWith(server.token("http://127.0.0.1/", "OtherRule", SasRule.EMULATOR_KEY), "/secured")
+                .statusCode()).isEqualTo(401);
+        assertThat(getWith(null, "/nope").statusCode()).as("no existence probing without a token").isEqualTo(401);
+    }
+
+    @Test
+    void aValidTokenIsScopedToItsSignedResource() {
+        assertThat(getWith(valid, "/secured").statusCode()).isEqualTo(200);
+        String entityToken = server.token("http://127.0.0.1/secured", SasRule.EMULATOR_KEY_NAME,
+                SasRule.EMULATOR_KEY);
+        assertThat(getWith(entityToken, "/secured").statusCode()).isEqualTo(200);
+        assertThat(getWith(entityToken, "/other").statusCode()).isEqualTo(401);
+        assertThat(getWith(entityToken, "/$Resources/queues").statusCode()).isEqualTo(401);
+    }
+
+    @Test
+    void acceptAllModeAcceptsRequestsWithoutAToken() throws Exception {
+        try (AdminTestServer open = AdminTestServer.acceptingAll()) {
+            assertThat(open.put("/anything", AdminTestServer.entry("QueueDescription", "")).statusCode())
+                    .isEqualTo(201);
+            assertThat(open.get("/anything").statusCode()).isEqualTo(200);
+        }
+    }
+}
