@@ -79,7 +79,7 @@ public final class Engine implements AutoCloseable {
         }
         Shard[] shards = new Shard[shardCount];
         for (int i = 0; i < shardCount; i++) {
-            shards[i] = new Shard(i, config.clock(), config.storage().openShard(i));
+            shards[i] = new Shard(i, config.clock(), config.storage().openShard(i, config.residentBytesPerShard()));
         }
         Engine engine = new Engine(config, meta, shards);
         engine.nextEntityId = Math.max(recovered.nextEntityId, recovered.maxId + 1);
@@ -231,6 +231,28 @@ public final class Engine implements AutoCloseable {
 
     public int shardCount() {
         return shards.length;
+    }
+
+    /**
+     * Encoded bytes of the message bodies all shards hold in the heap, as of each shard's last duty cycle; each shard
+     * keeps its share under {@link EngineConfig#residentBytesPerShard()} once its records are durable (see
+     * {@link io.buslane.engine.partition.MessageBodies}).
+     */
+    public long residentMessageBytes() {
+        long total = 0;
+        for (Shard s : shards) {
+            total += s.bodies().publishedResidentBytes();
+        }
+        return total;
+    }
+
+    /** Message bodies read back from the journals so far (a metric; exact in manual threading mode). */
+    public long messageBodyReads() {
+        long total = 0;
+        for (Shard s : shards) {
+            total += s.bodies().reads();
+        }
+        return total;
     }
 
     /** Commands waiting in all shard queues (back-pressure signal). */

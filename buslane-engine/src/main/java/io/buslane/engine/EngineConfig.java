@@ -1,6 +1,7 @@
 package io.buslane.engine;
 
 import io.buslane.common.time.Clock;
+import io.buslane.engine.partition.MessageBodies;
 import io.buslane.engine.persist.Storage;
 
 import java.util.Objects;
@@ -8,13 +9,26 @@ import java.util.Objects;
 /**
  * How to build an {@link Engine}. Immutable.
  *
- * @param clock          the only source of time
- * @param storage        where the namespace and the shards keep their records
- * @param shardCount     number of single-writer shards; fixed when a data directory is created (the stored value
- *                       wins on restart)
- * @param threadingMode  dedicated shard threads, or manual driving for tests
+ * @param clock                  the only source of time
+ * @param storage                where the namespace and the shards keep their records
+ * @param shardCount             number of single-writer shards; fixed when a data directory is created (the stored
+ *                               value wins on restart)
+ * @param threadingMode          dedicated shard threads, or manual driving for tests
+ * @param residentBytesPerShard  encoded message bytes each shard keeps in the heap; beyond it the newest messages
+ *                               are evicted and read back from the journal when needed (see {@link MessageBodies})
  */
-public record EngineConfig(Clock clock, Storage storage, int shardCount, ThreadingMode threadingMode) {
+public record EngineConfig(Clock clock, Storage storage, int shardCount, ThreadingMode threadingMode,
+                           long residentBytesPerShard) {
+
+    /** The system property that overrides the default of {@link #residentBytesPerShard} (bytes). */
+    public static final String RESIDENT_BYTES_PROPERTY = "buslane.residentBytesPerShard";
+    /**
+     * Default of {@link #residentBytesPerShard}: 64 MiB, unless the system property
+     * {@value #RESIDENT_BYTES_PROPERTY} says otherwise (e.g. {@code -Dbuslane.residentBytesPerShard=0}, which evicts
+     * every message as soon as it is durable).
+     */
+    public static final long DEFAULT_RESIDENT_BYTES_PER_SHARD = Long.getLong(RESIDENT_BYTES_PROPERTY,
+            MessageBodies.DEFAULT_BUDGET_BYTES);
 
     public EngineConfig {
         Objects.requireNonNull(clock, "clock");
@@ -23,5 +37,18 @@ public record EngineConfig(Clock clock, Storage storage, int shardCount, Threadi
         if (shardCount < 1 || shardCount > 256) {
             throw new IllegalArgumentException("shardCount must be between 1 and 256, was " + shardCount);
         }
+        if (residentBytesPerShard < 0) {
+            throw new IllegalArgumentException("residentBytesPerShard must not be negative, was "
+                    + residentBytesPerShard);
+        }
+    }
+
+    /** A configuration with the default resident budget per shard. */
+    public EngineConfig(Clock clock, Storage storage, int shardCount, ThreadingMode threadingMode) {
+        this(clock, storage, shardCount, threadingMode, DEFAULT_RESIDENT_BYTES_PER_SHARD);
+    }
+
+    public EngineConfig withResidentBytesPerShard(long newResidentBytesPerShard) {
+        return new EngineConfig(clock, storage, shardCount, threadingMode, newResidentBytesPerShard);
     }
 }

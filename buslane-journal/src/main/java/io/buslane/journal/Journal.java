@@ -3,9 +3,9 @@ package io.buslane.journal;
 /**
  * An append-only log of records for one single writer (a shard, or the namespace metadata).
  *
- * <p>Confined to its writer thread: {@link #append}, {@link #sync} and {@link #replay} are called by one thread
- * at a time. The protocol is: {@link #replay} once after opening, then any number of append batches each followed
- * by one {@link #sync} (group commit). A record is durable once a {@code sync} that started after its
+ * <p>Confined to its writer thread: {@link #append}, {@link #sync}, {@link #replay} and {@link #read} are called
+ * by one thread at a time. The protocol is: {@link #replay} once after opening, then any number of append batches
+ * each followed by one {@link #sync} (group commit). A record is durable once a {@code sync} that started after its
  * {@code append} has returned.
  *
  * <p>The API is about records, not files: nothing outside an implementation knows about segments, so a later
@@ -29,6 +29,33 @@ public interface Journal extends AutoCloseable {
      * @throws JournalException when the data cannot be made durable; none of the batch may be assumed durable
      */
     void sync();
+
+    /**
+     * Reads back the stored live record of {@code id} of the given kind, so that an owner need not keep every
+     * payload in memory: for {@link RecordKind#ADD} the live ADD (the latest, should several be live), for
+     * {@link RecordKind#UPDATE} the live UPDATE (the latest, when no DELETE follows it). Call on the writer thread,
+     * once {@link #replay} has started: inside the replay handler, the records delivered before the current one are
+     * readable.
+     *
+     * <p>The answer reflects the records stored as of the last successful {@link #sync}: a record appended since
+     * is not visible yet, and a record deleted by an unsynced DELETE still is.
+     *
+     * @param kind ADD or UPDATE
+     * @return the record, or {@code null} when no live record of that kind and id is stored (never appended,
+     *         deleted, superseded, or not yet synced)
+     * @throws JournalException         when the storage cannot be read or the stored bytes fail verification
+     * @throws IllegalArgumentException for {@link RecordKind#DELETE}
+     */
+    JournalRecord read(long id, RecordKind kind);
+
+    /**
+     * The payload of the live ADD record of {@code id}, or {@code null} when there is none; see
+     * {@link #read(long, RecordKind)}.
+     */
+    default byte[] read(long id) {
+        JournalRecord record = read(id, RecordKind.ADD);
+        return record == null ? null : record.payload();
+    }
 
     /** Number of records appended since opening (a cheap progress counter for metrics and tests). */
     long appendedCount();

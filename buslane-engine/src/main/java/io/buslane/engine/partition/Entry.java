@@ -9,6 +9,10 @@ import java.util.UUID;
 /**
  * One message in one sub-queue (a queue's, or a subscription's copy of a topic message), with the broker's
  * state for it. The entry is its own lock-expiry timer. Confined to its shard thread.
+ *
+ * <p>The message itself may be evicted from the heap ({@link #message} null): read it through
+ * {@link MessageBodies#of(Entry)}, never through the field. A subscription's copy never holds the message unless its
+ * properties were modified: it shares its {@link TopicBody}'s.
  */
 public final class Entry extends EngineTimer {
 
@@ -25,11 +29,16 @@ public final class Entry extends EngineTimer {
     /** Failed deliveries so far (abandons and lock expiries). */
     int deliveryCount;
     byte status;
+    /** The encoded size of the message, kept so that sizes stay exact while the message is evicted. */
+    final int sizeBytes;
+    /** The message while resident, or null (evicted, or a subscription copy reading its body's); see the class. */
     Message message;
     /** The shared body of a subscription's copy, or null for a queue's own message. */
     TopicBody body;
-    /** True when {@link #message} differs from what the ADD record holds (properties were modified). */
+    /** True when the message differs from what the ADD record holds (properties were modified). */
     boolean messageModified;
+    /** Never evicted: its latest records may not be durable (a sync failed after they were written). */
+    boolean pinned;
     String deadLetterSource;
     SubQueueState owner;
     SessionEntry session;
@@ -40,12 +49,17 @@ public final class Entry extends EngineTimer {
     ReadyQueue readyIn;
     byte readyPlace;
 
-    Entry(long seq, long recordId, long enqueuedTimeMs, long expiresAtMs, Message message) {
+    /**
+     * @param message   the message, or null for a subscription's copy (which reads its body's)
+     * @param sizeBytes the message's encoded size
+     */
+    Entry(long seq, long recordId, long enqueuedTimeMs, long expiresAtMs, Message message, int sizeBytes) {
         this.seq = seq;
         this.recordId = recordId;
         this.enqueuedTimeMs = enqueuedTimeMs;
         this.expiresAtMs = expiresAtMs;
         this.message = message;
+        this.sizeBytes = sizeBytes;
     }
 
     public long sequenceNumber() {
@@ -68,7 +82,8 @@ public final class Entry extends EngineTimer {
         return deliveryCount;
     }
 
-    public Message message() {
+    /** The message if it is held in the heap by this entry, else null; {@link MessageBodies#of(Entry)} reads it. */
+    public Message residentMessage() {
         return message;
     }
 
@@ -97,11 +112,12 @@ public final class Entry extends EngineTimer {
     }
 
     int sizeBytes() {
-        return message.encodedSize();
+        return sizeBytes;
     }
 
-    ReceivedMessage view(int partitionIndex) {
-        return new ReceivedMessage(message, seq, enqueuedTimeMs, deliveryCount, lockToken,
+    /** The broker's view of this entry carrying {@code m}, its message as read through {@link MessageBodies}. */
+    ReceivedMessage view(Message m, int partitionIndex) {
+        return new ReceivedMessage(m, seq, enqueuedTimeMs, deliveryCount, lockToken,
                 locked() ? effectiveLockedUntilMs() : 0L,
                 deferred() ? MessageState.DEFERRED : MessageState.ACTIVE, expiresAtMs, null, deadLetterSource,
                 partitionIndex);

@@ -181,6 +181,7 @@ public final class Partition {
             scheduled.remove(se.seq);
             ctx.cancel(se);
             ctx.log().scheduledRemoved(se);
+            ctx.bodies().release(se);
         }
         ctx.log().partitionDropped(this);
     }
@@ -244,11 +245,12 @@ public final class Partition {
         return seq;
     }
 
-    /** Puts a scheduled entry in place (new or replayed) and arms its timer. */
+    /** Puts a scheduled entry in place (new or replayed, holding its message) and arms its timer. */
     public void restoreScheduled(ScheduledEntry se) {
         se.partition = this;
         scheduled.put(se.seq, se);
         ctx.schedule(se, se.scheduledTimeMs);
+        ctx.bodies().admit(se);
     }
 
     /**
@@ -264,16 +266,19 @@ public final class Partition {
         se.partition = null;
         ctx.cancel(se);
         ctx.log().scheduledRemoved(se);
+        ctx.bodies().release(se);
     }
 
     void activate(ScheduledEntry se, long nowMs) {
         if (scheduled.get(se.seq) != se) {
             return;
         }
+        Message m = ctx.bodies().of(se); // first: if it cannot be read, the message stays scheduled
         scheduled.remove(se.seq);
         se.partition = null;
         ctx.log().scheduledRemoved(se);
-        enqueueActive(se.message, nowMs);
+        ctx.bodies().release(se);
+        enqueueActive(m, nowMs);
     }
 
     private void enqueueActive(Message m, long nowMs) {
@@ -281,9 +286,10 @@ public final class Partition {
         ctx.markDirty(this);
         if (!topic) {
             Entry e = queue.newEntry(seq, ctx.log().nextRecordId(), nowMs,
-                    expiresAt(nowMs, m, queue.settings.timeToLiveMs()), m);
+                    expiresAt(nowMs, m, queue.settings.timeToLiveMs()), m, m.encodedSize());
             e.owner = queue;
             ctx.log().entryAdded(e);
+            ctx.bodies().admit(e);
             queue.add(e, nowMs);
             return;
         }
@@ -301,23 +307,24 @@ public final class Partition {
         TopicBody body = new TopicBody(ctx.log().nextRecordId(), seq, nowMs, m);
         body.references = targets.size();
         ctx.log().topicBodyAdded(this, body);
+        ctx.bodies().admit(body);
         for (SubQueueState s : targets) {
             if (s.settings.requiresSession() && m.sessionId() == null) {
-                Entry e = s.newEntry(seq, ctx.log().nextRecordId(), nowMs, Long.MAX_VALUE, m);
+                Entry e = s.newEntry(seq, ctx.log().nextRecordId(), nowMs, Long.MAX_VALUE, null, body.sizeBytes);
                 e.body = body;
                 e.owner = s.deadLetter;
                 ctx.log().entryAdded(e);
                 Map<String, Object> reason = new LinkedHashMap<>();
                 reason.put(SubQueueState.DEAD_LETTER_REASON, SubQueueState.SESSION_ID_NULL);
                 reason.put(SubQueueState.DEAD_LETTER_DESCRIPTION, SubQueueState.SESSION_ID_NULL_DESCRIPTION);
-                e.message = m.withApplicationProperties(reason);
-                e.messageModified = true;
+                ctx.bodies().modified(e, m.withApplicationProperties(reason));
                 ctx.log().entryUpdated(e);
                 s.deadLetter.add(e, nowMs);
                 continue;
             }
+            // a copy holds no message of its own: it reads the body's
             Entry e = s.newEntry(seq, ctx.log().nextRecordId(), nowMs, expiresAt(nowMs, m, s.settings.timeToLiveMs()),
-                    m);
+                    null, body.sizeBytes);
             e.body = body;
             e.owner = s;
             ctx.log().entryAdded(e);
@@ -358,7 +365,7 @@ public final class Partition {
                 out.add(target.browse(e));
                 e = nextEntry(entries, sessionId);
             } else {
-                out.add(s.view(index));
+                out.add(s.view(ctx.bodies().of(s), index));
                 s = nextScheduled(sched, sessionId);
             }
         }
@@ -372,7 +379,7 @@ public final class Partition {
             if (out.size() >= max) {
                 break;
             }
-            out.add(s.view(index));
+            out.add(s.view(ctx.bodies().of(s), index));
         }
         return out;
     }
@@ -387,10 +394,10 @@ public final class Partition {
         return null;
     }
 
-    private static ScheduledEntry nextScheduled(Iterator<ScheduledEntry> it, String sessionId) {
+    private ScheduledEntry nextScheduled(Iterator<ScheduledEntry> it, String sessionId) {
         while (it.hasNext()) {
             ScheduledEntry s = it.next();
-            if (sessionId == null || sessionId.equals(s.message.sessionId())) {
+            if (sessionId == null || sessionId.equals(ctx.bodies().of(s).sessionId())) {
                 return s;
             }
         }
@@ -407,7 +414,7 @@ public final class Partition {
     public RuntimeCounts counts() {
         long scheduledBytes = 0;
         for (ScheduledEntry s : scheduled.values()) {
-            scheduledBytes += s.message.encodedSize();
+            scheduledBytes += s.sizeBytes;
         }
         RuntimeCounts own = new RuntimeCounts(0, 0, scheduled.size(), 0, 0, scheduledBytes);
         return topic ? own : own.plus(queue.counts());
@@ -432,15 +439,21 @@ public final class Partition {
 
     // ------------------------------------------------------------------------------------------------ replay
 
-    /** Restores a queue entry or a subscription's copy from the journal into the given sub-queue. */
+    /**
+     * Restores a queue entry or a subscription's copy from the journal into the given sub-queue.
+     *
+     * @param message the queue message; null for a subscription's copy, which reads {@code body}'s
+     */
     public Entry restoreEntry(SubQueueState target, long seq, long recordId, long enqueuedTimeMs,
                               long expiresAtMs, Message message, TopicBody body) {
-        Entry e = target.newEntry(seq, recordId, enqueuedTimeMs, expiresAtMs, message);
+        Entry e = target.newEntry(seq, recordId, enqueuedTimeMs, expiresAtMs, body != null ? null : message,
+                body != null ? body.sizeBytes : message.encodedSize());
         e.body = body;
         if (body != null) {
             body.references++;
         }
         target.restore(e);
+        ctx.bodies().admit(e);
         return e;
     }
 
@@ -456,8 +469,7 @@ public final class Partition {
             e.deliveryCount = deliveryCount;
             e.status = deferred ? Entry.DEFERRED : Entry.AVAILABLE;
             if (modified != null) {
-                e.message = modified;
-                e.messageModified = true;
+                ctx.bodies().modified(e, modified);
             }
             if (target.kind != SubQueue.MAIN) {
                 e.expiresAtMs = Long.MAX_VALUE;
@@ -485,6 +497,12 @@ public final class Partition {
         if (e.body != null) {
             e.body.references--;
         }
+        ctx.bodies().release(e);
+    }
+
+    /** Drops a restored topic body whose DELETE record was replayed, or that no copy refers to. */
+    public void forgetTopicBodyForReplay(TopicBody body) {
+        ctx.bodies().release(body);
     }
 
     /** Removes a scheduled message whose DELETE record was replayed. */
@@ -493,6 +511,7 @@ public final class Partition {
         if (se != null) {
             se.partition = null;
             ctx.cancel(se);
+            ctx.bodies().release(se);
         }
     }
 
@@ -508,7 +527,9 @@ public final class Partition {
 
     /** A body restored from the journal, to which subscription copies then refer. */
     public TopicBody restoreTopicBody(long recordId, long seq, long enqueuedTimeMs, Message message) {
-        return new TopicBody(recordId, seq, enqueuedTimeMs, message);
+        TopicBody body = new TopicBody(recordId, seq, enqueuedTimeMs, message);
+        ctx.bodies().admit(body);
+        return body;
     }
 
     /** Starts delivery after a replay (e.g. to consumers that attach later, or timers already due). */

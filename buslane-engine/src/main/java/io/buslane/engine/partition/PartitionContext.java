@@ -14,6 +14,9 @@ public interface PartitionContext {
     /** Where the partition's state changes are recorded. */
     PartitionLog log();
 
+    /** The shard's resident messages: every read of a message goes through it (it may have to load it). */
+    MessageBodies bodies();
+
     /** Runs {@code action} on the shard thread once every record logged so far in this cycle is durable. */
     void afterSync(Runnable action);
 

@@ -10,6 +10,8 @@ import java.util.PriorityQueue;
  * head. An entry removed with {@link #remove} is never added back to the same queue (it has left the sub-queue),
  * so a stale copy can never be mistaken for a live one.
  * Confined to its shard thread.
+ *
+ * <p>Every session has one, so it starts small: a two-slot FIFO, and no heap until a message is returned.
  */
 final class ReadyQueue {
 
@@ -17,9 +19,11 @@ final class ReadyQueue {
     static final byte IN_FIFO = 1;
     static final byte IN_HEAP = 2;
 
-    private final ArrayDeque<Entry> fifo = new ArrayDeque<>();
-    private final PriorityQueue<Entry> returned = new PriorityQueue<>(
-            (a, b) -> Long.compareUnsigned(a.seq, b.seq));
+    private static final java.util.Comparator<Entry> BY_SEQUENCE = (a, b) -> Long.compareUnsigned(a.seq, b.seq);
+
+    private final ArrayDeque<Entry> fifo = new ArrayDeque<>(1);
+    /** Created by the first returned message. */
+    private PriorityQueue<Entry> returned;
     private int size;
 
     void addNew(Entry e) {
@@ -32,6 +36,9 @@ final class ReadyQueue {
     void addReturned(Entry e) {
         e.readyIn = this;
         e.readyPlace = IN_HEAP;
+        if (returned == null) {
+            returned = new PriorityQueue<>(4, BY_SEQUENCE);
+        }
         returned.add(e);
         size++;
     }
@@ -92,6 +99,9 @@ final class ReadyQueue {
     }
 
     private Entry cleanHeap() {
+        if (returned == null) {
+            return null;
+        }
         Entry e;
         while ((e = returned.peek()) != null && (e.readyIn != this || e.readyPlace != IN_HEAP)) {
             returned.poll();

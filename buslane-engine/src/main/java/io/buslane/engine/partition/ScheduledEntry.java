@@ -5,14 +5,18 @@ import io.buslane.engine.message.MessageState;
 import io.buslane.engine.message.ReceivedMessage;
 
 /**
- * A scheduled message waiting for its enqueue time; its own activation timer. Confined to its shard thread.
+ * A scheduled message waiting for its enqueue time; its own activation timer. Confined to its shard thread. The
+ * message may be evicted from the heap: read it through {@link MessageBodies#of(ScheduledEntry)}.
  */
 public final class ScheduledEntry extends EngineTimer {
     final long seq;
     final long recordId;
     final long enqueuedTimeMs;
     final long scheduledTimeMs;
-    final Message message;
+    final int sizeBytes;
+    /** The message while resident, or null when evicted. */
+    Message message;
+    boolean pinned;
     Partition partition;
 
     public ScheduledEntry(long seq, long recordId, long enqueuedTimeMs, long scheduledTimeMs, Message message) {
@@ -21,6 +25,7 @@ public final class ScheduledEntry extends EngineTimer {
         this.enqueuedTimeMs = enqueuedTimeMs;
         this.scheduledTimeMs = scheduledTimeMs;
         this.message = message;
+        this.sizeBytes = message.encodedSize();
     }
 
     public long sequenceNumber() {
@@ -39,12 +44,17 @@ public final class ScheduledEntry extends EngineTimer {
         return scheduledTimeMs;
     }
 
-    public Message message() {
+    /** The message if it is held in the heap, else null; {@link MessageBodies#of(ScheduledEntry)} reads it. */
+    public Message residentMessage() {
         return message;
     }
 
-    ReceivedMessage view(int partitionIndex) {
-        return new ReceivedMessage(message, seq, enqueuedTimeMs, 0, null, 0L, MessageState.SCHEDULED,
+    public int sizeBytes() {
+        return sizeBytes;
+    }
+
+    ReceivedMessage view(Message m, int partitionIndex) {
+        return new ReceivedMessage(m, seq, enqueuedTimeMs, 0, null, 0L, MessageState.SCHEDULED,
                 Long.MAX_VALUE, scheduledTimeMs, null, partitionIndex);
     }
 

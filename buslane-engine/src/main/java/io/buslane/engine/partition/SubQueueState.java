@@ -7,6 +7,8 @@ import io.buslane.engine.RuntimeCounts;
 import io.buslane.engine.SubQueue;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -28,6 +30,8 @@ import java.util.UUID;
  * (they do not survive a restart).
  */
 public final class SubQueueState {
+
+    private static final Logger LOG = LoggerFactory.getLogger(SubQueueState.class);
 
     /** Reason the broker writes when the delivery count is exhausted. */
     public static final String MAX_DELIVERY_COUNT_EXCEEDED = "MaxDeliveryCountExceeded";
@@ -136,6 +140,10 @@ public final class SubQueueState {
         return partition.ctx.log();
     }
 
+    private MessageBodies bodies() {
+        return partition.ctx.bodies();
+    }
+
     // ------------------------------------------------------------------------------------------------ arrival
 
     /** Accepts a new entry (already logged by the caller) and delivers what it can. */
@@ -168,7 +176,7 @@ public final class SubQueueState {
         messageCount++;
         sizeBytes += e.sizeBytes();
         if (sessionful()) {
-            SessionEntry s = sessionFor(e.message.sessionId());
+            SessionEntry s = sessionFor(bodies().of(e).sessionId());
             e.session = s;
             s.messageCount++;
             if (!e.deferred()) {
@@ -252,7 +260,9 @@ public final class SubQueueState {
                     slot.consumer.releaseCredit();
                     return;
                 }
-                deliver(slot, e, nowMs);
+                if (!deliver(slot, e, nowMs)) {
+                    return;
+                }
                 progress = true;
             }
         }
@@ -270,7 +280,9 @@ public final class SubQueueState {
                 slot.consumer.releaseCredit();
                 return;
             }
-            deliver(slot, e, nowMs);
+            if (!deliver(slot, e, nowMs)) {
+                return;
+            }
         }
     }
 
@@ -287,13 +299,28 @@ public final class SubQueueState {
         return null;
     }
 
-    private void deliver(ConsumerSlot slot, Entry e, long nowMs) {
+    /**
+     * Hands a ready entry (taken from its ready queue, with a unit of credit) to the consumer. Returns false, with
+     * the entry back in its ready queue and the credit returned, when its message cannot be read back from storage:
+     * delivery stops there (the failure is logged) rather than skipping or losing the message.
+     */
+    private boolean deliver(ConsumerSlot slot, Entry e, long nowMs) {
+        Message m;
+        try {
+            m = bodies().of(e);
+        } catch (RuntimeException failure) {
+            returnToReady(e);
+            slot.consumer.releaseCredit();
+            LOG.error("Cannot deliver message {} of '{}': its body could not be read back; delivery of the queue "
+                    + "stops at it until it can", e.seq, settings.entityPath(), failure);
+            return false;
+        }
         ReceivedMessage view;
         if (slot.consumer.mode() == ReceiveMode.PEEK_LOCK) {
             lock(e, nowMs);
-            view = e.view(partition.index);
+            view = e.view(m, partition.index);
         } else {
-            view = e.view(partition.index);
+            view = e.view(m, partition.index);
             remove(e);
         }
         if (e.session != null && e.session.holder == null) {
@@ -301,6 +328,7 @@ public final class SubQueueState {
         }
         ConsumerHandle consumer = slot.consumer;
         ctx().afterSync(() -> consumer.deliver(view));
+        return true;
     }
 
     private void lock(Entry e, long nowMs) {
@@ -485,8 +513,7 @@ public final class SubQueueState {
 
     private void modify(Entry e, Map<String, Object> propertiesToModify) {
         if (propertiesToModify != null && !propertiesToModify.isEmpty()) {
-            e.message = e.message.withApplicationProperties(propertiesToModify);
-            e.messageModified = true;
+            bodies().modified(e, bodies().of(e).withApplicationProperties(propertiesToModify));
         }
     }
 
@@ -597,9 +624,11 @@ public final class SubQueueState {
         detach(e);
         e.status = Entry.REMOVED;
         log().entryRemoved(e);
+        bodies().release(e);
         TopicBody body = e.body;
         if (body != null && --body.references == 0) {
             log().topicBodyRemoved(body);
+            bodies().release(body);
         }
     }
 
@@ -629,13 +658,18 @@ public final class SubQueueState {
                 found.add(e);
             }
         }
-        List<ReceivedMessage> out = new ArrayList<>(found.size());
+        List<Message> messages = new ArrayList<>(found.size());
         for (Entry e : found) {
+            messages.add(bodies().of(e)); // all read before any is locked or removed
+        }
+        List<ReceivedMessage> out = new ArrayList<>(found.size());
+        for (int i = 0; i < found.size(); i++) {
+            Entry e = found.get(i);
             if (mode == ReceiveMode.PEEK_LOCK) {
                 lock(e, nowMs);
-                out.add(e.view(partition.index));
+                out.add(e.view(messages.get(i), partition.index));
             } else {
-                out.add(e.view(partition.index));
+                out.add(e.view(messages.get(i), partition.index));
                 remove(e);
             }
         }
@@ -660,7 +694,7 @@ public final class SubQueueState {
     }
 
     private ReceivedMessage peekView(Entry e) {
-        ReceivedMessage v = e.view(partition.index);
+        ReceivedMessage v = e.view(bodies().of(e), partition.index);
         return new ReceivedMessage(v.message(), v.sequenceNumber(), v.enqueuedTimeMs(), v.deliveryCount(), null,
                 v.lockedUntilMs(), v.state(), v.expiresAtMs(), null, v.deadLetterSource(), v.partitionIndex());
     }
@@ -883,8 +917,9 @@ public final class SubQueueState {
         if (s.holder == null) {
             Entry head = s.ready.peek();
             if (head != null) {
-                freeSessions.put(head.seq, s);
-                s.indexedSeq = head.seq;
+                Long key = head.seq; // one box shared by the index and the session
+                freeSessions.put(key, s);
+                s.indexedSeq = key;
             }
         }
     }
@@ -995,8 +1030,13 @@ public final class SubQueueState {
         return locks.size();
     }
 
-    /** Creates an entry for a message (used by the partition for arrivals and by replay). */
-    Entry newEntry(long seq, long recordId, long enqueuedTimeMs, long expiresAtMs, Message message) {
-        return new Entry(seq, recordId, enqueuedTimeMs, expiresAtMs, message);
+    /**
+     * Creates an entry for a message (used by the partition for arrivals and by replay).
+     *
+     * @param message   the message, or null for a subscription's copy (which reads its body's)
+     * @param sizeBytes the message's encoded size
+     */
+    Entry newEntry(long seq, long recordId, long enqueuedTimeMs, long expiresAtMs, Message message, int sizeBytes) {
+        return new Entry(seq, recordId, enqueuedTimeMs, expiresAtMs, message, sizeBytes);
     }
 }

@@ -4,13 +4,17 @@ import io.buslane.engine.message.Message;
 
 /**
  * A topic message stored once and shared by the subscriptions' copies; removed when the last copy goes.
- * Confined to its shard thread.
+ * Confined to its shard thread. The message may be evicted from the heap: read it through
+ * {@link MessageBodies#of(TopicBody)}.
  */
 public final class TopicBody {
     final long recordId;
     final long seq;
     final long enqueuedTimeMs;
-    final Message message;
+    final int sizeBytes;
+    /** The message while resident, or null when evicted. */
+    Message message;
+    boolean pinned;
     int references;
 
     TopicBody(long recordId, long seq, long enqueuedTimeMs, Message message) {
@@ -18,6 +22,7 @@ public final class TopicBody {
         this.seq = seq;
         this.enqueuedTimeMs = enqueuedTimeMs;
         this.message = message;
+        this.sizeBytes = message.encodedSize();
     }
 
     public long recordId() {
@@ -37,7 +42,8 @@ public final class TopicBody {
         return references;
     }
 
-    public Message message() {
+    /** The message if it is held in the heap, else null; {@link MessageBodies#of(TopicBody)} reads it. */
+    public Message residentMessage() {
         return message;
     }
 }

@@ -2,6 +2,7 @@ package io.buslane.engine.persist;
 
 import io.buslane.engine.SubQueue;
 import io.buslane.engine.partition.Entry;
+import io.buslane.engine.partition.MessageBodies;
 import io.buslane.engine.partition.Partition;
 import io.buslane.engine.partition.PartitionLog;
 import io.buslane.engine.partition.ScheduledEntry;
@@ -18,13 +19,19 @@ import io.buslane.journal.JournalRecord;
 public final class JournalPartitionLog implements PartitionLog {
 
     private final Journal journal;
+    private final MessageBodies bodies;
     private final RecordWriter w = new RecordWriter(512);
     private long nextRecordId = RecordTypes.FIRST_RECORD_ID;
     private boolean metaWritten;
     private long lastCheckpointedRecordId = -1;
 
-    public JournalPartitionLog(Journal journal) {
+    /**
+     * @param journal the shard's journal
+     * @param bodies  the shard's resident messages, through which the messages to write are read
+     */
+    public JournalPartitionLog(Journal journal, MessageBodies bodies) {
         this.journal = journal;
+        this.bodies = bodies;
     }
 
     /** Restores the id counter after replay so that no record id is ever reused. */
@@ -88,7 +95,7 @@ public final class JournalPartitionLog implements PartitionLog {
         w.writeVarLong(partition.recordId());
         w.writeLong(body.sequenceNumber());
         w.writeLong(body.enqueuedTimeMs());
-        MessageCodec.write(w, body.message());
+        MessageCodec.write(w, bodies.of(body));
         journal.append(JournalRecord.add(body.recordId(), RecordTypes.TOPIC_BODY, bytes()));
     }
 
@@ -107,7 +114,7 @@ public final class JournalPartitionLog implements PartitionLog {
             w.writeLong(e.sequenceNumber());
             w.writeLong(e.enqueuedTimeMs());
             w.writeLong(e.expiresAtMs());
-            MessageCodec.write(w, e.message());
+            MessageCodec.write(w, bodies.of(e));
             journal.append(JournalRecord.add(e.recordId(), RecordTypes.QUEUE_MSG, bytes()));
         } else {
             w.writeVarLong(owner.entityId());
@@ -127,7 +134,7 @@ public final class JournalPartitionLog implements PartitionLog {
         w.writeBoolean(e.deferred());
         w.writeBoolean(e.messageModified());
         if (e.messageModified()) {
-            MessageCodec.write(w, e.message());
+            MessageCodec.write(w, bodies.of(e)); // read back from the previous UPDATE if evicted
         }
         w.writeString(e.deadLetterSource());
         journal.append(JournalRecord.update(e.recordId(), RecordTypes.ENTRY_STATE, bytes()));
@@ -145,7 +152,7 @@ public final class JournalPartitionLog implements PartitionLog {
         w.writeLong(s.sequenceNumber());
         w.writeLong(s.enqueuedTimeMs());
         w.writeLong(s.scheduledTimeMs());
-        MessageCodec.write(w, s.message());
+        MessageCodec.write(w, bodies.of(s));
         journal.append(JournalRecord.add(s.recordId(), RecordTypes.SCHEDULED, bytes()));
     }
 

@@ -2,34 +2,52 @@ package io.buslane.engine.persist;
 
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
+import io.buslane.engine.message.Message;
+import io.buslane.engine.partition.MessageBodies;
 import io.buslane.engine.partition.Partition;
 import io.buslane.journal.Journal;
 import io.buslane.journal.JournalException;
+import io.buslane.journal.JournalRecord;
+import io.buslane.journal.RecordKind;
 
 import java.util.Set;
 import java.util.function.BiFunction;
 
-/** A shard's journal and the log that writes partition records to it. Confined to the shard thread. */
+/**
+ * A shard's journal, the log that writes partition records to it, and the shard's resident messages, which read
+ * evicted messages back from it. Confined to the shard thread.
+ */
 public final class ShardJournal {
 
     private final String name;
     private final Journal journal;
+    private final MessageBodies bodies;
     private final JournalPartitionLog log;
     private long lastSyncedCount;
 
-    ShardJournal(String name, Journal journal) {
+    /**
+     * @param residentBudgetBytes message bytes the shard keeps in the heap before evicting the newest; see
+     *                            {@link MessageBodies}
+     */
+    ShardJournal(String name, Journal journal, long residentBudgetBytes) {
         this.name = name;
         this.journal = journal;
-        this.log = new JournalPartitionLog(journal);
+        this.bodies = new MessageBodies(residentBudgetBytes, MessageBodies.defaultCacheBytes(residentBudgetBytes),
+                this::readMessage);
+        this.log = new JournalPartitionLog(journal, bodies);
     }
 
     public JournalPartitionLog log() {
         return log;
     }
 
+    public MessageBodies bodies() {
+        return bodies;
+    }
+
     /** Replays the journal into the partitions found by {@code lookup}; returns those that had a record. */
     public Set<Partition> replay(BiFunction<Long, Integer, Partition> lookup) {
-        return new ShardReplayer(name, journal, log, lookup).replay();
+        return new ShardReplayer(name, journal, log, bodies, lookup).replay();
     }
 
     /** True when records were appended since the last sync. */
@@ -53,6 +71,59 @@ public final class ShardJournal {
         } finally {
             lastSyncedCount = journal.appendedCount();
         }
+    }
+
+    /**
+     * Reads an evicted message back: from the ADD record it arrived in, or from the entry's latest UPDATE when its
+     * properties were modified.
+     *
+     * @throws BrokerException INTERNAL when the record cannot be read or is not there
+     */
+    Message readMessage(long recordId, boolean modified) {
+        RecordKind kind = modified ? RecordKind.UPDATE : RecordKind.ADD;
+        JournalRecord record;
+        try {
+            record = journal.read(recordId, kind);
+        } catch (JournalException e) {
+            throw new BrokerException(ErrorKind.INTERNAL, "The broker could not read a stored message back: "
+                    + e.getMessage(), e);
+        }
+        if (record == null) {
+            throw new BrokerException(ErrorKind.INTERNAL, "The broker could not read a stored message back: journal "
+                    + name + " holds no live " + kind + " of record " + recordId + ".");
+        }
+        return messageOf(record);
+    }
+
+    /** The message in a QUEUE_MSG, TOPIC_BODY or SCHEDULED record, or in an ENTRY_STATE with a modified message. */
+    static Message messageOf(JournalRecord record) {
+        RecordReader in = new RecordReader(record.payload());
+        switch (record.type()) {
+            case RecordTypes.QUEUE_MSG -> {
+                in.readVarLong(); // partition record id
+                in.readByte(); // sub-queue
+                in.skip(3 * Long.BYTES); // seq, enqueued time, expiry
+            }
+            case RecordTypes.TOPIC_BODY -> {
+                in.readVarLong();
+                in.skip(2 * Long.BYTES); // seq, enqueued time
+            }
+            case RecordTypes.SCHEDULED -> {
+                in.readVarLong();
+                in.skip(3 * Long.BYTES); // seq, enqueued time, scheduled time
+            }
+            case RecordTypes.ENTRY_STATE -> {
+                in.readByte(); // sub-queue
+                in.readVarInt(); // delivery count
+                in.readBoolean(); // deferred
+                if (!in.readBoolean()) {
+                    throw new IllegalStateException("record " + record.id() + " holds no modified message");
+                }
+            }
+            default -> throw new IllegalStateException("record " + record.id() + " of type " + record.type()
+                    + " holds no message");
+        }
+        return MessageCodec.read(in);
     }
 
     public void close() {

@@ -3,6 +3,7 @@ package io.buslane.engine.persist;
 import io.buslane.engine.SubQueue;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.partition.Entry;
+import io.buslane.engine.partition.MessageBodies;
 import io.buslane.engine.partition.Partition;
 import io.buslane.engine.partition.ScheduledEntry;
 import io.buslane.engine.partition.SubQueueState;
@@ -24,6 +25,10 @@ import java.util.function.BiFunction;
  * scheduled messages, topic bodies and subscription copies, and session state. Records that belong to entities
  * that no longer exist are deleted. Locks are not restored (they do not survive a restart). Confined to the shard
  * thread during start-up.
+ *
+ * <p>Replay holds no more messages than the shard's resident budget: after each record the newest resident
+ * messages beyond the budget are evicted ({@link MessageBodies#afterSync}), so the oldest messages that fit stay
+ * in the heap and the rest are read back from the journal when needed.
  */
 public final class ShardReplayer {
 
@@ -32,12 +37,13 @@ public final class ShardReplayer {
     private final String journalName;
     private final Journal journal;
     private final JournalPartitionLog log;
+    private final MessageBodies bodies;
     private final BiFunction<Long, Integer, Partition> partitionLookup;
 
     private final Map<Long, Partition> partitionsByRecord = new HashMap<>();
     private final Set<Long> orphanPartitions = new HashSet<>();
     private final Map<Long, Entry> entries = new HashMap<>();
-    private final Map<Long, TopicBody> bodies = new HashMap<>();
+    private final Map<Long, TopicBody> topicBodies = new HashMap<>();
     private final Map<Long, Partition> bodyPartition = new HashMap<>();
     private final Map<Long, long[]> scheduled = new HashMap<>();
     private final Map<Long, Partition> scheduledPartition = new HashMap<>();
@@ -54,11 +60,12 @@ public final class ShardReplayer {
     /**
      * @param partitionLookup finds the partition of an existing entity by (entity id, partition index), or null
      */
-    public ShardReplayer(String journalName, Journal journal, JournalPartitionLog log,
+    public ShardReplayer(String journalName, Journal journal, JournalPartitionLog log, MessageBodies bodies,
                          BiFunction<Long, Integer, Partition> partitionLookup) {
         this.journalName = journalName;
         this.journal = journal;
         this.log = log;
+        this.bodies = bodies;
         this.partitionLookup = partitionLookup;
     }
 
@@ -67,11 +74,15 @@ public final class ShardReplayer {
      * must be logged as created by the caller).
      */
     public Set<Partition> replay() {
-        journal.replay(this::apply);
+        journal.replay(record -> {
+            apply(record);
+            bodies.afterSync(true); // replayed records are durable: evict beyond the budget as we go
+        });
         // entries whose topic body never arrived or whose owner vanished are dropped
-        for (Map.Entry<Long, TopicBody> b : bodies.entrySet()) {
+        for (Map.Entry<Long, TopicBody> b : topicBodies.entrySet()) {
             if (b.getValue().references() == 0) {
                 orphanRecords.add(b.getKey());
+                bodyPartition.get(b.getKey()).forgetTopicBodyForReplay(b.getValue());
             }
         }
         log.restoreNextRecordId(Math.max(maxRecordId + 1, metaNextRecordId), metaSeen);
@@ -82,8 +93,10 @@ public final class ShardReplayer {
             journal.append(JournalRecord.delete(id));
         }
         LOG.info("Recovered journal {}: {} records, {} partitions, {} messages, {} scheduled, {} session states; "
-                        + "{} records of deleted entities dropped", journalName, records, partitionsByRecord.size(),
-                entries.size(), scheduled.size(), sessionStates.size(), orphanRecords.size() + orphanPartitions.size());
+                        + "{} records of deleted entities dropped; {} message bytes kept in memory (budget {})",
+                journalName, records, partitionsByRecord.size(), entries.size(), scheduled.size(),
+                sessionStates.size(), orphanRecords.size() + orphanPartitions.size(), bodies.residentBytes(),
+                bodies.budgetBytes());
         return new HashSet<>(partitionsByRecord.values());
     }
 
@@ -164,7 +177,7 @@ public final class ShardReplayer {
         long enqueuedTimeMs = in.readLong();
         Message m = MessageCodec.read(in);
         p.sequence().advancePast(seq);
-        bodies.put(r.id(), p.restoreTopicBody(r.id(), seq, enqueuedTimeMs, m));
+        topicBodies.put(r.id(), p.restoreTopicBody(r.id(), seq, enqueuedTimeMs, m));
         bodyPartition.put(r.id(), p);
     }
 
@@ -178,13 +191,13 @@ public final class ShardReplayer {
         SubQueue q = SubQueue.values()[in.readByte()];
         long expiresAtMs = in.readLong();
         SubQueueState sub = p.subscriptionByEntityId(subscriptionEntityId);
-        TopicBody body = bodies.get(bodyId);
+        TopicBody body = topicBodies.get(bodyId);
         if (sub == null || body == null) {
             orphanRecords.add(r.id());
             return;
         }
         entries.put(r.id(), p.restoreEntry(sub.subQueue(q), body.sequenceNumber(), r.id(), body.enqueuedTimeMs(),
-                expiresAtMs, body.message(), body));
+                expiresAtMs, null, body));
     }
 
     private void applyEntryState(JournalRecord r, RecordReader in) {
@@ -254,8 +267,9 @@ public final class ShardReplayer {
             }
             return;
         }
-        if (bodies.remove(id) != null) {
-            bodyPartition.remove(id);
+        TopicBody body = topicBodies.remove(id);
+        if (body != null) {
+            bodyPartition.remove(id).forgetTopicBodyForReplay(body);
             return;
         }
         long[] seq = scheduled.remove(id);

@@ -24,8 +24,18 @@ public final class Storage implements AutoCloseable {
         return new MetaJournal(journals.open("meta"));
     }
 
+    /** Opens shard {@code index}'s journal with the default resident budget. */
     public ShardJournal openShard(int index) {
-        return new ShardJournal("shard-" + index, journals.open("shard-" + index));
+        return openShard(index, io.buslane.engine.partition.MessageBodies.DEFAULT_BUDGET_BYTES);
+    }
+
+    /**
+     * Opens shard {@code index}'s journal.
+     *
+     * @param residentBudgetBytes message bytes the shard keeps in the heap before evicting the newest
+     */
+    public ShardJournal openShard(int index, long residentBudgetBytes) {
+        return new ShardJournal("shard-" + index, journals.open("shard-" + index), residentBudgetBytes);
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.buslane.engine.shard;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.partition.EngineTimer;
+import io.buslane.engine.partition.MessageBodies;
 import io.buslane.engine.partition.Partition;
 import io.buslane.engine.partition.PartitionContext;
 import io.buslane.engine.partition.PartitionLog;
@@ -32,8 +33,9 @@ import java.util.function.Supplier;
  *
  * <p>One duty cycle: read the clock once; fire due timers (scheduled activation, lock, session-lock and TTL
  * expiry); drain a bounded batch of commands, each applied to its partition; append a checkpoint per partition
- * whose counters moved; sync the journal once (group commit); then run the completions and deliveries parked
- * during the cycle, now that the records behind them are durable.
+ * whose counters moved; sync the journal once (group commit); evict the newest message bodies beyond the shard's
+ * resident budget (their records are durable now, see {@link MessageBodies}); then run the completions and
+ * deliveries parked during the cycle, now that the records behind them are durable.
  */
 public final class Shard implements PartitionContext {
 
@@ -45,6 +47,7 @@ public final class Shard implements PartitionContext {
     private final Clock clock;
     private final ShardJournal journal;
     private final JournalPartitionLog log;
+    private final MessageBodies bodies;
     private final TimerWheel timers;
     private final ConcurrentLinkedQueue<Runnable> commands = new ConcurrentLinkedQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
@@ -69,6 +72,7 @@ public final class Shard implements PartitionContext {
         this.clock = clock;
         this.journal = journal;
         this.log = journal.log();
+        this.bodies = journal.bodies();
         this.nowMs = clock.epochMillis();
         this.timers = new TimerWheel(1, 64, nowMs);
         this.random = new SplittableRandom(new SecureRandom().nextLong());
@@ -149,6 +153,11 @@ public final class Shard implements PartitionContext {
     @Override
     public PartitionLog log() {
         return log;
+    }
+
+    @Override
+    public MessageBodies bodies() {
+        return bodies;
     }
 
     @Override
@@ -233,6 +242,7 @@ public final class Shard implements PartitionContext {
                 failure = e;
             }
         }
+        bodies.afterSync(failure == null);
         if (pending.isEmpty()) {
             return;
         }

@@ -3,6 +3,7 @@ package io.buslane.journal.file;
 import io.buslane.journal.Journal;
 import io.buslane.journal.JournalException;
 import io.buslane.journal.JournalRecord;
+import io.buslane.journal.RecordKind;
 import io.buslane.journal.ReplayHandler;
 import io.buslane.journal.file.RecoveryReport.Corruption;
 import io.buslane.journal.file.RecoveryReport.InterruptedCompaction;
@@ -17,7 +18,10 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Objects;
 import java.util.TreeMap;
@@ -87,6 +91,14 @@ import java.util.zip.CRC32C;
  *       truncated bytes and every corruption, so the owner can decide whether to start.</li>
  * </ol>
  *
+ * <h2>Reading a record back</h2>
+ * {@link #read(long, RecordKind)} finds the live ADD or UPDATE of an id in the in-memory index (which knows each
+ * stored record's segment, offset and size, see {@link LiveIndex}) and reads its frame with one positional read,
+ * verifying magic, length, kind, id and CRC; a mismatch is reported as a {@link JournalException}, never served.
+ * Only synced records are indexed, and a sync writes the whole write buffer to the file, so what {@code read} can
+ * find is always in the file, not in the buffer. Up to {@value #MAX_READ_CHANNELS} segments are kept open for
+ * reading (least recently read closed first); compaction, which replaces segment files, closes them all.
+ *
  * <h2>Compaction</h2>
  * {@link #compact(double)} is called by the owner thread between batches. In addition, when
  * {@code autoCompactLiveRatio} is above zero, the first successful {@link #sync} after a segment roll compacts with
@@ -99,6 +111,10 @@ public final class FileJournal implements Journal {
 
     private static final Logger LOG = LoggerFactory.getLogger(FileJournal.class);
     private static final int READ_BUFFER_BYTES = 256 * 1024;
+    /** Segments kept open for {@link #read}; a backlog spread over more segments reopens the files as it goes. */
+    static final int MAX_READ_CHANNELS = 8;
+    /** Frames up to this size are read through one reused buffer; larger ones get a buffer of their own. */
+    private static final int RECORD_READ_BUFFER_BYTES = 64 * 1024;
 
     private final Path directory;
     private final FileJournalOptions options;
@@ -107,7 +123,11 @@ public final class FileJournal implements Journal {
     private final NavigableMap<Long, Segment> segments = new TreeMap<>();
     private final LiveIndex index = new LiveIndex(segments);
     private final CRC32C crc = new CRC32C();
+    private final CRC32C readCrc = new CRC32C();
     private final ByteBuffer writeBuffer;
+    /** Segments open for {@link #read}, least recently read first. */
+    private final LinkedHashMap<Long, FileChannel> readChannels = new LinkedHashMap<>(16, 0.75f, true);
+    private ByteBuffer recordReadBuffer;
     private final SegmentCompactor compactor;
     private final InterruptedCompaction interruptedCompaction;
 
@@ -116,9 +136,13 @@ public final class FileJournal implements Journal {
     /** The segment holding the last synced byte and its size then: where a failed batch rolls back to. */
     private long syncedSegment;
     private long syncedSizeBytes;
-    /** Records appended since the last successful sync (id, packed entry); indexed once the sync succeeds. */
+    /**
+     * Records appended since the last successful sync (id, packed entry, offset in its segment); indexed once the
+     * sync succeeds.
+     */
     private long[] pendingIds = new long[64];
     private long[] pendingEntries = new long[64];
+    private long[] pendingOffsets = new long[64];
     private int pendingCount;
     private long appendedCount;
     private boolean rolledSinceAutoCompaction;
@@ -215,7 +239,8 @@ public final class FileJournal implements Journal {
                 JournalRecord record;
                 while ((record = reader.next()) != null) {
                     handler.onRecord(record);
-                    index.add(record.id(), record.kind(), segment.number, reader.lastFrameBytes());
+                    index.add(record.id(), record.kind(), segment.number,
+                            reader.position() - reader.lastFrameBytes(), reader.lastFrameBytes());
                     records++;
                     bytesReplayed += reader.lastFrameBytes();
                 }
@@ -282,11 +307,13 @@ public final class FileJournal implements Journal {
         Objects.requireNonNull(record, "record");
         checkUsable();
         int frameBytes = RecordFormat.frameBytes(record.payload().length);
+        long offsetBytes;
         try {
             long sizeBytes = active.logicalSizeBytes();
             if (sizeBytes > 0 && sizeBytes + frameBytes > options.segmentSizeBytes()) {
                 roll();
             }
+            offsetBytes = active.logicalSizeBytes();
             active.append(record);
         } catch (IOException e) {
             throw failBatch("cannot append to journal " + directory, e);
@@ -294,9 +321,11 @@ public final class FileJournal implements Journal {
         if (pendingCount == pendingIds.length) {
             pendingIds = Arrays.copyOf(pendingIds, pendingCount * 2);
             pendingEntries = Arrays.copyOf(pendingEntries, pendingCount * 2);
+            pendingOffsets = Arrays.copyOf(pendingOffsets, pendingCount * 2);
         }
         pendingIds[pendingCount] = record.id();
         pendingEntries[pendingCount] = LiveIndex.pack(activeSegment.number, record.kind(), false, frameBytes);
+        pendingOffsets[pendingCount] = offsetBytes;
         pendingCount++;
         appendedCount++;
     }
@@ -325,7 +354,7 @@ public final class FileJournal implements Journal {
         syncedSizeBytes = activeSegment.sizeBytes;
         for (int i = 0; i < pendingCount; i++) {
             long entry = pendingEntries[i];
-            index.add(pendingIds[i], LiveIndex.kindOf(entry), LiveIndex.segmentOf(entry),
+            index.add(pendingIds[i], LiveIndex.kindOf(entry), LiveIndex.segmentOf(entry), pendingOffsets[i],
                     LiveIndex.frameBytesOf(entry));
         }
         pendingCount = 0;
@@ -368,7 +397,12 @@ public final class FileJournal implements Journal {
             if (options.syncPolicy() == SyncPolicy.NONE) {
                 active.force();
             }
-            CompactionResult result = compactor.compact(liveRatioThreshold, activeSegment.number);
+            CompactionResult result;
+            try {
+                result = compactor.compact(liveRatioThreshold, activeSegment.number);
+            } finally {
+                closeReadChannels(); // segment files may have been replaced or deleted
+            }
             if (result.segmentsCompacted() > 0) {
                 LOG.info("Compacted {} segments of journal {} into {}: {} -> {} bytes", result.segmentsCompacted(),
                         directory, result.segmentsWritten(), result.bytesBefore(), result.bytesAfter());
@@ -380,6 +414,138 @@ public final class FileJournal implements Journal {
             failure = e;
             throw e;
         }
+    }
+
+    /**
+     * Reads the live ADD or UPDATE of {@code id} back from its segment; see the class comment.
+     *
+     * @return the record, or null when the index holds no live record of that kind for the id
+     * @throws JournalException when the file cannot be read or the frame there fails verification (the journal stays
+     *                          usable)
+     */
+    @Override
+    public JournalRecord read(long id, RecordKind kind) {
+        Objects.requireNonNull(kind, "kind");
+        if (kind == RecordKind.DELETE) {
+            throw new IllegalArgumentException("only ADD and UPDATE records can be read: " + kind);
+        }
+        checkReadable();
+        LiveIndex.IdRecords records = index.records(id);
+        if (records == null) {
+            return null;
+        }
+        int i = LiveIndex.liveRecord(records, kind);
+        if (i < 0) {
+            return null;
+        }
+        long entry = records.entry(i);
+        return readFrame(id, kind, LiveIndex.segmentOf(entry), records.offset(i), LiveIndex.frameBytesOf(entry));
+    }
+
+    private JournalRecord readFrame(long id, RecordKind kind, long segmentNumber, long offsetBytes, int frameBytes) {
+        Segment segment = segments.get(segmentNumber);
+        if (segment == null) {
+            throw new IllegalStateException("journal index out of sync: " + kind + " of id " + id + " is indexed in "
+                    + "segment " + segmentNumber + ", which does not exist");
+        }
+        ByteBuffer frame;
+        if (frameBytes <= RECORD_READ_BUFFER_BYTES) {
+            if (recordReadBuffer == null) {
+                recordReadBuffer = ByteBuffer.allocate(RECORD_READ_BUFFER_BYTES);
+            }
+            frame = recordReadBuffer.clear().limit(frameBytes);
+        } else {
+            frame = ByteBuffer.allocate(frameBytes);
+        }
+        try {
+            FileChannel channel = readChannel(segment);
+            long position = offsetBytes;
+            while (frame.hasRemaining()) {
+                int read = channel.read(frame, position);
+                if (read < 0) {
+                    throw corrupt(id, kind, segment, offsetBytes, "the file ends inside the record");
+                }
+                position += read;
+            }
+        } catch (IOException e) {
+            closeReadChannel(segment.number);
+            throw DiskErrors.toJournalException("cannot read " + kind + " of id " + id + " from " + segment.path
+                    + " at offset " + offsetBytes, e);
+        }
+        frame.flip();
+        if (frame.get(0) != RecordFormat.MAGIC) {
+            throw corrupt(id, kind, segment, offsetBytes, String.format("bad magic 0x%02x", frame.get(0) & 0xff));
+        }
+        if (frame.getInt(1) != frameBytes - RecordFormat.HEADER_BYTES) {
+            throw corrupt(id, kind, segment, offsetBytes, "length " + frame.getInt(1) + " where the index says "
+                    + (frameBytes - RecordFormat.HEADER_BYTES));
+        }
+        int crcEnd = frameBytes - RecordFormat.CRC_BYTES;
+        frame.limit(crcEnd).position(RecordFormat.HEADER_BYTES);
+        readCrc.reset();
+        readCrc.update(frame);
+        frame.limit(frameBytes).position(0);
+        if ((int) readCrc.getValue() != frame.getInt(crcEnd)) {
+            throw corrupt(id, kind, segment, offsetBytes, "CRC mismatch");
+        }
+        byte kindCode = frame.get(RecordFormat.HEADER_BYTES);
+        long storedId = frame.getLong(RecordFormat.HEADER_BYTES + 2);
+        if (kindCode != kind.code() || storedId != id) {
+            throw corrupt(id, kind, segment, offsetBytes, "found kind " + kindCode + " of id " + storedId);
+        }
+        byte type = frame.get(RecordFormat.HEADER_BYTES + 1);
+        int payloadStart = RecordFormat.HEADER_BYTES + RecordFormat.FIXED_BODY_BYTES;
+        byte[] payload = new byte[crcEnd - payloadStart];
+        frame.get(payloadStart, payload);
+        return new JournalRecord(kind, id, type, payload);
+    }
+
+    private static JournalException corrupt(long id, RecordKind kind, Segment segment, long offsetBytes,
+                                            String reason) {
+        return new JournalException("the " + kind + " of id " + id + " in " + segment.path + " at offset "
+                + offsetBytes + " failed verification: " + reason, null, false);
+    }
+
+    private FileChannel readChannel(Segment segment) throws IOException {
+        FileChannel channel = readChannels.get(segment.number);
+        if (channel != null) {
+            return channel;
+        }
+        channel = FileChannel.open(segment.path, StandardOpenOption.READ);
+        readChannels.put(segment.number, channel);
+        if (readChannels.size() > MAX_READ_CHANNELS) {
+            Iterator<Map.Entry<Long, FileChannel>> eldest = readChannels.entrySet().iterator();
+            closeQuietly(eldest.next().getValue());
+            eldest.remove();
+        }
+        return channel;
+    }
+
+    private void closeReadChannel(long segmentNumber) {
+        FileChannel channel = readChannels.remove(segmentNumber);
+        if (channel != null) {
+            closeQuietly(channel);
+        }
+    }
+
+    private void closeReadChannels() {
+        for (FileChannel channel : readChannels.values()) {
+            closeQuietly(channel);
+        }
+        readChannels.clear();
+    }
+
+    private static void closeQuietly(FileChannel channel) {
+        try {
+            channel.close();
+        } catch (IOException e) {
+            LOG.debug("Ignoring failure to close a read channel", e);
+        }
+    }
+
+    /** Number of segments currently open for reading (for tests). */
+    int openReadChannels() {
+        return readChannels.size();
     }
 
     @Override
@@ -429,6 +595,7 @@ public final class FileJournal implements Journal {
             LOG.warn("Could not discard the unsynced records of journal {}; recovery will", directory, e);
         } finally {
             closeActiveQuietly();
+            closeReadChannels();
             onClose.run();
         }
     }
@@ -500,6 +667,7 @@ public final class FileJournal implements Journal {
         boolean deleted = false;
         while (segments.lastKey() > syncedSegment) {
             Segment newer = segments.pollLastEntry().getValue();
+            closeReadChannel(newer.number);
             Files.deleteIfExists(newer.path);
             deleted = true;
         }
@@ -523,6 +691,16 @@ public final class FileJournal implements Journal {
             LOG.debug("Ignoring failure to close {}", active.path(), e);
         }
         active = null;
+    }
+
+    /** Reading needs an open journal whose replay has started; it does not need the append side to be healthy. */
+    private void checkReadable() {
+        if (closed) {
+            throw new IllegalStateException("journal " + directory + " is closed");
+        }
+        if (!replayed) {
+            throw new IllegalStateException("replay must be called before reading records");
+        }
     }
 
     private void checkUsable() {

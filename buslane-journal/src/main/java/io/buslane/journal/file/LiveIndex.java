@@ -3,8 +3,6 @@ package io.buslane.journal.file;
 import io.buslane.journal.RecordKind;
 
 import java.util.Arrays;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.NavigableMap;
 
 /**
@@ -20,8 +18,14 @@ import java.util.NavigableMap;
  * </ul>
  * Whether a record is stored is what is on disk now: compaction that drops records updates the index.
  *
- * <p>Memory: one {@code long} per stored record of an id that has stored records, plus a small object per such id.
- * An entry packs segment number (high 32 bits), kind (2 bits), live flag (1 bit) and frame size (29 bits).
+ * <p>The index also says where each record is (segment and offset), so {@link FileJournal#read} can read the live
+ * ADD or UPDATE of an id back without a scan; compaction moves the positions with the records it copies.
+ *
+ * <p>Memory: per id that has stored records, one {@link IdRecords} (24 bytes), a slot in a primitive hash map (16
+ * to 32 bytes at its load factors, see {@link LongHashMap}) and two {@code long}s per stored record (an array of 32
+ * bytes for an id with one record, 48 with two): about 90 bytes for a live queued message. An entry packs segment
+ * number (high 32 bits), kind (2 bits), live flag (1 bit) and frame size (29 bits); the second {@code long} is the
+ * record's byte offset in its segment.
  */
 final class LiveIndex {
 
@@ -30,30 +34,44 @@ final class LiveIndex {
     private static final long LIVE_BIT = 1L << SIZE_BITS;
     private static final int KIND_SHIFT = SIZE_BITS + 1;
 
-    private final Map<Long, IdRecords> ids = new HashMap<>();
+    private final LongHashMap<IdRecords> ids = new LongHashMap<>();
     private final NavigableMap<Long, Segment> segments;
     private long oldestCorruptSegment = Long.MAX_VALUE;
 
-    /** The stored records of one id, in append order (which is also segment order). */
+    /**
+     * The stored records of one id, in append order (which is also segment order): two {@code long}s per record,
+     * the packed entry and the record's offset in its segment. Sized for one record at first, since most ids (a
+     * queued message) have one stored record while they are live.
+     */
     static final class IdRecords {
-        long[] entries = new long[2];
+        long[] slots = new long[2];
         int count;
         /** Index of the one UPDATE that can be live (the latest, when no DELETE follows it), or -1. */
         int liveUpdate = -1;
 
         long entry(int index) {
-            return entries[index];
+            return slots[index << 1];
+        }
+
+        long offset(int index) {
+            return slots[(index << 1) + 1];
         }
 
         int count() {
             return count;
         }
 
-        private void push(long entry) {
-            if (count == entries.length) {
-                entries = Arrays.copyOf(entries, count * 2);
+        private void setEntry(int index, long entry) {
+            slots[index << 1] = entry;
+        }
+
+        private void push(long entry, long offset) {
+            if (count << 1 == slots.length) {
+                slots = Arrays.copyOf(slots, slots.length * 2);
             }
-            entries[count++] = entry;
+            slots[count << 1] = entry;
+            slots[(count << 1) + 1] = offset;
+            count++;
         }
     }
 
@@ -101,8 +119,29 @@ final class LiveIndex {
         return ids.size();
     }
 
-    /** Records a newly stored record (replayed, or synced) at the end of the append order. */
-    void add(long id, RecordKind kind, long segment, int frameBytes) {
+    /**
+     * The index of the id's live record of {@code kind} (the latest live ADD, or the live UPDATE), or -1. DELETE
+     * records are not looked up.
+     */
+    static int liveRecord(IdRecords records, RecordKind kind) {
+        if (kind == RecordKind.UPDATE) {
+            return records.liveUpdate;
+        }
+        for (int i = records.count - 1; i >= 0; i--) {
+            long entry = records.entry(i);
+            if (kindOf(entry) == RecordKind.ADD) {
+                return isLive(entry) ? i : -1;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * Records a newly stored record (replayed, or synced) at the end of the append order.
+     *
+     * @param offsetBytes where the record starts in its segment
+     */
+    void add(long id, RecordKind kind, long segment, long offsetBytes, int frameBytes) {
         IdRecords records = ids.computeIfAbsent(id, k -> new IdRecords());
         boolean live = true;
         switch (kind) {
@@ -115,8 +154,8 @@ final class LiveIndex {
                 records.liveUpdate = records.count;
                 break;
             case DELETE:
-                for (int i = records.count - 1; i >= 0 && kindOf(records.entries[i]) != RecordKind.DELETE; i--) {
-                    if (isLive(records.entries[i])) {
+                for (int i = records.count - 1; i >= 0 && kindOf(records.entry(i)) != RecordKind.DELETE; i--) {
+                    if (isLive(records.entry(i))) {
                         kill(records, i);
                     }
                 }
@@ -126,7 +165,7 @@ final class LiveIndex {
             default:
                 throw new IllegalStateException("unknown kind " + kind);
         }
-        records.push(pack(segment, kind, live, frameBytes));
+        records.push(pack(segment, kind, live, frameBytes), offsetBytes);
         if (live) {
             addLiveBytes(segment, frameBytes);
         }
@@ -135,7 +174,7 @@ final class LiveIndex {
     /** Index of the first entry in segment {@code segment} or later, or {@code count} if none. */
     static int firstIndexAtOrAfter(IdRecords records, long segment) {
         int i = 0;
-        while (i < records.count && segmentOf(records.entries[i]) < segment) {
+        while (i < records.count && segmentOf(records.entry(i)) < segment) {
             i++;
         }
         return i;
@@ -164,16 +203,20 @@ final class LiveIndex {
     /**
      * Replaces entries {@code [from, to)} of an id (those in the compacted segments) with the {@code kept} ones, then
      * recomputes the id's liveness and counts its live bytes again. Pair with {@link #unaccount}.
+     *
+     * @param kept      the surviving records as slot pairs (packed entry, offset in the output segment)
+     * @param keptCount the number of surviving records ({@code kept} holds twice as many longs)
      */
     void replace(long id, int from, int to, long[] kept, int keptCount) {
         IdRecords records = ids.get(id);
         int tail = records.count - to;
-        long[] entries = new long[Math.max(2, from + keptCount + tail)];
-        System.arraycopy(records.entries, 0, entries, 0, from);
-        System.arraycopy(kept, 0, entries, from, keptCount);
-        System.arraycopy(records.entries, to, entries, from + keptCount, tail);
-        records.entries = entries;
-        records.count = from + keptCount + tail;
+        int count = from + keptCount + tail;
+        long[] slots = new long[Math.max(2, count << 1)];
+        System.arraycopy(records.slots, 0, slots, 0, from << 1);
+        System.arraycopy(kept, 0, slots, from << 1, keptCount << 1);
+        System.arraycopy(records.slots, to << 1, slots, (from + keptCount) << 1, tail << 1);
+        records.slots = slots;
+        records.count = count;
         if (records.count == 0) {
             ids.remove(id);
             return;
@@ -187,7 +230,7 @@ final class LiveIndex {
         boolean laterUpdate = false;
         records.liveUpdate = -1;
         for (int i = records.count - 1; i >= 0; i--) {
-            long entry = records.entries[i];
+            long entry = records.entry(i);
             boolean live;
             switch (kindOf(entry)) {
                 case DELETE:
@@ -205,7 +248,7 @@ final class LiveIndex {
                     live = !laterDelete;
                     break;
             }
-            records.entries[i] = withLive(entry, live);
+            records.setEntry(i, withLive(entry, live));
         }
     }
 
@@ -215,7 +258,7 @@ final class LiveIndex {
             return true;
         }
         for (int i = 0; i < records.count; i++) {
-            long entry = records.entries[i];
+            long entry = records.entry(i);
             if (segmentOf(entry) >= segment) {
                 return false;
             }
@@ -227,14 +270,14 @@ final class LiveIndex {
     }
 
     private void kill(IdRecords records, int index) {
-        long entry = records.entries[index];
-        records.entries[index] = withLive(entry, false);
+        long entry = records.entry(index);
+        records.setEntry(index, withLive(entry, false));
         addLiveBytes(segmentOf(entry), -frameBytesOf(entry));
     }
 
     private void account(IdRecords records, int sign) {
         for (int i = 0; i < records.count; i++) {
-            long entry = records.entries[i];
+            long entry = records.entry(i);
             if (isLive(entry)) {
                 addLiveBytes(segmentOf(entry), sign * (long) frameBytesOf(entry));
             }

@@ -78,7 +78,8 @@ final class SegmentCompactor {
         final LiveIndex.IdRecords records;
         final int from;
         int next;
-        long[] kept = new long[2];
+        /** Slot pairs as in {@link LiveIndex.IdRecords}: packed entry, offset in the output segment. */
+        long[] kept = new long[4];
         int keptCount;
 
         Survivors(LiveIndex.IdRecords records, int from) {
@@ -87,11 +88,13 @@ final class SegmentCompactor {
             this.next = from;
         }
 
-        void keep(long entry) {
-            if (keptCount == kept.length) {
-                kept = Arrays.copyOf(kept, keptCount * 2);
+        void keep(long entry, long offsetBytes) {
+            if (keptCount << 1 == kept.length) {
+                kept = Arrays.copyOf(kept, kept.length * 2);
             }
-            kept[keptCount++] = entry;
+            kept[keptCount << 1] = entry;
+            kept[(keptCount << 1) + 1] = offsetBytes;
+            keptCount++;
         }
     }
 
@@ -188,7 +191,9 @@ final class SegmentCompactor {
                 try (SegmentReader reader = new SegmentReader(source.path, readBuffer)) {
                     JournalRecord record;
                     while ((record = reader.next()) != null) {
-                        if (keep(record, reader.lastFrameBytes(), source.number, target, survivorsById)) {
+                        long outputOffset = writer == null ? 0 : writer.logicalSizeBytes();
+                        if (keep(record, reader.lastFrameBytes(), source.number, target, outputOffset,
+                                survivorsById)) {
                             if (writer == null) {
                                 writer = SegmentWriter.create(output, io, writeBuffer, crc);
                             }
@@ -262,7 +267,7 @@ final class SegmentCompactor {
         }
         hook.afterStep(CompactionStep.MANIFEST_DELETED, target);
 
-        // the disk is done: bring the segment table and the index up to date
+        // the disk is done: bring the segment table and the index (liveness and record positions) up to date
         for (Long id : survivorsById.keySet()) {
             index.unaccount(id);
         }
@@ -282,7 +287,7 @@ final class SegmentCompactor {
     }
 
     /** Matches a record read from a source to its index entry and decides whether the output keeps it. */
-    private boolean keep(JournalRecord record, int frameBytes, long sourceSegment, long target,
+    private boolean keep(JournalRecord record, int frameBytes, long sourceSegment, long target, long outputOffset,
                          Map<Long, Survivors> survivorsById) {
         LiveIndex.IdRecords records = index.records(record.id());
         if (records == null) {
@@ -304,7 +309,7 @@ final class SegmentCompactor {
         if (!index.keptByCompaction(records, entry, target)) {
             return false;
         }
-        survivors.keep(LiveIndex.pack(target, record.kind(), false, frameBytes));
+        survivors.keep(LiveIndex.pack(target, record.kind(), false, frameBytes), outputOffset);
         return true;
     }
 

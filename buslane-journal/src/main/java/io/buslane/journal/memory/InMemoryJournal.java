@@ -6,19 +6,25 @@ import io.buslane.journal.RecordKind;
 import io.buslane.journal.ReplayHandler;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
  * A journal that keeps its records in the heap. Records appended but not yet synced are lost by
  * {@link #crash()}, so tests can model a power cut; everything synced survives a close and re-open of the same
- * instance. Confined to one writer thread at a time (as every journal).
+ * instance. Confined to one writer thread at a time (as every journal). {@link #read(long, RecordKind)} answers from
+ * a map of the live ADD and UPDATE of each id among the synced records, built as they are synced or replayed.
  */
 public final class InMemoryJournal implements Journal {
 
     private final List<JournalRecord> durable = new ArrayList<>();
     private final List<JournalRecord> pending = new ArrayList<>();
+    /** The live ADD and UPDATE of each id among the durable records, for {@link #read(long, RecordKind)}. */
+    private final Map<Long, JournalRecord> liveAdds = new HashMap<>();
+    private final Map<Long, JournalRecord> liveUpdates = new HashMap<>();
     private long appended;
     private boolean compactOnReplay;
 
@@ -28,8 +34,11 @@ public final class InMemoryJournal implements Journal {
         if (compactOnReplay) {
             compact();
         }
+        liveAdds.clear();
+        liveUpdates.clear();
         for (JournalRecord record : new ArrayList<>(durable)) {
             handler.onRecord(record);
+            index(record); // after the handler, as the file journal does: it may read what came before
         }
     }
 
@@ -42,7 +51,37 @@ public final class InMemoryJournal implements Journal {
     @Override
     public synchronized void sync() {
         durable.addAll(pending);
+        for (JournalRecord record : pending) {
+            index(record);
+        }
         pending.clear();
+    }
+
+    @Override
+    public synchronized JournalRecord read(long id, RecordKind kind) {
+        switch (kind) {
+            case ADD:
+                return liveAdds.get(id);
+            case UPDATE:
+                return liveUpdates.get(id);
+            default:
+                throw new IllegalArgumentException("only ADD and UPDATE records can be read: " + kind);
+        }
+    }
+
+    private void index(JournalRecord record) {
+        switch (record.kind()) {
+            case ADD:
+                liveAdds.put(record.id(), record);
+                break;
+            case UPDATE:
+                liveUpdates.put(record.id(), record);
+                break;
+            default:
+                liveAdds.remove(record.id());
+                liveUpdates.remove(record.id());
+                break;
+        }
     }
 
     @Override

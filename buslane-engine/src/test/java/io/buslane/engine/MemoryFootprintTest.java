@@ -1,0 +1,122 @@
+package io.buslane.engine;
+
+import io.buslane.engine.entity.QueueProperties;
+import io.buslane.engine.entity.SubscriptionProperties;
+import io.buslane.engine.entity.TopicProperties;
+import io.buslane.engine.message.Message;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.IntFunction;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Measures the heap a message costs once its body is evicted (resident budget 0): the engine's entry and indexes
+ * plus the file journal's index of its record. Each measurement fills a fresh engine over real file journals with
+ * {@value #COUNT} items and divides the growth of the heap after full collections by the count. The numbers are
+ * printed (see {@code docs/ARCHITECTURE.md}, "Memory") and checked against generous bounds, so that a change that
+ * makes them balloon fails here rather than in production.
+ */
+class MemoryFootprintTest {
+
+    private static final int COUNT = 100_000;
+    private static final int BATCH = 1000;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void queuedMessage() {
+        double perMessage = measure("queued message", h -> {
+            h.await(h.engine.createQueue(QueueProperties.builder("q").build()));
+        }, h -> sendAll(h, "q", i -> small("m" + i, null)));
+        assertThat(perMessage).isLessThan(400);
+    }
+
+    @Test
+    void scheduledMessage() {
+        double perMessage = measure("scheduled message", h -> {
+            h.await(h.engine.createQueue(QueueProperties.builder("q").build()));
+        }, h -> {
+            long at = h.clock.epochMillis() + 3_600_000;
+            for (int i = 0; i < COUNT; i += BATCH) {
+                List<Message> batch = new ArrayList<>();
+                for (int j = i; j < i + BATCH; j++) {
+                    batch.add(Message.builder().messageId("s" + j).body(new byte[100]).scheduledEnqueueTimeMs(at + j)
+                            .build());
+                }
+                h.await(h.engine.schedule("q", batch));
+            }
+        });
+        assertThat(perMessage).isLessThan(450);
+    }
+
+    @Test
+    void sessionWithOneMessage() {
+        double perSession = measure("session with one message", h -> {
+            h.await(h.engine.createQueue(QueueProperties.builder("s").requiresSession(true).build()));
+        }, h -> sendAll(h, "s", i -> small("m" + i, "session-" + i)));
+        assertThat(perSession).isLessThan(1000);
+    }
+
+    @Test
+    void topicMessageWithTwoSubscriptions() {
+        double perMessage = measure("topic message, 2 subscriptions", h -> {
+            h.await(h.engine.createTopic(TopicProperties.builder("t").build()));
+            h.await(h.engine.createSubscription(SubscriptionProperties.builder("t", "a").build(), null));
+            h.await(h.engine.createSubscription(SubscriptionProperties.builder("t", "b").build(), null));
+        }, h -> sendAll(h, "t", i -> small("m" + i, null)));
+        assertThat(perMessage).isLessThan(1000);
+    }
+
+    private static Message small(String id, String sessionId) {
+        return Message.builder().messageId(id).sessionId(sessionId).body(new byte[100]).build();
+    }
+
+    private static void sendAll(FileEngineHarness h, String entity, IntFunction<Message> make) {
+        for (int i = 0; i < COUNT; i += BATCH) {
+            List<Message> batch = new ArrayList<>(BATCH);
+            for (int j = i; j < i + BATCH; j++) {
+                batch.add(make.apply(j));
+            }
+            h.send(entity, batch);
+        }
+    }
+
+    private interface Step {
+        void run(FileEngineHarness h);
+    }
+
+    private double measure(String what, Step setUp, Step fill) {
+        try (FileEngineHarness h = new FileEngineHarness(dir, 1, 0, 64L * 1024 * 1024)) {
+            setUp.run(h);
+            long before = usedHeapAfterGc();
+            fill.run(h);
+            long after = usedHeapAfterGc();
+            assertThat(h.engine.residentMessageBytes()).isZero();
+            double per = (after - before) / (double) COUNT;
+            System.out.printf("heap per %s: %.0f bytes (%d items, %d -> %d bytes used)%n", what, per, COUNT,
+                    before, after);
+            return per;
+        }
+    }
+
+    private static long usedHeapAfterGc() {
+        long used = Long.MAX_VALUE;
+        for (int i = 0; i < 5; i++) {
+            System.gc();
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            used = Math.min(used, ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
+        }
+        return used;
+    }
+}
