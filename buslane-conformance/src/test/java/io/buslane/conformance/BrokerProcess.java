@@ -122,6 +122,27 @@ public final class BrokerProcess implements AutoCloseable {
         launch();
     }
 
+    /** Kills the process without letting it shut down (kill -9) and waits for it to exit; does not restart it. */
+    public void kill() throws Exception {
+        process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+    }
+
+    /** Starts the process again on the same data and ports (after {@link #kill()}); waits for health. */
+    public void relaunch() throws Exception {
+        launch();
+    }
+
+    /** The data directory the broker runs on. */
+    public Path dataDir() {
+        return dataDir;
+    }
+
+    /** The last {@code chars} characters of the broker's output (all restarts appended). */
+    public String logTail(int chars) {
+        String all = log();
+        return all.length() <= chars ? all : "..." + all.substring(all.length() - chars);
+    }
+
     /** Stops the process gracefully and starts it again on the same data. */
     public void restart() throws Exception {
         process.destroy();
