@@ -856,6 +856,7 @@ public final class Engine implements AutoCloseable {
             if (!target.status().canSend()) {
                 throw disabled(target.name(), target.status());
             }
+            config.storage().requireFreeSpace(config.clock().monotonicNanos());
             Map<Integer, List<Message>> routed = route(target, messages);
             for (Integer p : routed.keySet()) {
                 if (target.partitions()[p].shard().queuedCommands() > MAX_QUEUED_COMMANDS) {
@@ -894,6 +895,7 @@ public final class Engine implements AutoCloseable {
             if (!target.status().canSend()) {
                 throw disabled(target.name(), target.status());
             }
+            config.storage().requireFreeSpace(config.clock().monotonicNanos());
             int n = target.partitions().length;
             int unkeyed = n == 1 ? 0 : Math.floorMod(target.roundRobin().getAndIncrement(), n);
             List<CompletableFuture<Long>> all = new ArrayList<>(messages.size());
@@ -1318,6 +1320,11 @@ public final class Engine implements AutoCloseable {
     /** Sets the session's state; null clears it. The state may be as large as the entity's largest message. */
     public CompletableFuture<Void> setSessionState(EntityAddress address, String sessionId, byte[] state) {
         if (state != null && address != null) {
+            try {
+                config.storage().requireFreeSpace(config.clock().monotonicNanos());
+            } catch (BrokerException e) {
+                return CompletableFuture.failedFuture(e);
+            }
             long max = maxReceivableMessageBytes(address);
             if (state.length > max) {
                 return CompletableFuture.failedFuture(new BrokerException(ErrorKind.MESSAGE_SIZE_EXCEEDED,

@@ -10,14 +10,48 @@ import java.util.Objects;
  */
 public final class Storage implements AutoCloseable {
 
-    private final JournalFactory journals;
+    /** Free space below which new messages are refused (overridable with {@code buslane.minFreeDiskBytes}). */
+    public static final long DEFAULT_MIN_FREE_BYTES = Long.getLong("buslane.minFreeDiskBytes", 32L * 1024 * 1024);
+    private static final long SPACE_CHECK_INTERVAL_NS = 100_000_000L;
 
-    private Storage(JournalFactory journals) {
+    private final JournalFactory journals;
+    private final long minFreeBytes;
+    private volatile long spaceCheckedAtNs = Long.MIN_VALUE;
+    private volatile long usableBytes = Long.MAX_VALUE;
+
+    private Storage(JournalFactory journals, long minFreeBytes) {
         this.journals = Objects.requireNonNull(journals, "journals");
+        this.minFreeBytes = minFreeBytes;
     }
 
     public static Storage of(JournalFactory journals) {
-        return new Storage(journals);
+        return new Storage(journals, DEFAULT_MIN_FREE_BYTES);
+    }
+
+    /** Storage that refuses new messages once fewer than {@code minFreeBytes} remain on the journals' disk. */
+    public static Storage of(JournalFactory journals, long minFreeBytes) {
+        return new Storage(journals, minFreeBytes);
+    }
+
+    /**
+     * Fails with {@code QUOTA_EXCEEDED} (AMQP {@code amqp:resource-limit-exceeded}) when the journals' disk is
+     * nearly full, so that a send is refused before anything is applied: nothing is half-written, and sends work
+     * again as soon as space returns. The free space is read at most every 100 ms.
+     *
+     * @param nowNs the caller's monotonic time
+     */
+    public void requireFreeSpace(long nowNs) {
+        if (nowNs - spaceCheckedAtNs > SPACE_CHECK_INTERVAL_NS || spaceCheckedAtNs == Long.MIN_VALUE) {
+            usableBytes = journals.usableSpaceBytes();
+            spaceCheckedAtNs = nowNs;
+        }
+        long free = usableBytes;
+        if (free < minFreeBytes) {
+            throw new io.buslane.common.error.BrokerException(io.buslane.common.error.ErrorKind.QUOTA_EXCEEDED,
+                    "The broker's disk is full: " + (free / (1024 * 1024)) + " MB free, at least "
+                            + (minFreeBytes / (1024 * 1024)) + " MB must stay free. The message was not stored; "
+                            + "free disk space and retry.");
+        }
     }
 
     public MetaJournal openMeta() {

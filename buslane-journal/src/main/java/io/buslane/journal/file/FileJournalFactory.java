@@ -160,6 +160,15 @@ public final class FileJournalFactory implements JournalFactory {
         openNames.remove(name);
     }
 
+    @Override
+    public long usableSpaceBytes() {
+        try {
+            return java.nio.file.Files.getFileStore(dataDirectory).getUsableSpace();
+        } catch (java.io.IOException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+
     public Path dataDirectory() {
         return dataDirectory;
     }
