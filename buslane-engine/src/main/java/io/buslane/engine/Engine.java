@@ -172,11 +172,19 @@ public final class Engine implements AutoCloseable {
         }
         queues = Map.copyOf(q);
         topics = Map.copyOf(t);
+        List<PartitionRef> all = allPartitions();
+        Map<Long, PartitionRef[]> byEntity = new HashMap<>();
+        for (QueueEntity queue : queues.values()) {
+            byEntity.put(queue.id, queue.partitions);
+        }
+        for (TopicEntity topic : topics.values()) {
+            byEntity.put(topic.id, topic.partitions);
+        }
         for (Shard shard : shards) {
             shard.runStartup(() -> {
                 Set<Partition> known = shard.journal().replay(
-                        (entityId, index) -> lookupPartition(shard, entityId, index));
-                for (PartitionRef ref : allPartitions()) {
+                        (entityId, index) -> lookupPartition(byEntity, shard, entityId, index));
+                for (PartitionRef ref : all) {
                     if (ref.shard() == shard) {
                         if (!known.contains(ref.partition())) {
                             shard.journalLog().partitionCreated(ref.partition());
@@ -190,13 +198,13 @@ public final class Engine implements AutoCloseable {
                 topics.values().stream().mapToInt(x -> x.subscriptions.size()).sum());
     }
 
-    private Partition lookupPartition(Shard shard, long entityId, int index) {
-        for (PartitionRef ref : allPartitions()) {
-            if (ref.shard() == shard && ref.partition().entityId() == entityId && ref.partition().index() == index) {
-                return ref.partition();
-            }
+    private static Partition lookupPartition(Map<Long, PartitionRef[]> byEntity, Shard shard, long entityId,
+                                             int index) {
+        PartitionRef[] refs = byEntity.get(entityId);
+        if (refs == null || index < 0 || index >= refs.length || refs[index].shard() != shard) {
+            return null;
         }
-        return null;
+        return refs[index].partition();
     }
 
     private List<PartitionRef> allPartitions() {
