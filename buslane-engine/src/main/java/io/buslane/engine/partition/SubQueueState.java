@@ -396,8 +396,8 @@ public final class SubQueueState {
     public void abandon(UUID lockToken, Map<String, Object> propertiesToModify, long nowMs) {
         Entry e = lockedEntry(lockToken, nowMs);
         unlock(e);
-        modify(e, propertiesToModify);
-        fail(e, nowMs, kind == SubQueue.MAIN);
+        boolean modified = modify(e, propertiesToModify);
+        fail(e, nowMs, kind == SubQueue.MAIN, modified);
     }
 
     /**
@@ -407,7 +407,7 @@ public final class SubQueueState {
     public void release(UUID lockToken, long nowMs) {
         Entry e = lockedEntry(lockToken, nowMs);
         unlock(e);
-        fail(e, nowMs, false);
+        fail(e, nowMs, false, false);
     }
 
     /** Defers a locked message: from now on it can only be received by sequence number. */
@@ -472,7 +472,15 @@ public final class SubQueueState {
     }
 
     /** A delivery failed (abandon or lock expiry): count it and dead-letter, expire or return the message. */
-    private void fail(Entry e, long nowMs, boolean count) {
+    /**
+     * Returns an unlocked entry after a failed or released delivery.
+     *
+     * @param count   whether the delivery counts as failed (abandon, lock expiry)
+     * @param changed whether the message's properties were modified; with neither, nothing that is persisted
+     *                changed (locks are not), so no record is written
+     */
+    private void fail(Entry e, long nowMs, boolean count, boolean changed) {
+        boolean persist = count || changed;
         if (count) {
             e.deliveryCount++;
             if (e.deliveryCount >= settings.maxDeliveryCount()) {
@@ -482,7 +490,9 @@ public final class SubQueueState {
             }
         }
         if (e.deferred()) {
-            log().entryUpdated(e);
+            if (persist) {
+                log().entryUpdated(e);
+            }
             return;
         }
         if (kind == SubQueue.MAIN && e.expiresAtMs <= nowMs) {
@@ -490,7 +500,9 @@ public final class SubQueueState {
             return;
         }
         returnToReady(e);
-        log().entryUpdated(e);
+        if (persist) {
+            log().entryUpdated(e);
+        }
         if (e.session != null) {
             if (e.session.holder != null) {
                 pumpSession(e.session);
@@ -511,10 +523,13 @@ public final class SubQueueState {
         }
     }
 
-    private void modify(Entry e, Map<String, Object> propertiesToModify) {
+    /** Applies properties-to-modify; returns whether the message changed. */
+    private boolean modify(Entry e, Map<String, Object> propertiesToModify) {
         if (propertiesToModify != null && !propertiesToModify.isEmpty()) {
             bodies().modified(e, bodies().of(e).withApplicationProperties(propertiesToModify));
+            return true;
         }
+        return false;
     }
 
     void onLockTimer(Entry e, long nowMs) {
@@ -532,7 +547,7 @@ public final class SubQueueState {
         long nowMs = ctx().nowMs();
         unlock(e);
         partition.lockExpired();
-        fail(e, nowMs, kind == SubQueue.MAIN);
+        fail(e, nowMs, kind == SubQueue.MAIN, false);
     }
 
     void onTtlTimer(Entry e, long nowMs) {
@@ -899,7 +914,7 @@ public final class SubQueueState {
         held.sort((a, b) -> Long.compare(a.seq, b.seq));
         for (Entry e : held) {
             unlock(e);
-            fail(e, nowMs, lockExpired && kind == SubQueue.MAIN);
+            fail(e, nowMs, lockExpired && kind == SubQueue.MAIN, false);
         }
         reindex(s);
         serveWaiters();
