@@ -41,7 +41,8 @@ final class RestTestServer implements AutoCloseable {
     final ManualTimeouts timeouts = new ManualTimeouts();
     private final Vertx vertx;
     private final HttpServer server;
-    private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5)).build();
     /** The Authorization header sent; null for none. */
     String authorization;
 
