@@ -164,7 +164,7 @@ class RestConformanceTest {
         assertThat(got.headers().firstValue("Content-Type")).hasValue("text/plain");
         String bp = got.headers().firstValue("BrokerProperties").orElseThrow();
         assertThat(bp).contains("\"MessageId\":\"sdk-1\"", "\"CorrelationId\":\"c\"", "\"Label\":\"label\"",
-                "\"ReplyTo\":\"r\"", "\"To\":\"t\"", "\"TimeToLive\":300.0", "\"DeliveryCount\":1",
+                "\"ReplyTo\":\"r\"", "\"To\":\"t\"", "\"TimeToLive\":300,", "\"DeliveryCount\":1",
                 "\"SequenceNumber\":1", "\"State\":\"Active\"", "\"LockToken\":\"");
         assertThat(got.headers().firstValue("Color")).hasValue("\"Blue\"");
         assertThat(got.headers().firstValue("Count")).hasValue("7");

@@ -7,6 +7,7 @@ import io.vertx.core.MultiMap;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
 
+import java.math.BigDecimal;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
@@ -34,7 +35,7 @@ final class RestProperties {
             .ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.ENGLISH).withZone(ZoneOffset.UTC);
 
     /** TimeSpan.MaxValue in seconds: what the service shows for a message that never expires. */
-    static final double MAX_TIME_TO_LIVE_SECONDS = 922337203685.4775807;
+    static final BigDecimal MAX_TIME_TO_LIVE_SECONDS = new BigDecimal("922337203685.4775807");
 
     /** Request headers that are HTTP's or the API's own, never user properties (lower case). */
     private static final Set<String> RESERVED_HEADERS = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
@@ -302,14 +303,17 @@ final class RestProperties {
         };
     }
 
-    private static double timeToLiveSeconds(ReceivedMessage r) {
+    /** Seconds, written as the service does: a whole number without a fraction, TimeSpan.MaxValue when never. */
+    private static Number timeToLiveSeconds(ReceivedMessage r) {
+        long ms;
         if (r.expiresAtMs() != Long.MAX_VALUE && r.expiresAtMs() > r.enqueuedTimeMs()) {
-            return (r.expiresAtMs() - r.enqueuedTimeMs()) / 1000.0;
+            ms = r.expiresAtMs() - r.enqueuedTimeMs();
+        } else if (r.message().timeToLiveMs() != null && r.message().timeToLiveMs() < Long.MAX_VALUE) {
+            ms = r.message().timeToLiveMs();
+        } else {
+            return MAX_TIME_TO_LIVE_SECONDS;
         }
-        if (r.message().timeToLiveMs() != null && r.message().timeToLiveMs() < Long.MAX_VALUE) {
-            return r.message().timeToLiveMs() / 1000.0;
-        }
-        return MAX_TIME_TO_LIVE_SECONDS;
+        return ms % 1000 == 0 ? (Number) (ms / 1000) : (Number) BigDecimal.valueOf(ms, 3);
     }
 
     /** Parses a lock token segment. */

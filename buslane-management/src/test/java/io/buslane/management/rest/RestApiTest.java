@@ -137,6 +137,8 @@ class RestApiTest {
         assertThat(bp.containsKey("LockToken")).isFalse();
         assertThat(bp.getLong("SequenceNumber")).isEqualTo(1L);
         assertThat(bp.getString("MessageId")).as("the broker assigns an id").isNotBlank();
+        assertThat(got.headers().firstValue("BrokerProperties").orElseThrow())
+                .as("never expires: TimeSpan.MaxValue in seconds").contains("\"TimeToLive\":922337203685.4775807");
         assertThat(server.request("DELETE", "/" + q + "/messages/head?timeout=0", Map.of(), null).statusCode())
                 .isEqualTo(204);
         assertThat(peekLock(q).statusCode()).isEqualTo(204);
@@ -361,6 +363,44 @@ class RestApiTest {
         assertThat(post("/" + q + "/messages", Map.of("BrokerProperties",
                 "{\"ScheduledEnqueueTimeUtc\":\"" + at + "\"}"), "later").statusCode()).isEqualTo(201);
         assertThat(peekLock(q).statusCode()).isEqualTo(204);
+    }
+
+    @Test
+    void theDeadLetterQueueIsReceivableWithItsReasonAsUserProperties() {
+        String q = newQueue();
+        send(q, "poison");
+        HttpResponse<String> got = peekLock(q);
+        UUID lock = UUID.fromString(brokerProperties(got).getString("LockToken"));
+        server.engine.deadLetter(io.buslane.engine.EntityAddress.queueOrTopic(q), lock, "Bad", "Very bad",
+                Map.of()).join();
+        HttpResponse<String> dead = server.request("DELETE", "/" + q + "/$DeadLetterQueue/messages/head?timeout=0",
+                Map.of(), null);
+        assertThat(dead.statusCode()).isEqualTo(200);
+        assertThat(dead.body()).isEqualTo("poison");
+        assertThat(dead.headers().firstValue("DeadLetterReason")).hasValue("\"Bad\"");
+        assertThat(dead.headers().firstValue("DeadLetterErrorDescription")).hasValue("\"Very bad\"");
+    }
+
+    @Test
+    void aMessageLockedForAClientThatWentAwayIsReleased() throws Exception {
+        String q = newQueue();
+        int before = server.timeouts.delays().size();
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", URI.create(server.base()).getPort())) {
+            socket.getOutputStream().write(("POST /" + q + "/messages/head?timeout=30 HTTP/1.1\r\nHost: x\r\n"
+                    + "Authorization: " + manageToken + "\r\nContent-Length: 0\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream().flush();
+            server.timeouts.awaitScheduled(before + 1);
+        }
+        CompletableFuture<HttpResponse<String>> next = server.requestAsync("POST",
+                "/" + q + "/messages/head?timeout=30", Map.of(), null);
+        server.timeouts.awaitScheduled(before + 2);
+        assertThat(send(q, "kept").statusCode()).isEqualTo(201);
+        HttpResponse<String> got = next.get(20, TimeUnit.SECONDS);
+        assertThat(got.statusCode()).isEqualTo(201);
+        assertThat(got.body()).isEqualTo("kept");
+        assertThat(brokerProperties(got).getInteger("DeliveryCount")).as("a release counts no delivery")
+                .isEqualTo(1);
     }
 
     @Test
