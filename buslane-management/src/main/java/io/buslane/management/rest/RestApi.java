@@ -124,12 +124,13 @@ public final class RestApi {
     // ============================================================================================== paths and auth
 
     /** The raw path without the leading slash, the trailing slash and the {@code /messages...} suffix. */
-    private static String rawEntity(String rawPath, String suffixRegex) {
+    private static String rawEntity(String rawPath, String suffix) {
         String p = rawPath.startsWith("/") ? rawPath.substring(1) : rawPath;
         if (p.endsWith("/")) {
             p = p.substring(0, p.length() - 1);
         }
-        return p.replaceFirst("(?i)" + suffixRegex + "$", "");
+        return p.regionMatches(true, p.length() - suffix.length(), suffix, 0, suffix.length())
+                ? p.substring(0, p.length() - suffix.length()) : p;
     }
 
     static String decode(String raw) {
