@@ -232,6 +232,18 @@ class RestApiTest {
     }
 
     @Test
+    void anExpiredLockIs404() {
+        String q = newQueue();
+        send(q, "slow");
+        HttpResponse<String> got = peekLock(q);
+        server.clock.advanceMs(60_001);
+        assertThat(server.request("POST", lockPath(got), Map.of(), null).statusCode()).isEqualTo(404);
+        HttpResponse<String> completeLate = server.request("DELETE", lockPath(got), Map.of(), null);
+        assertThat(completeLate.statusCode()).isEqualTo(404);
+        assertThat(errorCode(completeLate)).isEqualTo("404");
+    }
+
+    @Test
     void anUnknownLockIs404AndAMalformedOneIsNotALockUri() {
         String q = newQueue();
         assertThat(server.request("DELETE", "/" + q + "/messages/1/" + UUID.randomUUID(), Map.of(), null)
