@@ -1,17 +1,18 @@
 package io.buslane.server;
 
+import io.buslane.server.ops.Health;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
 import io.vertx.ext.web.Router;
 
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
- * The HTTP port: {@code GET /health} answers 200 with {@code {"status":"healthy"}} once the broker is ready and
- * 503 otherwise, as the emulator's health endpoint does; the routes that {@code routes} mounts (the ATOM
- * management API) serve everything else. Runs on Vert.x event loops.
+ * The HTTP port: {@code GET /health} answers 200 with {@code {"status":"healthy",...}} once the broker is ready and
+ * 503 otherwise, as the emulator's health endpoint does (body: {@link Health}); the routes that {@code routes}
+ * mounts (metrics and admin operations, the ATOM management API) serve everything else. Runs on Vert.x event loops.
  */
 final class HttpEndpoint implements AutoCloseable {
 
@@ -21,15 +22,15 @@ final class HttpEndpoint implements AutoCloseable {
         this.server = server;
     }
 
-    static HttpEndpoint start(Vertx vertx, String host, int port, BooleanSupplier ready, Consumer<Router> routes)
-            throws Exception {
+    static HttpEndpoint start(Vertx vertx, String host, int port, Supplier<Health.Report> health,
+                              Consumer<Router> routes) throws Exception {
         Router router = Router.router(vertx);
         router.get("/health").handler(ctx -> {
-            boolean ok = ready.getAsBoolean();
+            Health.Report report = health.get();
             ctx.response()
-                    .setStatusCode(ok ? 200 : 503)
+                    .setStatusCode(report.status())
                     .putHeader("content-type", "application/json")
-                    .end(ok ? "{\"status\":\"healthy\"}" : "{\"status\":\"unhealthy\"}");
+                    .end(report.json());
         });
         routes.accept(router);
         HttpServer server = vertx.createHttpServer().requestHandler(router);
