@@ -41,6 +41,13 @@ public final class BrokerMetrics {
     /** The Prometheus text exposition format's content type. */
     public static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
     private static final long SCRAPE_TIMEOUT_SECONDS = 10;
+    /** Histogram buckets for a sync: a local SSD forces in 0.1 to 0.2 ms; a slow or busy disk takes milliseconds. */
+    private static final Duration[] SYNC_BUCKETS = {
+        Duration.ofNanos(50_000), Duration.ofNanos(100_000), Duration.ofNanos(250_000), Duration.ofNanos(500_000),
+        Duration.ofMillis(1), Duration.ofNanos(2_500_000), Duration.ofMillis(5), Duration.ofMillis(10),
+        Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250),
+        Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofMillis(2500),
+    };
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final Timer journalSync;
@@ -56,9 +63,7 @@ public final class BrokerMetrics {
     public BrokerMetrics() {
         journalSync = Timer.builder("buslane.journal.sync")
                 .description("Time to write and force one group-commit batch of journal records to disk")
-                .publishPercentileHistogram()
-                .minimumExpectedValue(Duration.ofNanos(10_000))
-                .maximumExpectedValue(Duration.ofSeconds(10))
+                .serviceLevelObjectives(SYNC_BUCKETS)
                 .register(registry);
         journalSyncedRecords = Counter.builder("buslane.journal.synced.records")
                 .description("Journal records made durable by syncs").register(registry);
@@ -153,21 +158,22 @@ public final class BrokerMetrics {
         return registry.scrape(CONTENT_TYPE);
     }
 
-    private record Row(Tags tags, CompletableFuture<RuntimeCounts> counts) {
+    /** One entity's counts; a topic holds only scheduled messages (its subscriptions hold the rest). */
+    private record Row(Tags tags, boolean topic, CompletableFuture<RuntimeCounts> counts) {
     }
 
     private void refreshEntities(Engine e) {
         List<Row> rows = new ArrayList<>();
         for (QueueEntity q : e.queues()) {
             String path = q.properties().name();
-            rows.add(new Row(Tags.of("entity", path, "type", "queue"), e.counts(path)));
+            rows.add(new Row(Tags.of("entity", path, "type", "queue"), false, e.counts(path)));
         }
         for (TopicEntity t : e.topics()) {
             String path = t.properties().name();
-            rows.add(new Row(Tags.of("entity", path, "type", "topic"), e.counts(path)));
+            rows.add(new Row(Tags.of("entity", path, "type", "topic"), true, e.counts(path)));
             for (SubscriptionEntity s : t.subscriptions()) {
                 String subPath = s.properties().path();
-                rows.add(new Row(Tags.of("entity", subPath, "type", "subscription"), e.counts(subPath)));
+                rows.add(new Row(Tags.of("entity", subPath, "type", "subscription"), false, e.counts(subPath)));
             }
         }
         try {
@@ -191,12 +197,14 @@ public final class BrokerMetrics {
             if (c == null) {
                 continue; // deleted during the scrape, or a shard too busy to answer
             }
-            a.add(MultiGauge.Row.of(r.tags(), c.activeMessageCount()));
             sc.add(MultiGauge.Row.of(r.tags(), c.scheduledMessageCount()));
-            dl.add(MultiGauge.Row.of(r.tags(), c.deadLetterMessageCount()));
-            tr.add(MultiGauge.Row.of(r.tags(), c.transferMessageCount()));
-            tdl.add(MultiGauge.Row.of(r.tags(), c.transferDeadLetterMessageCount()));
             sz.add(MultiGauge.Row.of(r.tags(), c.sizeInBytes()));
+            if (!r.topic()) {
+                a.add(MultiGauge.Row.of(r.tags(), c.activeMessageCount()));
+                dl.add(MultiGauge.Row.of(r.tags(), c.deadLetterMessageCount()));
+                tr.add(MultiGauge.Row.of(r.tags(), c.transferMessageCount()));
+                tdl.add(MultiGauge.Row.of(r.tags(), c.transferDeadLetterMessageCount()));
+            }
         }
         active.register(a, true);
         scheduled.register(sc, true);
