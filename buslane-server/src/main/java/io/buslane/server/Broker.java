@@ -74,19 +74,20 @@ public final class Broker implements AutoCloseable {
         Engine engine = null;
         Vertx vertx = null;
         try {
+            // the HTTP port opens first: /health answers 503 (STARTING) while the journals are replayed
+            vertx = Vertx.vertx();
+            HttpEndpoint http = HttpEndpoint.start(vertx, options.host(), options.httpPort(), health::report);
             engine = Engine.start(new EngineConfig(Clock.system(), storage, options.shards(),
                     ThreadingMode.DEDICATED));
             metrics.bindEngine(engine);
             TopologyApplier.apply(engine, topology);
-            vertx = Vertx.vertx();
             CbsAuthorizer authorizer = authorizer(options);
             Engine managed = engine;
             NamespaceOps ops = new NamespaceOps(managed, () -> TopologyApplier.apply(managed, topology));
-            HttpEndpoint http = HttpEndpoint.start(vertx, options.host(), options.httpPort(), health::report,
-                    router -> {
-                        OpsApi.mount(router, metrics, ops, authorizer.validator(), Clock.system());
-                        AdminApi.mount(router, managed, authorizer.validator(), Clock.system());
-                    });
+            http.mount(router -> {
+                OpsApi.mount(router, metrics, ops, authorizer.validator(), Clock.system());
+                AdminApi.mount(router, managed, authorizer.validator(), Clock.system());
+            });
             AmqpServer amqp = AmqpServer.start(vertx, engine, Clock.system(), authorizer,
                     amqpOptions(options));
             metrics.bindAmqp(amqp.stats(), amqp::connectionCount);
