@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 import java.util.function.ToLongFunction;
 
 /**
@@ -129,8 +130,8 @@ public final class BrokerMetrics {
     }
 
     /** Exposes the AMQP listener's connection and link counters. */
-    public void bindAmqp(AmqpStats stats, java.util.function.IntSupplier openConnections) {
-        Gauge.builder("buslane.amqp.connections", openConnections, s -> s.getAsInt())
+    public void bindAmqp(AmqpStats stats, IntSupplier openConnections) {
+        Gauge.builder("buslane.amqp.connections", openConnections, IntSupplier::getAsInt)
                 .description("Open AMQP connections").strongReference(true).register(registry);
         counter("buslane.amqp.connections.opened", "AMQP connections accepted", stats, AmqpStats::connectionsOpened,
                 Tags.empty());
