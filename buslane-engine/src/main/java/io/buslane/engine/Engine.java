@@ -58,6 +58,8 @@ public final class Engine implements AutoCloseable {
     private volatile Map<String, TopicEntity> topics = Map.of();
     private long nextEntityId = 1;
     private volatile boolean closed;
+    // ops (metrics): cumulative counters
+    private final EngineStats stats = new EngineStats();
 
     private Engine(EngineConfig config, MetaJournal meta, Shard[] shards) {
         this.config = config;
@@ -271,6 +273,22 @@ public final class Engine implements AutoCloseable {
         }
         return n;
     }
+
+    // ops (metrics): begin
+    /** Cumulative message counters (sent, delivered, settled by outcome), for metrics. */
+    public EngineStats stats() {
+        return stats;
+    }
+
+    /** Message locks that expired before settlement, on every shard since start. */
+    public long lockExpiries() {
+        long n = 0;
+        for (Shard s : shards) {
+            n += s.lockExpiries();
+        }
+        return n;
+    }
+    // ops (metrics): end
 
     @Override
     public void close() {
@@ -881,8 +899,8 @@ public final class Engine implements AutoCloseable {
                     return null;
                 }));
             }
-            return all.size() == 1 ? all.get(0).thenApply(x -> null)
-                    : CompletableFuture.allOf(all.toArray(new CompletableFuture[0]));
+            return stats.countSent(all.size() == 1 ? all.get(0).thenApply(x -> null)
+                    : CompletableFuture.allOf(all.toArray(new CompletableFuture[0])), messages.size());
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -918,13 +936,13 @@ public final class Engine implements AutoCloseable {
                 all.add(ref.shard().call(() -> ref.partition().schedule(m, m.scheduledEnqueueTimeMs(),
                         ref.shard().nowMs())));
             }
-            return CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).thenApply(x -> {
+            return stats.countSent(CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).thenApply(x -> {
                 long[] seqs = new long[all.size()];
                 for (int i = 0; i < seqs.length; i++) {
                     seqs[i] = all.get(i).join();
                 }
                 return seqs;
-            });
+            }), messages.size());
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -1150,40 +1168,40 @@ public final class Engine implements AutoCloseable {
     }
 
     public CompletableFuture<Void> complete(EntityAddress address, UUID lockToken) {
-        return onLockPartition(address, lockToken, q -> {
+        return stats.countSettled(EngineStats.Outcome.COMPLETE, onLockPartition(address, lockToken, q -> {
             q.complete(lockToken, q.partition().ctxNowMs());
             return null;
-        });
+        }));
     }
 
     public CompletableFuture<Void> abandon(EntityAddress address, UUID lockToken, Map<String, Object> props) {
-        return onLockPartition(address, lockToken, q -> {
+        return stats.countSettled(EngineStats.Outcome.ABANDON, onLockPartition(address, lockToken, q -> {
             q.abandon(lockToken, props, q.partition().ctxNowMs());
             return null;
-        });
+        }));
     }
 
     /** Unlocks a message without counting a delivery (AMQP {@code released}). */
     public CompletableFuture<Void> release(EntityAddress address, UUID lockToken) {
-        return onLockPartition(address, lockToken, q -> {
+        return stats.countSettled(EngineStats.Outcome.RELEASE, onLockPartition(address, lockToken, q -> {
             q.release(lockToken, q.partition().ctxNowMs());
             return null;
-        });
+        }));
     }
 
     public CompletableFuture<Void> defer(EntityAddress address, UUID lockToken, Map<String, Object> props) {
-        return onLockPartition(address, lockToken, q -> {
+        return stats.countSettled(EngineStats.Outcome.DEFER, onLockPartition(address, lockToken, q -> {
             q.defer(lockToken, props, q.partition().ctxNowMs());
             return null;
-        });
+        }));
     }
 
     public CompletableFuture<Void> deadLetter(EntityAddress address, UUID lockToken, String reason,
                                               String description, Map<String, Object> props) {
-        return onLockPartition(address, lockToken, q -> {
+        return stats.countSettled(EngineStats.Outcome.DEAD_LETTER, onLockPartition(address, lockToken, q -> {
             q.deadLetter(lockToken, reason, description, props, q.partition().ctxNowMs());
             return null;
-        });
+        }));
     }
 
     /** Renews a message lock; completes with the new locked-until time. */
@@ -1208,13 +1226,13 @@ public final class Engine implements AutoCloseable {
                 all.add(ref.shard().call(() -> resolve(ref, address).receiveDeferred(seqs, mode, sessionId,
                         ref.shard().nowMs())));
             }
-            return CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).thenApply(x -> {
+            return stats.countDelivered(CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).thenApply(x -> {
                 List<ReceivedMessage> out = new ArrayList<>();
                 for (CompletableFuture<List<ReceivedMessage>> f : all) {
                     out.addAll(f.join());
                 }
                 return out;
-            });
+            }));
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }

@@ -233,6 +233,7 @@ public final class Receiver implements ConsumerHandle {
 
     @Override
     public void deliver(ReceivedMessage message) {
+        engine.stats().onDelivered(); // ops (metrics)
         sink.onMessage(this, message);
     }
 

@@ -20,6 +20,10 @@ import io.buslane.management.atom.AdminApi;
 import io.buslane.management.rest.RestApi;
 import io.buslane.server.config.ConfigLoader;
 import io.buslane.server.config.Topology;
+import io.buslane.server.ops.BrokerMetrics;
+import io.buslane.server.ops.Health;
+import io.buslane.server.ops.NamespaceOps;
+import io.buslane.server.ops.OpsApi;
 import io.vertx.core.Vertx;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,15 +41,16 @@ public final class Broker implements AutoCloseable {
     private final Vertx vertx;
     private final HttpEndpoint http;
     private final AmqpServer amqp;
-    private volatile boolean ready;
+    private final Health health;
     private volatile boolean closed;
 
-    private Broker(Storage storage, Engine engine, Vertx vertx, HttpEndpoint http, AmqpServer amqp) {
+    private Broker(Storage storage, Engine engine, Vertx vertx, HttpEndpoint http, AmqpServer amqp, Health health) {
         this.storage = storage;
         this.engine = engine;
         this.vertx = vertx;
         this.http = http;
         this.amqp = amqp;
+        this.health = health;
     }
 
     /** Starts a broker; fails (with nothing left running) if any part cannot start. */
@@ -53,6 +58,8 @@ public final class Broker implements AutoCloseable {
         long startNs = Clock.system().monotonicNanos();
         Topology topology = options.configFile() != null ? ConfigLoader.load(options.configFile())
                 : ConfigLoader.starterTopology();
+        Health health = new Health(Clock.system());
+        BrokerMetrics metrics = new BrokerMetrics();
         JournalFactory journals;
         if (options.inMemory()) {
             journals = new InMemoryJournalFactory();
@@ -60,30 +67,34 @@ public final class Broker implements AutoCloseable {
         } else {
             FileJournalOptions fileOptions = FileJournalOptions.defaults()
                     .withSyncPolicy(options.syncEnabled() ? SyncPolicy.ALWAYS : SyncPolicy.NONE);
-            journals = new FileJournalFactory(options.dataDir().toAbsolutePath(), fileOptions);
+            FileJournalFactory files = new FileJournalFactory(options.dataDir().toAbsolutePath(), fileOptions);
+            files.syncListener(metrics.journalSyncListener());
+            journals = files;
         }
         Storage storage = Storage.of(journals);
         Engine engine = null;
         Vertx vertx = null;
         try {
+            // the HTTP port opens first: /health answers 503 (STARTING) while the journals are replayed
+            vertx = Vertx.vertx();
+            HttpEndpoint http = HttpEndpoint.start(vertx, options.host(), options.httpPort(), health::report);
             engine = Engine.start(new EngineConfig(Clock.system(), storage, options.shards(),
                     ThreadingMode.DEDICATED));
+            metrics.bindEngine(engine);
             TopologyApplier.apply(engine, topology);
-            vertx = Vertx.vertx();
-            Broker[] self = new Broker[1];
             CbsAuthorizer authorizer = authorizer(options);
             Engine managed = engine;
-            HttpEndpoint http = HttpEndpoint.start(vertx, options.host(), options.httpPort(),
-                    () -> self[0] != null && self[0].ready,
-                    router -> {
-                        RestApi.mount(router, managed, authorizer.validator(), Clock.system());
-                        AdminApi.mount(router, managed, authorizer.validator(), Clock.system());
-                    });
+            NamespaceOps ops = new NamespaceOps(managed, () -> TopologyApplier.apply(managed, topology));
+            http.mount(router -> {
+                OpsApi.mount(router, metrics, ops, authorizer.validator(), Clock.system());
+                RestApi.mount(router, managed, authorizer.validator(), Clock.system());
+                AdminApi.mount(router, managed, authorizer.validator(), Clock.system());
+            });
             AmqpServer amqp = AmqpServer.start(vertx, engine, Clock.system(), authorizer,
                     amqpOptions(options));
-            Broker broker = new Broker(storage, engine, vertx, http, amqp);
-            self[0] = broker;
-            broker.ready = true;
+            metrics.bindAmqp(amqp.stats(), amqp::connectionCount);
+            Broker broker = new Broker(storage, engine, vertx, http, amqp, health);
+            health.ready(engine, amqp.port(), http.port());
             LOG.info("Buslane ready in {} ms: AMQP on {}:{}, HTTP on {}:{}, data {}",
                     (Clock.system().monotonicNanos() - startNs) / 1_000_000, options.host(), amqp.port(),
                     options.host(), http.port(), options.inMemory() ? "in memory"
@@ -145,7 +156,7 @@ public final class Broker implements AutoCloseable {
             return;
         }
         closed = true;
-        ready = false;
+        health.stopping();
         amqp.close();
         http.close();
         try {

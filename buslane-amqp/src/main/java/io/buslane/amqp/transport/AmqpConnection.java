@@ -80,6 +80,8 @@ public final class AmqpConnection {
     private long tickDeadlineMs;
     private boolean flushScheduled;
     private boolean closed;
+    /** Counts this connection's open links (ops metrics); set by the server before {@link #start()}. */
+    AmqpStats.Links links = new AmqpStats().newLinks();
 
     AmqpConnection(Vertx vertx, Context context, NetSocket socket, Engine engine, Clock clock,
                    CbsAuthorizer authorizer, ManagementProcessor management, AmqpOptions options,
@@ -341,6 +343,7 @@ public final class AmqpConnection {
             vertx.cancelTimer(tickTimer);
         }
         closeAllLinks();
+        links.connectionClosed(); // ops (metrics)
         onClosed.run();
     }
 
@@ -396,6 +399,8 @@ public final class AmqpConnection {
                 Session s = event.getSession();
                 s.close();
             }
+            case LINK_LOCAL_OPEN -> links.opened(event.getLink()); // ops (metrics)
+            case LINK_LOCAL_CLOSE, LINK_LOCAL_DETACH -> links.closed(event.getLink()); // ops (metrics)
             case LINK_REMOTE_OPEN -> onLinkRemoteOpen(event.getLink());
             case LINK_REMOTE_DETACH, LINK_REMOTE_CLOSE -> onLinkRemoteClose(event.getLink());
             case LINK_FLOW -> {

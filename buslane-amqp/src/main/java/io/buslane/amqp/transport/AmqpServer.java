@@ -29,6 +29,7 @@ public final class AmqpServer implements AutoCloseable {
 
     private final NetServer server;
     private final AtomicInteger connections = new AtomicInteger();
+    private final AmqpStats stats = new AmqpStats(); // ops (metrics)
 
     private AmqpServer(NetServer server) {
         this.server = server;
@@ -48,6 +49,7 @@ public final class AmqpServer implements AutoCloseable {
         net.connectHandler(socket -> {
             if (self.connections.incrementAndGet() > options.maxConnections()) {
                 self.connections.decrementAndGet();
+                self.stats.connectionRefused(); // ops (metrics)
                 LOG.warn("Refusing connection from {}: the limit of {} connections is reached",
                         socket.remoteAddress(), options.maxConnections());
                 socket.close();
@@ -55,6 +57,8 @@ public final class AmqpServer implements AutoCloseable {
             }
             AmqpConnection connection = new AmqpConnection(vertx, vertx.getOrCreateContext(), socket, engine, clock,
                     authorizer, management, options, self.connections::decrementAndGet);
+            self.stats.connectionOpened(); // ops (metrics)
+            connection.links = self.stats.newLinks(); // ops (metrics)
             connection.start();
         });
         net.listen().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
@@ -68,6 +72,11 @@ public final class AmqpServer implements AutoCloseable {
 
     public int connectionCount() {
         return connections.get();
+    }
+
+    /** Connection and link counters, for metrics. */
+    public AmqpStats stats() {
+        return stats;
     }
 
     @Override

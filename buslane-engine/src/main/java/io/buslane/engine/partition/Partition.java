@@ -116,6 +116,7 @@ public final class Partition {
 
     void lockExpired() {
         lockExpiries++;
+        ctx.onLockExpired(); // ops (metrics)
     }
 
     /** The queue's main sub-queue (queues only). */

@@ -29,4 +29,8 @@ public interface PartitionContext {
 
     /** A new random lock token that carries the partition index in its lowest 16 bits. */
     UUID newLockToken(int partitionIndex);
+
+    /** A message lock expired before settlement (counted for metrics; shards survive entity deletion). */
+    default void onLockExpired() {
+    }
 }

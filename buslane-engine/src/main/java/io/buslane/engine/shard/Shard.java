@@ -82,6 +82,21 @@ public final class Shard implements PartitionContext {
         return index;
     }
 
+    // ops (metrics): begin
+    /** Written only by the shard thread; read by any thread. */
+    private volatile long lockExpiries;
+
+    @Override
+    public void onLockExpired() {
+        lockExpiries = lockExpiries + 1;
+    }
+
+    /** Message locks that expired on this shard since start. */
+    public long lockExpiries() {
+        return lockExpiries;
+    }
+    // ops (metrics): end
+
     public JournalPartitionLog journalLog() {
         return log;
     }

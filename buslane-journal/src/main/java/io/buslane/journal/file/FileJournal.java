@@ -160,6 +160,15 @@ public final class FileJournal implements Journal {
      * @param options   segment size, sync policy, buffer size and automatic compaction
      * @throws JournalException when the directory cannot be read or prepared
      */
+    // ops (metrics): begin
+    private volatile SyncListener syncListener = SyncListener.NONE;
+
+    /** Sets who is told about each sync's duration (a metrics hook). */
+    public void syncListener(SyncListener listener) {
+        this.syncListener = listener == null ? SyncListener.NONE : listener;
+    }
+    // ops (metrics): end
+
     public FileJournal(Path directory, FileJournalOptions options) {
         this(directory, options, SegmentIo.DIRECT, () -> { });
     }
@@ -341,6 +350,7 @@ public final class FileJournal implements Journal {
         if (pendingCount == 0) {
             return;
         }
+        long startNs = System.nanoTime(); // ops (metrics)
         try {
             active.flush();
             if (options.syncPolicy() == SyncPolicy.ALWAYS) {
@@ -357,6 +367,7 @@ public final class FileJournal implements Journal {
             index.add(pendingIds[i], LiveIndex.kindOf(entry), LiveIndex.segmentOf(entry), pendingOffsets[i],
                     LiveIndex.frameBytesOf(entry));
         }
+        syncListener.onSync(pendingCount, System.nanoTime() - startNs); // ops (metrics)
         pendingCount = 0;
         if (options.autoCompactLiveRatio() > 0 && rolledSinceAutoCompaction) {
             rolledSinceAutoCompaction = false;

@@ -130,6 +130,15 @@ public final class FileJournalFactory implements JournalFactory {
         SegmentFiles.fsyncDirectory(dataDirectory);
     }
 
+    // ops (metrics): begin
+    private volatile SyncListener syncListener = SyncListener.NONE;
+
+    /** Sets who is told about every sync of the journals opened from now on (a metrics hook). */
+    public void syncListener(SyncListener listener) {
+        this.syncListener = listener == null ? SyncListener.NONE : listener;
+    }
+    // ops (metrics): end
+
     /**
      * Opens the journal {@code name} in its subdirectory. The caller then calls {@link FileJournal#replay} once.
      *
@@ -149,7 +158,9 @@ public final class FileJournalFactory implements JournalFactory {
             throw new IllegalStateException("journal " + name + " in " + dataDirectory + " is already open");
         }
         try {
-            return new FileJournal(dataDirectory.resolve(name), options, io, () -> forget(name));
+            FileJournal journal = new FileJournal(dataDirectory.resolve(name), options, io, () -> forget(name));
+            journal.syncListener(syncListener); // ops (metrics)
+            return journal;
         } catch (RuntimeException e) {
             forget(name);
             throw e;

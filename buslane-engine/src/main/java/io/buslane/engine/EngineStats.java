@@ -1,0 +1,77 @@
+package io.buslane.engine;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Cumulative message counters of one engine, for metrics: plain {@link LongAdder}s that the engine bumps when an
+ * operation succeeds (after its records are durable) and anything reads at any time. No metrics library here: the
+ * server exposes these as Prometheus counters. Counts only grow (entity deletion does not lower them).
+ */
+public final class EngineStats {
+
+    /** How a locked message was settled. */
+    public enum Outcome {
+        COMPLETE, ABANDON, DEFER, DEAD_LETTER, RELEASE
+    }
+
+    private final LongAdder sent = new LongAdder();
+    private final LongAdder delivered = new LongAdder();
+    private final LongAdder[] settled = new LongAdder[Outcome.values().length];
+
+    EngineStats() {
+        for (int i = 0; i < settled.length; i++) {
+            settled[i] = new LongAdder();
+        }
+    }
+
+    /** Messages accepted by send or schedule (each message once, whatever the number of subscriptions). */
+    public long sent() {
+        return sent.sum();
+    }
+
+    /** Messages handed to receivers: locked (peek-lock), removed (receive-and-delete) or received by sequence. */
+    public long delivered() {
+        return delivered.sum();
+    }
+
+    /** Settlements with the given outcome. */
+    public long settled(Outcome outcome) {
+        return settled[outcome.ordinal()].sum();
+    }
+
+    void onDelivered() {
+        delivered.increment();
+    }
+
+    /** Counts {@code messages} as sent once {@code f} succeeds; returns {@code f} itself. */
+    <T> CompletableFuture<T> countSent(CompletableFuture<T> f, int messages) {
+        f.whenComplete((r, e) -> {
+            if (e == null) {
+                sent.add(messages);
+            }
+        });
+        return f;
+    }
+
+    /** Counts one settlement once {@code f} succeeds; returns {@code f} itself. */
+    <T> CompletableFuture<T> countSettled(Outcome outcome, CompletableFuture<T> f) {
+        f.whenComplete((r, e) -> {
+            if (e == null) {
+                settled[outcome.ordinal()].increment();
+            }
+        });
+        return f;
+    }
+
+    /** Counts the messages of a receive-by-sequence-number once {@code f} succeeds; returns {@code f} itself. */
+    <T extends List<?>> CompletableFuture<T> countDelivered(CompletableFuture<T> f) {
+        f.whenComplete((r, e) -> {
+            if (e == null && r != null) {
+                delivered.add(r.size());
+            }
+        });
+        return f;
+    }
+}

@@ -1,0 +1,79 @@
+package io.buslane.server.ops;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.buslane.common.time.Clock;
+import io.buslane.engine.Engine;
+import io.buslane.engine.TopicEntity;
+
+/**
+ * The broker's readiness as {@code GET /health} reports it: 200 with {@code "status":"healthy"} once the engine has
+ * recovered and AMQP listens, 503 with {@code "status":"unhealthy"} while starting and from the moment shutdown
+ * begins (the emulator's contract: tools wait for 200). The body adds the lifecycle state, ports, uptime and
+ * entity counts. Thread-safe.
+ */
+public final class Health {
+
+    /** The broker's lifecycle. */
+    public enum State {
+        STARTING, READY, STOPPING
+    }
+
+    /** A status code and a JSON body. */
+    public record Report(int status, String json) {
+    }
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Clock clock;
+    private final long startedNs;
+    private volatile State state = State.STARTING;
+    private volatile Engine engine;
+    private volatile int amqpPort = -1;
+    private volatile int httpPort = -1;
+
+    public Health(Clock clock) {
+        this.clock = clock;
+        this.startedNs = clock.monotonicNanos();
+    }
+
+    /** The broker is ready: the engine has recovered and both listeners are bound. */
+    public void ready(Engine readyEngine, int readyAmqpPort, int readyHttpPort) {
+        this.engine = readyEngine;
+        this.amqpPort = readyAmqpPort;
+        this.httpPort = readyHttpPort;
+        this.state = State.READY;
+    }
+
+    /** Shutdown has begun: health answers 503 from now on. */
+    public void stopping() {
+        this.state = State.STOPPING;
+    }
+
+    public State state() {
+        return state;
+    }
+
+    public Report report() {
+        State s = state;
+        boolean ok = s == State.READY;
+        ObjectNode body = JSON.createObjectNode();
+        body.put("status", ok ? "healthy" : "unhealthy");
+        body.put("state", s.name());
+        body.put("uptimeSeconds", (clock.monotonicNanos() - startedNs) / 1_000_000_000L);
+        Engine e = engine;
+        if (ok && e != null) {
+            body.put("amqpPort", amqpPort);
+            body.put("httpPort", httpPort);
+            ObjectNode entities = body.putObject("entities");
+            entities.put("queues", e.queues().size());
+            entities.put("topics", e.topics().size());
+            int subscriptions = 0;
+            for (TopicEntity t : e.topics()) {
+                subscriptions += t.subscriptions().size();
+            }
+            entities.put("subscriptions", subscriptions);
+        }
+        return new Report(ok ? 200 : 503, body.toString());
+    }
+}

@@ -1,0 +1,149 @@
+package io.buslane.server.ops;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.buslane.common.auth.AuthException;
+import io.buslane.common.auth.Grant;
+import io.buslane.common.auth.Right;
+import io.buslane.common.auth.SasValidator;
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import io.buslane.common.time.Clock;
+import io.buslane.engine.EntityAddress;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Callable;
+
+/**
+ * The operations endpoints on the HTTP port, next to {@code /health} and the ATOM management API (which owns every
+ * other path; entity names cannot contain {@code $}, so {@code /$admin/...} never collides with one):
+ * <ul>
+ *   <li>{@code GET /metrics}: Prometheus text format, unauthenticated (as scrape targets usually are);</li>
+ *   <li>{@code POST /$admin/purge/{entity path}}: empties a queue, subscription, topic or one sub-queue;</li>
+ *   <li>{@code POST /$admin/reset}: deletes every entity and re-creates the configured topology.</li>
+ * </ul>
+ * The {@code /$admin} operations need a SAS token with the Manage right in {@code Authorization}, as the
+ * management API does (a purge token may be scoped to the entity; a reset token must cover the namespace), and
+ * answer JSON: the result, or {@code {"error":{"code":..,"message":..}}}. Work runs on Vert.x worker threads.
+ */
+public final class OpsApi {
+
+    private static final Logger LOG = LoggerFactory.getLogger(OpsApi.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    static final String PURGE_PREFIX = "/$admin/purge/";
+
+    private OpsApi() {
+    }
+
+    /**
+     * Mounts the routes.
+     *
+     * @param router    the HTTP port's router
+     * @param metrics   the registry scraped by {@code /metrics}
+     * @param ops       purge and reset
+     * @param validator validates {@code Authorization} headers ({@link SasValidator#acceptAll()} accepts anything)
+     * @param clock     for token expiry
+     */
+    public static void mount(Router router, BrokerMetrics metrics, NamespaceOps ops, SasValidator validator,
+                             Clock clock) {
+        router.get("/metrics").handler(ctx -> ctx.vertx().executeBlocking(metrics::scrape, false)
+                .onComplete(r -> {
+                    if (r.succeeded()) {
+                        ctx.response().putHeader("content-type", BrokerMetrics.CONTENT_TYPE).end(r.result());
+                    } else {
+                        LOG.warn("Metrics scrape failed", r.cause());
+                        error(ctx, 500, "The metrics could not be collected: " + r.cause());
+                    }
+                }));
+        router.post("/$admin/reset").handler(ctx -> run(ctx, () -> {
+            authorize(validator, clock, ctx, "");
+            NamespaceOps.ResetResult r = ops.reset();
+            ObjectNode body = JSON.createObjectNode();
+            ObjectNode deleted = body.putObject("deleted");
+            deleted.put("queues", r.deletedQueues());
+            deleted.put("topics", r.deletedTopics());
+            ObjectNode now = body.putObject("entities");
+            now.put("queues", r.queues());
+            now.put("topics", r.topics());
+            now.put("subscriptions", r.subscriptions());
+            return body;
+        }));
+        router.post("/$admin/purge/*").handler(ctx -> run(ctx, () -> {
+            String path = entityPath(ctx);
+            EntityAddress address = EntityAddress.parse(path);
+            authorize(validator, clock, ctx, address == null ? "" : address.entityName());
+            NamespaceOps.PurgeResult r = ops.purge(path);
+            ObjectNode body = JSON.createObjectNode();
+            body.put("entity", r.entity());
+            body.put("purged", r.purged());
+            body.put("active", r.active());
+            body.put("deadLetter", r.deadLetter());
+            body.put("transferDeadLetter", r.transferDeadLetter());
+            body.put("scheduled", r.scheduled());
+            return body;
+        }));
+        // anything else under /$admin is ours, not an entity path for the ATOM API
+        router.route("/$admin/*").handler(ctx -> error(ctx, 404, "No operation at " + ctx.request().method() + " "
+                + ctx.request().path() + "; use POST /$admin/purge/{entity} or POST /$admin/reset."));
+    }
+
+    private static String entityPath(RoutingContext ctx) {
+        String raw = ctx.request().path();
+        String rest = raw.length() > PURGE_PREFIX.length() ? raw.substring(PURGE_PREFIX.length()) : "";
+        try {
+            return URLDecoder.decode(rest.replace("+", "%2B"), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            throw new BrokerException(ErrorKind.ARGUMENT, "The path '" + raw + "' has an invalid percent-encoding.");
+        }
+    }
+
+    private static void authorize(SasValidator validator, Clock clock, RoutingContext ctx, String target) {
+        Grant grant = validator.validate(ctx.request().getHeader("Authorization"), clock.epochMillis());
+        if (!grant.has(Right.MANAGE)) {
+            throw new AuthException("Unauthorized: the rule '" + grant.keyName()
+                    + "' does not grant the Manage right, which the admin operations require.");
+        }
+        if (!grant.covers(target)) {
+            throw new AuthException("InvalidAudience: the token's signed resource does not cover '"
+                    + (target.isEmpty() ? "the namespace" : target) + "'.");
+        }
+    }
+
+    private static void run(RoutingContext ctx, Callable<ObjectNode> work) {
+        ctx.vertx().executeBlocking(work, false).onComplete(r -> {
+            if (r.succeeded()) {
+                ctx.response().setStatusCode(200).putHeader("content-type", "application/json")
+                        .end(r.result().toString());
+                return;
+            }
+            Throwable t = r.cause();
+            if (t instanceof AuthException e) {
+                error(ctx, e.statusCode(), e.description());
+            } else if (t instanceof BrokerException e) {
+                if (e.kind() == ErrorKind.INTERNAL) {
+                    LOG.warn("{} {} failed", ctx.request().method(), ctx.request().path(), e);
+                }
+                error(ctx, e.kind().httpStatus(), e.description());
+            } else {
+                LOG.error("{} {} failed", ctx.request().method(), ctx.request().path(), t);
+                error(ctx, 500, "The request could not be processed: " + t);
+            }
+        });
+    }
+
+    private static void error(RoutingContext ctx, int status, String message) {
+        if (ctx.response().ended() || ctx.response().closed()) {
+            return;
+        }
+        ObjectNode body = JSON.createObjectNode();
+        ObjectNode error = body.putObject("error");
+        error.put("code", status);
+        error.put("message", message);
+        ctx.response().setStatusCode(status).putHeader("content-type", "application/json").end(body.toString());
+    }
+}
