@@ -17,6 +17,7 @@ import io.buslane.journal.file.FileJournalOptions;
 import io.buslane.journal.file.SyncPolicy;
 import io.buslane.journal.memory.InMemoryJournalFactory;
 import io.buslane.management.atom.AdminApi;
+import io.buslane.management.console.ConsoleApi;
 import io.buslane.server.config.ConfigLoader;
 import io.buslane.server.config.Topology;
 import io.vertx.core.Vertx;
@@ -74,7 +75,10 @@ public final class Broker implements AutoCloseable {
             Engine managed = engine;
             HttpEndpoint http = HttpEndpoint.start(vertx, options.host(), options.httpPort(),
                     () -> self[0] != null && self[0].ready,
-                    router -> AdminApi.mount(router, managed, authorizer.validator(), Clock.system()));
+                    router -> {
+                        AdminApi.mount(router, managed, authorizer.validator(), Clock.system());
+                        ConsoleApi.mount(router, managed, authorizer.validator(), Clock.system());
+                    });
             AmqpServer amqp = AmqpServer.start(vertx, engine, Clock.system(), authorizer,
                     amqpOptions(options));
             Broker broker = new Broker(storage, engine, vertx, http, amqp);
