@@ -368,7 +368,7 @@
       sel.kind !== 'topic' ? el('button', {type: 'button', class: 'danger', id: 'purge', onclick: async () => {
         const what = subQueue === 'deadletter' ? 'dead-letter queue' : 'queue';
         if (!confirm('Delete every message in the ' + what + ' of "' + sel.path + '"?')) return;
-        await act(api('POST', '/purge', {entity: sel.path, subQueue}), (r) => 'Purged ' + r.deleted + ' messages');
+        await act(api('POST', '/purge', {entity: sel.path, subQueue}), (r) => 'Purged ' + r.deleted + (r.deleted === 1 ? ' message' : ' messages'));
         await refreshAll();
       }}, subQueue === 'deadletter' ? 'Purge dead-letter queue' : 'Purge') : null);
     panel.append(toolbar);
