@@ -374,23 +374,31 @@
     panel.append(toolbar);
     const list = el('div', {class: 'messages', id: 'messages'}, el('p', {class: 'muted', text: 'Loading\u2026'}));
     panel.append(list);
+    clear(list);
+    await loadMessages(list, sel, subQueue, 0);
+  }
+
+  async function loadMessages(list, sel, subQueue, from) {
     let result;
     try {
       result = await api('GET', '/messages?entity=' + encodeURIComponent(sel.path) + '&subQueue=' + subQueue
-        + '&max=100');
+        + '&from=' + from + '&max=100');
     } catch (e) {
-      clear(list).append(el('p', {class: 'error', text: e.message}));
+      list.append(el('p', {class: 'error', text: e.message}));
       return;
     }
-    clear(list);
     const shown = sel.kind === 'topic' ? result.messages.filter((m) => m.state === 'Scheduled') : result.messages;
-    if (!shown.length) {
+    if (!shown.length && from === 0) {
       list.append(el('p', {class: 'muted empty', id: 'no-messages', text: 'No messages.'}));
       return;
     }
     shown.forEach((m) => list.append(messageCard(m, subQueue)));
     if (result.next) {
-      list.append(el('p', {class: 'muted', text: 'Showing the first ' + result.messages.length + ' messages.'}));
+      const more = el('button', {type: 'button', id: 'load-more', class: 'load-more', onclick: async () => {
+        more.remove();
+        await loadMessages(list, sel, subQueue, result.next);
+      }}, 'Load more');
+      list.append(more);
     }
   }
 
@@ -418,7 +426,8 @@
       const target = sel.kind === 'subscription' ? sel.topic : sel.path;
       actions.append(el('button', {type: 'button', class: 'primary action-resubmit', onclick: async () => {
         await act(api('POST', '/resubmit', {entity: sel.path, subQueue, sequenceNumber: m.sequenceNumber}),
-          (r) => 'Resubmitted #' + m.sequenceNumber + ' to ' + r.resubmittedTo);
+          (r) => 'Resubmitted #' + m.sequenceNumber + ' to ' + r.resubmittedTo
+            + (r.newMessageId ? ' as message ' + r.messageId + ' (duplicate detection is on)' : ''));
         await after();
       }}, 'Resubmit to ' + target));
     } else {

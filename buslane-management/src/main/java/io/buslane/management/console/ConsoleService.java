@@ -50,6 +50,8 @@ final class ConsoleService {
     static final int MAX_SESSIONS = 500;
     /** The reason written on messages the console dead-letters. */
     static final String CONSOLE_DEAD_LETTER_REASON = "DeadLetteredFromConsole";
+    /** On entities with duplicate detection a resubmitted copy gets a new MessageId and keeps the old one here. */
+    static final String ORIGINAL_MESSAGE_ID = "ResubmittedFromMessageId";
 
     private final Engine engine;
     private final Clock clock;
@@ -455,7 +457,9 @@ final class ConsoleService {
     /**
      * Sends a copy of a dead-lettered message back to its entity (a subscription's to its topic) without the
      * dead-letter reason and description, then completes the dead-lettered one: the copy is durable before the
-     * original goes, so a failure in between leaves a duplicate, never a loss.
+     * original goes, so a failure in between leaves a duplicate, never a loss. On an entity with duplicate
+     * detection the copy gets a new MessageId (the old one is kept in {@value #ORIGINAL_MESSAGE_ID}), since the
+     * entity would otherwise drop it as a duplicate inside its detection window.
      */
     ObjectNode resubmit(JsonNode req) {
         EntityAddress address = address(text(req, "entity", true), text(req, "subQueue", false) == null
@@ -465,20 +469,45 @@ final class ConsoleService {
         }
         long seq = longValue(req, "sequenceNumber");
         String target = address.entityPath();
-        locker.withLocked(address, seq, locked -> {
+        boolean dedup = duplicateDetection(target);
+        Object newId = locker.withLocked(address, seq, locked -> {
             Message original = locked.message().message();
             Map<String, Object> props = new LinkedHashMap<>(original.applicationProperties());
             props.remove("DeadLetterReason");
             props.remove("DeadLetterErrorDescription");
-            Message copy = original.toBuilder().applicationProperties(props).scheduledEnqueueTimeMs(null)
-                    .encodedSize(0).build();
-            Waits.await(engine.send(target, List.of(copy)));
+            Message.Builder copy = original.toBuilder().applicationProperties(props).scheduledEnqueueTimeMs(null)
+                    .encodedSize(0);
+            Object id = original.messageId();
+            if (dedup) {
+                // the entity would drop a copy with the same MessageId inside its detection window, and the
+                // original is completed next: a fresh id keeps the resubmission from being lost
+                id = UUID.randomUUID().toString().replace("-", "");
+                copy.messageId(id);
+                if (original.messageId() != null) {
+                    copy.applicationProperty(ORIGINAL_MESSAGE_ID, display(original.messageId()));
+                }
+            }
+            Waits.await(engine.send(target, List.of(copy.build())));
             Waits.await(engine.complete(address, locked.message().lockToken()));
-            return null;
+            return id;
         });
         ObjectNode out = json.createObjectNode();
         out.put("resubmittedTo", target);
+        out.put("messageId", newId == null ? null : display(newId));
+        out.put("newMessageId", dedup);
         return out;
+    }
+
+    private boolean duplicateDetection(String entityPath) {
+        QueueEntity q = engine.queue(entityPath);
+        if (q != null) {
+            return q.properties().requiresDuplicateDetection();
+        }
+        TopicEntity t = engine.topic(entityPath);
+        if (t == null) {
+            throw BrokerException.entityNotFound(entityPath);
+        }
+        return t.properties().requiresDuplicateDetection();
     }
 
     /** Deletes one message: a scheduled one is cancelled, others are locked and completed. */

@@ -281,6 +281,25 @@ class ConsoleApiTest {
     }
 
     @Test
+    void onADuplicateDetectingQueueTheResubmittedCopyGetsANewMessageIdSoThatItIsNotDropped() {
+        login();
+        server.engine.createQueue(io.buslane.engine.entity.QueueProperties.builder("dedup")
+                .requiresDuplicateDetection(true).build()).join();
+        server.ok("/console/api/send", "{\"entity\":\"dedup\",\"body\":\"x\",\"messageId\":\"same\"}");
+        long seq = browse("dedup", "main").get(0).get("sequenceNumber").asLong();
+        server.ok("/console/api/dead-letter", "{\"entity\":\"dedup\",\"sequenceNumber\":" + seq + "}");
+        long dlqSeq = browse("dedup", "deadletter").get(0).get("sequenceNumber").asLong();
+        JsonNode r = server.ok("/console/api/resubmit", "{\"entity\":\"dedup\",\"sequenceNumber\":" + dlqSeq + "}");
+        assertThat(r.get("newMessageId").asBoolean()).isTrue();
+        assertThat(counts("dedup").get("active").asLong()).isEqualTo(1);
+        assertThat(counts("dedup").get("deadLetter").asLong()).isZero();
+        JsonNode back = browse("dedup", "main").get(0);
+        assertThat(back.get("system").get("MessageId").asText()).isEqualTo(r.get("messageId").asText())
+                .isNotEqualTo("same");
+        assertThat(property(back, ConsoleService.ORIGINAL_MESSAGE_ID)).isEqualTo("same:string");
+    }
+
+    @Test
     void aSubscriptionsDeadLetteredMessageIsResubmittedToItsTopic() {
         login();
         server.ok("/console/api/entities/create", "{\"kind\":\"topic\",\"name\":\"t\"}");
@@ -381,6 +400,24 @@ class ConsoleApiTest {
         JsonNode left = browse("d", "main");
         assertThat(left).hasSize(1);
         assertThat(left.get(0).get("body").get("text").asText()).isEqualTo("keep");
+    }
+
+    @Test
+    void browsingIsPagedBySequenceNumber() {
+        login();
+        server.ok("/console/api/entities/create", "{\"kind\":\"queue\",\"name\":\"paged\"}");
+        for (int i = 0; i < 3; i++) {
+            server.ok("/console/api/send", "{\"entity\":\"paged\",\"body\":\"m" + i + "\"}");
+        }
+        JsonNode first = server.getOk("/console/api/messages?entity=paged&max=2");
+        assertThat(first.get("messages")).hasSize(2);
+        long next = first.get("next").asLong();
+        JsonNode rest = server.getOk("/console/api/messages?entity=paged&max=2&from=" + next);
+        assertThat(rest.get("messages")).hasSize(1);
+        assertThat(rest.get("messages").get(0).get("body").get("text").asText()).isEqualTo("m2");
+        assertThat(rest.has("next")).isFalse();
+        assertThat(server.get("/console/api/messages?entity=paged&from=abc").statusCode()).isEqualTo(400);
+        assertThat(server.get("/console/api/messages?entity=nope").statusCode()).isEqualTo(404);
     }
 
     @Test
