@@ -9,7 +9,6 @@ import io.buslane.common.time.Clock;
 
 import java.security.SecureRandom;
 import java.util.Base64;
-import java.util.Iterator;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -109,12 +108,15 @@ final class ConsoleSessions {
 
     private void evict(long now) {
         sessions.values().removeIf(s -> s.expiresAtMs() <= now);
-        if (sessions.size() >= MAX_SESSIONS) {
-            Iterator<String> it = sessions.keySet().iterator();
-            while (sessions.size() >= MAX_SESSIONS && it.hasNext()) {
-                it.next();
-                it.remove();
-            }
+        int excess = sessions.size() - MAX_SESSIONS + 1;
+        if (excess > 0) {
+            sessions.entrySet().stream().sorted(Map.Entry.comparingByValue(
+                            java.util.Comparator.comparingLong(Session::expiresAtMs)))
+                    .limit(excess).map(Map.Entry::getKey).toList().forEach(sessions::remove);
         }
+    }
+
+    int size() {
+        return sessions.size();
     }
 }
