@@ -71,7 +71,11 @@
     let data = null;
     if (res.status !== 204) {
       const text = await res.text();
-      data = text ? JSON.parse(text) : null;
+      try {
+        data = text ? JSON.parse(text) : null;
+      } catch (e) {
+        data = {error: 'HTTP ' + res.status, message: text.substring(0, 300) || ('HTTP ' + res.status)};
+      }
     }
     if (res.status === 401 && path !== '/login') {
       showLogin();

@@ -17,10 +17,19 @@ import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 import java.io.File;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.Comparator;
 import java.util.stream.Stream;
 
@@ -207,6 +216,27 @@ class ConsoleBrowserTest {
         countIs("count-active", "0");
         visible(By.id("no-messages"));
 
+        // counts are live: a message sent by someone else shows up in the tree without a click
+        HttpResponse<String> sent = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                        URI.create(broker.baseUrl() + "/console/api/send"))
+                .header("Authorization", sasToken(broker.baseUrl() + "/", "RootManageSharedAccessKey", "SAS_KEY_VALUE"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"entity\":\"orders\",\"body\":\"from elsewhere\"}"))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(sent.statusCode()).as(sent.body()).isEqualTo(200);
+        waiting().withMessage("the tree's count for orders should refresh by itself")
+                .until(ExpectedConditions.textToBe(By.cssSelector("#tree-queues [data-path='orders'] .badge-active"),
+                        "1"));
+        countIs("count-active", "1");
+
+        // errors are shown with the broker's reason
+        click(By.id("new-queue"));
+        type(By.id("queue-name"), "orders");
+        click(By.id("create-queue-submit"));
+        waiting().until(ExpectedConditions.textToBePresentInElementLocated(By.cssSelector("#toast.toast-error"),
+                "already exists"));
+        click(By.cssSelector("#tree-queues [data-path='orders']"));
+
         // phone width: the tree sits behind a menu button that still opens it, and nothing overflows sideways
         driver.manage().window().setSize(new Dimension(390, 844));
         WebElement toggle = visible(By.id("menu-toggle"));
@@ -222,6 +252,17 @@ class ConsoleBrowserTest {
         waiting().until(ExpectedConditions.textToBe(By.id("entity-title"), "orders"));
         assertThat(driver.findElement(By.id("tree")).isDisplayed()).isFalse();
         screenshot("console-phone.png", false);
+    }
+
+    /** A SAS token for {@code resource}, valid for an hour, as the SDKs build it. */
+    static String sasToken(String resource, String keyName, String key) throws Exception {
+        String sr = URLEncoder.encode(resource, StandardCharsets.UTF_8);
+        long se = System.currentTimeMillis() / 1000 + 3600;
+        Mac mac = Mac.getInstance("HmacSHA256");
+        mac.init(new SecretKeySpec(key.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+        String sig = Base64.getEncoder().encodeToString(mac.doFinal((sr + "\n" + se).getBytes(StandardCharsets.UTF_8)));
+        return "SharedAccessSignature sr=" + sr + "&sig=" + URLEncoder.encode(sig, StandardCharsets.UTF_8) + "&se=" + se
+                + "&skn=" + keyName;
     }
 
     private void screenshot(String name, boolean forReadme) throws Exception {
