@@ -236,8 +236,7 @@
   function select(sel, tab) {
     state.selected = sel;
     state.tab = tab || (sel.kind === 'topic' ? 'scheduled' : 'active');
-    location.hash = encodeURIComponent(sel.kind) + '/' + encodeURIComponent(sel.path)
-      + (sel.topic ? '/' + encodeURIComponent(sel.topic) : '');
+    writeHash();
     renderTree();
     renderEntity();
     if (PHONE.matches) {
@@ -246,14 +245,21 @@
     }
   }
 
+  // the hash names the selected entity and tab: #kind/path/topic/tab (each part URI-encoded), for links and reloads
+  function writeHash() {
+    const sel = state.selected;
+    history.replaceState(null, '', '#' + [sel.kind, sel.path, sel.topic || '', state.tab]
+      .map(encodeURIComponent).join('/'));
+  }
+
   function restoreSelection() {
     const parts = location.hash.replace(/^#/, '').split('/').map(decodeURIComponent);
     if (parts.length >= 2) {
-      const sel = {kind: parts[0], path: parts[1], topic: parts[2]};
+      const sel = {kind: parts[0], path: parts[1], topic: parts[2] || undefined};
       const found = findEntity(sel);
       if (found) {
         sel.name = found.name;
-        select(sel);
+        select(sel, parts[3] || undefined);
         return;
       }
     }
@@ -328,7 +334,7 @@
     tabs.forEach(([id, label]) => bar.append(el('button', {
       type: 'button', role: 'tab', id: 'tab-' + id, class: 'tab' + (state.tab === id ? ' active' : ''),
       'aria-selected': String(state.tab === id),
-      onclick: () => { state.tab = id; renderEntity(); },
+      onclick: () => { state.tab = id; writeHash(); renderEntity(); },
     }, label)));
     c.append(bar);
     const panel = el('div', {class: 'panel', id: 'panel'});
@@ -357,7 +363,7 @@
     if (sel.kind === 'subscription') req.topic = sel.topic;
     await act(api('POST', '/entities/delete', req), 'Deleted ' + sel.path);
     state.selected = null;
-    location.hash = '';
+    history.replaceState(null, '', '#');
     await refreshTree();
     renderWelcome();
     updateMenuToggle();
@@ -698,6 +704,10 @@
     try {
       const me = await api('GET', '/whoami');
       await showApp(me.keyName);
+      if (me.open) {
+        $('logout').hidden = true;
+        $('whoami').textContent = 'no log-in needed (--insecure)';
+      }
     } catch (e) {
       if (e.status !== 401) {
         $('login-error').textContent = e.message;
