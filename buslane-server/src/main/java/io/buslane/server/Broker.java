@@ -17,6 +17,7 @@ import io.buslane.journal.file.FileJournalOptions;
 import io.buslane.journal.file.SyncPolicy;
 import io.buslane.journal.memory.InMemoryJournalFactory;
 import io.buslane.management.atom.AdminApi;
+import io.buslane.management.console.ConsoleApi;
 import io.buslane.management.rest.RestApi;
 import io.buslane.server.config.ConfigLoader;
 import io.buslane.server.config.Topology;
@@ -89,6 +90,7 @@ public final class Broker implements AutoCloseable {
                 OpsApi.mount(router, metrics, ops, authorizer.validator(), Clock.system());
                 RestApi.mount(router, managed, authorizer.validator(), Clock.system());
                 AdminApi.mount(router, managed, authorizer.validator(), Clock.system());
+                ConsoleApi.mount(router, managed, authorizer.validator(), Clock.system());
             });
             AmqpServer amqp = AmqpServer.start(vertx, engine, Clock.system(), authorizer,
                     amqpOptions(options));

@@ -1,0 +1,122 @@
+package io.buslane.management.console;
+
+import io.buslane.common.auth.AuthException;
+import io.buslane.common.auth.AuthMode;
+import io.buslane.common.auth.Grant;
+import io.buslane.common.auth.Right;
+import io.buslane.common.auth.SasValidator;
+import io.buslane.common.time.Clock;
+
+import java.security.SecureRandom;
+import java.util.Base64;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Console log-ins. A log-in presents a SAS rule's key name and key, checked by the broker's {@link SasValidator};
+ * a rule with the Manage right gets a random session id (sent back as an HttpOnly, SameSite=Strict cookie) valid
+ * for {@link #SESSION_MILLIS}. A request is authorised by that cookie or, like the admin API, by a SAS
+ * {@code Authorization} header whose rule grants Manage over the whole namespace. With
+ * {@link SasValidator#acceptAll()} (the broker's {@code --insecure}) every request is authorised.
+ */
+final class ConsoleSessions {
+
+    static final String COOKIE = "buslane_console";
+    static final long SESSION_MILLIS = 8 * 3600_000L;
+    /** Bounds the session table: beyond this the oldest log-ins are forgotten. */
+    static final int MAX_SESSIONS = 10_000;
+
+    private final SasValidator validator;
+    private final Clock clock;
+    private final SecureRandom random = new SecureRandom();
+    private final Map<String, Session> sessions = new ConcurrentHashMap<>();
+
+    record Session(String keyName, long expiresAtMs) {
+    }
+
+    ConsoleSessions(SasValidator validator, Clock clock) {
+        this.validator = validator;
+        this.clock = clock;
+    }
+
+    boolean open() {
+        return validator.mode() == AuthMode.ACCEPT_ALL;
+    }
+
+    /**
+     * Logs in; returns the new session id.
+     *
+     * @throws AuthException 401 when the pair is wrong or the rule lacks Manage
+     */
+    String login(String keyName, String key) {
+        Optional<Grant> grant = validator.authenticate(keyName, key);
+        if (grant.isEmpty()) {
+            throw new AuthException("Unauthorized: the key name or key is wrong.");
+        }
+        if (!grant.get().has(Right.MANAGE)) {
+            throw new AuthException("Unauthorized: the rule '" + grant.get().keyName()
+                    + "' does not grant the Manage right, which the console requires.");
+        }
+        long now = clock.epochMillis();
+        evict(now);
+        byte[] bytes = new byte[32];
+        random.nextBytes(bytes);
+        String id = Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+        sessions.put(id, new Session(grant.get().keyName(), now + SESSION_MILLIS));
+        return id;
+    }
+
+    void logout(String sessionId) {
+        if (sessionId != null) {
+            sessions.remove(sessionId);
+        }
+    }
+
+    /**
+     * The key name a request acts as.
+     *
+     * @throws AuthException 401 without a valid session or Authorization header
+     */
+    String authorize(String sessionId, String authorization) {
+        if (open()) {
+            return "(insecure)";
+        }
+        long now = clock.epochMillis();
+        if (sessionId != null) {
+            Session s = sessions.get(sessionId);
+            if (s != null && s.expiresAtMs() > now) {
+                return s.keyName();
+            }
+            if (s != null) {
+                sessions.remove(sessionId);
+            }
+        }
+        if (authorization != null) {
+            Grant grant = validator.validate(authorization, now);
+            if (!grant.has(Right.MANAGE)) {
+                throw new AuthException("Unauthorized: the rule '" + grant.keyName()
+                        + "' does not grant the Manage right, which the console requires.");
+            }
+            if (!grant.covers("")) {
+                throw new AuthException("InvalidAudience: the console needs a token for the whole namespace.");
+            }
+            return grant.keyName();
+        }
+        throw new AuthException("Unauthorized: log in to the console first.");
+    }
+
+    private void evict(long now) {
+        sessions.values().removeIf(s -> s.expiresAtMs() <= now);
+        int excess = sessions.size() - MAX_SESSIONS + 1;
+        if (excess > 0) {
+            sessions.entrySet().stream().sorted(Map.Entry.comparingByValue(
+                            java.util.Comparator.comparingLong(Session::expiresAtMs)))
+                    .limit(excess).map(Map.Entry::getKey).toList().forEach(sessions::remove);
+        }
+    }
+
+    int size() {
+        return sessions.size();
+    }
+}

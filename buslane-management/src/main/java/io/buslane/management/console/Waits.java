@@ -1,0 +1,36 @@
+package io.buslane.management.console;
+
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/** Waits for engine futures on Vert.x worker threads, rethrowing the engine's own exceptions. */
+final class Waits {
+
+    static final long TIMEOUT_SECONDS = 30;
+
+    private Waits() {
+    }
+
+    static <T> T await(CompletableFuture<T> future) {
+        try {
+            return future.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new BrokerException(ErrorKind.INTERNAL, String.valueOf(cause), cause);
+        } catch (TimeoutException e) {
+            throw new BrokerException(ErrorKind.SERVER_BUSY, "The operation did not complete within "
+                    + TIMEOUT_SECONDS + " seconds; the broker is busy. Retry later.");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BrokerException(ErrorKind.SERVER_BUSY, "The operation was interrupted.");
+        }
+    }
+}
