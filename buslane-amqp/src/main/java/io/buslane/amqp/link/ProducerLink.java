@@ -104,15 +104,18 @@ public final class ProducerLink implements LinkHandler {
             receiver.flow(CREDIT_WINDOW - receiver.getCredit());
         }
         if (size > maxMessageSize) {
-            settle(d, rejected("amqp:link:message-size-exceeded", "The received message (delivery-id:"
+            String description = "The received message (delivery-id:"
                     + " size " + size + " bytes) exceeds the limit (" + maxMessageSize + " bytes) currently allowed on"
-                    + " the link."));
+                    + " the link.";
+            doomIfTransactional(d, description);
+            settle(d, rejected("amqp:link:message-size-exceeded", description));
             return;
         }
         List<Message> messages;
         try {
             messages = AmqpCodec.decodeTransfer(payload, 0, size, d.getMessageFormat() & 0xffffffffL);
         } catch (AmqpDecodeException e) {
+            doomIfTransactional(d, "The message could not be decoded: " + e.getMessage());
             settle(d, rejected("amqp:decode-error", "The message could not be decoded: " + e.getMessage()));
             return;
         }
@@ -133,6 +136,12 @@ public final class ProducerLink implements LinkHandler {
                 }
             }
         }));
+    }
+
+    private void doomIfTransactional(Delivery d, String reason) {
+        if (d.getRemoteState() instanceof TransactionalState txn) {
+            connection.transactions().doom(txn.getTxnId(), reason);
+        }
     }
 
     /** A transfer under a transaction: staged until the commit, answered {@code transactional-state{accepted}}. */

@@ -64,6 +64,8 @@ public final class Transactions {
         long deadlineMs = Long.MAX_VALUE;
         long timer = -1;
         int messageCount;
+        /** Why the transaction can only roll back (the first refused operation), or null. */
+        String doomedBy;
         TransactionalBatch batch = new TransactionalBatch();
         final List<Scheduled> scheduled = new ArrayList<>();
 
@@ -127,6 +129,11 @@ public final class Transactions {
         if (fail) {
             discard(t);
             return CompletableFuture.completedFuture(null);
+        }
+        if (t.doomedBy != null) {
+            discard(t);
+            return CompletableFuture.failedFuture(new TransactionFailure(TransactionFailure.ROLLBACK, "The "
+                    + "transaction was rolled back because an operation in it failed: " + t.doomedBy));
         }
         if (t.batch.isEmpty()) {
             return CompletableFuture.completedFuture(null);
@@ -205,8 +212,12 @@ public final class Transactions {
      */
     public void stageSend(Binary id, String via, String destination, List<Message> messages) {
         Txn t = live(id);
-        touch(t, via != null ? via : destination);
-        count(t, messages.size());
+        try {
+            touch(t, via != null ? via : destination);
+            count(t, messages.size());
+        } catch (TransactionFailure f) {
+            throw doom(t, f);
+        }
         t.batch.addSend(destination, messages);
     }
 
@@ -214,10 +225,14 @@ public final class Transactions {
     public void stageSettlement(Binary id, String via, TransactionalBatch.Settle settle) {
         Txn t = live(id);
         String entity = settle.address().entityPath();
-        if (via != null && !topLevel(via).equals(topLevel(entity))) {
-            throw span(topLevelName(via), entity);
+        try {
+            if (via != null && !topLevel(via).equals(topLevel(entity))) {
+                throw span(topLevelName(via), entity);
+            }
+            touch(t, entity);
+        } catch (TransactionFailure f) {
+            throw doom(t, f);
         }
-        touch(t, entity);
         t.batch.addSettlement(settle);
     }
 
@@ -227,8 +242,32 @@ public final class Transactions {
      */
     public void beforeSchedule(Binary id, String via, String destination, int count) {
         Txn t = live(id);
-        touch(t, via != null ? via : destination);
-        count(t, count);
+        try {
+            touch(t, via != null ? via : destination);
+            count(t, count);
+        } catch (TransactionFailure f) {
+            throw doom(t, f);
+        }
+    }
+
+    /**
+     * An operation under the transaction was refused (here or by the link, e.g. an undecodable or oversized
+     * transfer): the transaction can now only roll back, and a commit reports {@code amqp:transaction:rollback}
+     * with this reason. The Java SDK ignores the outcome of transactional transfers, so this is where such a
+     * failure surfaces for it. Unknown or timed-out ids are ignored.
+     */
+    public void doom(Binary id, String reason) {
+        Txn t = txns.get(name(id));
+        if (t != null && t.state == State.ACTIVE && t.doomedBy == null) {
+            t.doomedBy = reason;
+        }
+    }
+
+    private static TransactionFailure doom(Txn t, TransactionFailure f) {
+        if (t.doomedBy == null) {
+            t.doomedBy = f.description();
+        }
+        return f;
     }
 
     /** Messages were scheduled under a transaction: they are cancelled unless it commits. */

@@ -299,8 +299,37 @@ class TransactionsTest {
                         .isEqualTo("amqp:resource-limit-exceeded"));
         assertCondition(() -> txns.beforeSchedule(id, null, "q", 1), "amqp:resource-limit-exceeded");
 
+        // the refused send dooms the transaction: the commit rolls everything back
+        CompletableFuture<Void> commit = txns.discharge(id, false);
+        assertThatThrownBy(() -> await(commit)).isInstanceOf(TransactionFailure.class)
+                .hasMessageContaining("Cannot send more than 100 messages in a single transaction.")
+                .satisfies(e -> assertThat(((TransactionFailure) e).condition()).isEqualTo(TransactionFailure.ROLLBACK));
+        assertThat(active("q")).isZero();
+    }
+
+    @Test
+    void oneHundredMessagesCommit() {
+        Binary id = txns.declare(coordinator);
+        List<Message> hundred = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            hundred.add(text("m" + i));
+        }
+        txns.stageSend(id, null, "q", hundred);
         await(txns.discharge(id, false));
         assertThat(active("q")).isEqualTo(100);
+    }
+
+    @Test
+    void anOperationRefusedByALinkDoomsTheTransaction() {
+        Binary id = txns.declare(coordinator);
+        txns.stageSend(id, null, "q", List.of(text("a")));
+        txns.doom(id, "The message could not be decoded.");
+        assertDischargeFails(id, false, TransactionFailure.ROLLBACK);
+        assertThat(active("q")).isZero();
+        // rolling back a doomed transaction is fine
+        Binary other = txns.declare(coordinator);
+        txns.doom(other, "whatever");
+        await(txns.discharge(other, true));
     }
 
     // ------------------------------------------------------------------------------------------------ pinning
@@ -326,7 +355,9 @@ class TransactionsTest {
         Binary id = txns.declare(coordinator);
         txns.stageSettlement(id, null, complete(m));
         txns.stageSend(id, "q", "other", List.of(text("forwarded")));
-        assertCondition(() -> txns.stageSend(id, "other", "q", List.of(text("x"))), "amqp:not-allowed");
+        Binary refused = txns.declare(coordinator);
+        txns.stageSend(refused, "q", "other", List.of(text("x")));
+        assertCondition(() -> txns.stageSend(refused, "other", "q", List.of(text("x"))), "amqp:not-allowed");
 
         await(txns.discharge(id, false));
         assertThat(active("q")).isZero();
@@ -357,8 +388,10 @@ class TransactionsTest {
     void aSettlementThroughACrossEntitySessionMustBeOnItsViaEntity() {
         await(engine.send("q", List.of(text("a"))));
         ReceivedMessage m = lockOne();
+        Binary refused = txns.declare(coordinator);
+        assertCondition(() -> txns.stageSettlement(refused, "other", complete(m)), "amqp:not-allowed");
+        assertDischargeFails(refused, false, TransactionFailure.ROLLBACK);
         Binary id = txns.declare(coordinator);
-        assertCondition(() -> txns.stageSettlement(id, "other", complete(m)), "amqp:not-allowed");
         txns.stageSettlement(id, "q", complete(m));
         txns.stageSend(id, "q", "other", List.of(text("x")));
         await(txns.discharge(id, false));
