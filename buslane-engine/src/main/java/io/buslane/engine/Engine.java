@@ -1466,6 +1466,16 @@ public final class Engine implements AutoCloseable {
                 if (!target.status().canSend()) {
                     throw disabled(target.name(), target.status());
                 }
+                if (target.requiresSession()) {
+                    for (Message m : send.messages()) {
+                        if (m.sessionId() == null) {
+                            throw new BrokerException(ErrorKind.INVALID_OPERATION, "The SessionId was not set on a "
+                                    + "message, and it cannot be sent to the entity. Entities that have session "
+                                    + "support enabled can only receive messages that have the SessionId set to a "
+                                    + "valid value.");
+                        }
+                    }
+                }
                 for (Map.Entry<Integer, List<Message>> e : route(target, send.messages()).entrySet()) {
                     sends.computeIfAbsent(target.partitions()[e.getKey()], k -> new ArrayList<>())
                             .addAll(e.getValue());
@@ -1475,7 +1485,12 @@ public final class Engine implements AutoCloseable {
                 config.storage().requireFreeSpace(config.clock().monotonicNanos());
             }
             Map<PartitionRef, List<TransactionalBatch.Settle>> settles = new LinkedHashMap<>();
+            Set<UUID> tokens = new java.util.HashSet<>();
             for (TransactionalBatch.Settle settle : batch.settlements()) {
+                if (!tokens.add(settle.lockToken())) {
+                    throw new BrokerException(ErrorKind.MESSAGE_LOCK_LOST, "The message with lock token '"
+                            + settle.lockToken() + "' is settled more than once in the transaction.");
+                }
                 Source source = source(settle.address());
                 int p = settle.lockToken() == null ? Integer.MAX_VALUE : Shard.partitionOfLockToken(settle.lockToken());
                 if (p >= source.partitions().length) {
@@ -1501,11 +1516,7 @@ public final class Engine implements AutoCloseable {
                     long now = shard.nowMs();
                     for (PartitionRef ref : refs) {
                         for (TransactionalBatch.Settle s : settles.getOrDefault(ref, List.of())) {
-                            if (!resolve(ref, s.address()).holdsLock(s.lockToken())) {
-                                throw new BrokerException(ErrorKind.MESSAGE_LOCK_LOST, "The lock supplied is "
-                                        + "invalid. Either the lock expired, or the message has already been "
-                                        + "removed from the queue.");
-                            }
+                            resolve(ref, s.address()).requireLock(s.lockToken(), now);
                         }
                     }
                     for (PartitionRef ref : refs) {

@@ -133,4 +133,62 @@ class TransactionCommitTest {
             assertThat(got).extracting(EngineHarness::text).containsExactly("b");
         }
     }
+
+    @Test
+    void aMessageWithoutSessionIdToASessionQueueFailsTheCommitBeforeAnythingIsApplied() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(QueueProperties.builder("in").lockDuration(LOCK).build());
+            h.queue(QueueProperties.builder("sessions").requiresSession(true).build());
+            h.send("in", text("a"));
+            EngineHarness.Sink sink = h.sink();
+            h.receiver("in", ReceiveMode.PEEK_LOCK, sink, 1);
+            ReceivedMessage m = sink.take().get(0);
+            TransactionalBatch batch = new TransactionalBatch()
+                    .addSettlement(settle("in", m, TransactionalBatch.SettleKind.COMPLETE))
+                    .addSend("sessions", List.of(text("no session")));
+            assertThatThrownBy(() -> h.await(h.engine.commit(batch)))
+                    .isInstanceOf(BrokerException.class)
+                    .satisfies(e -> assertThat(((BrokerException) e).kind()).isEqualTo(ErrorKind.INVALID_OPERATION));
+            assertThat(h.await(h.engine.counts("in")).activeMessageCount()).isEqualTo(1);
+            h.await(h.engine.complete(addr("in"), m.lockToken())); // the lock is still held
+        }
+    }
+
+    @Test
+    void settlingTheSameMessageTwiceFailsTheCommit() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(QueueProperties.builder("q").lockDuration(LOCK).build());
+            h.send("q", text("a"));
+            EngineHarness.Sink sink = h.sink();
+            h.receiver("q", ReceiveMode.PEEK_LOCK, sink, 1);
+            ReceivedMessage m = sink.take().get(0);
+            TransactionalBatch batch = new TransactionalBatch()
+                    .addSettlement(settle("q", m, TransactionalBatch.SettleKind.COMPLETE))
+                    .addSettlement(settle("q", m, TransactionalBatch.SettleKind.DEFER));
+            assertThatThrownBy(() -> h.await(h.engine.commit(batch)))
+                    .isInstanceOf(BrokerException.class)
+                    .satisfies(e -> assertThat(((BrokerException) e).kind()).isEqualTo(ErrorKind.MESSAGE_LOCK_LOST));
+            assertThat(h.await(h.engine.counts("q")).activeMessageCount()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void sessionMessagesSettleAtCommitWhileTheSessionIsLocked() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(QueueProperties.builder("s").requiresSession(true).lockDuration(LOCK).build());
+            h.send("s", text("a", "s1"));
+            EngineHarness.Sink sink = h.sink();
+            Receiver r = h.await(h.engine.acceptSession(addr("s"), "s1", ReceiveMode.PEEK_LOCK, 1000, sink));
+            r.addCredit(1);
+            h.engine.runUntilIdle();
+            ReceivedMessage m = sink.take().get(0);
+
+            h.await(h.engine.commit(new TransactionalBatch()
+                    .addSend("s", List.of(text("b", "s1")))
+                    .addSettlement(settle("s", m, TransactionalBatch.SettleKind.COMPLETE))));
+            r.addCredit(1);
+            h.engine.runUntilIdle();
+            assertThat(sink.take()).extracting(EngineHarness::text).containsExactly("b");
+        }
+    }
 }
