@@ -1465,4 +1465,102 @@ public final class Engine implements AutoCloseable {
             return sum;
         });
     }
+
+    // ================================================================================================ transactions
+    // (AMQP transactions, branch txn: this section only; the staging itself lives in the AMQP front end)
+
+    /**
+     * Applies a committed transaction: every staged send and settlement. The work of each shard runs as one shard
+     * command, so it is applied in one go and made durable by one journal sync: first every settlement's lock is
+     * checked (a lost lock fails the command before anything changed), then the sends, then the settlements. Work
+     * spread over several shards (partitioned entities, or entities on different shards) is one command per
+     * shard: each is atomic, together they are not.
+     */
+    public CompletableFuture<Void> commit(TransactionalBatch batch) {
+        try {
+            Map<PartitionRef, List<Message>> sends = new LinkedHashMap<>();
+            for (TransactionalBatch.Send send : batch.sends()) {
+                Target target = sendTarget(send.entityPath());
+                if (!target.status().canSend()) {
+                    throw disabled(target.name(), target.status());
+                }
+                if (target.requiresSession()) {
+                    for (Message m : send.messages()) {
+                        if (m.sessionId() == null) {
+                            throw new BrokerException(ErrorKind.INVALID_OPERATION, "The SessionId was not set on a "
+                                    + "message, and it cannot be sent to the entity. Entities that have session "
+                                    + "support enabled can only receive messages that have the SessionId set to a "
+                                    + "valid value.");
+                        }
+                    }
+                }
+                for (Map.Entry<Integer, List<Message>> e : route(target, send.messages()).entrySet()) {
+                    sends.computeIfAbsent(target.partitions()[e.getKey()], k -> new ArrayList<>())
+                            .addAll(e.getValue());
+                }
+            }
+            if (!sends.isEmpty()) {
+                config.storage().requireFreeSpace(config.clock().monotonicNanos());
+            }
+            Map<PartitionRef, List<TransactionalBatch.Settle>> settles = new LinkedHashMap<>();
+            Set<UUID> tokens = new java.util.HashSet<>();
+            for (TransactionalBatch.Settle settle : batch.settlements()) {
+                if (!tokens.add(settle.lockToken())) {
+                    throw new BrokerException(ErrorKind.MESSAGE_LOCK_LOST, "The message with lock token '"
+                            + settle.lockToken() + "' is settled more than once in the transaction.");
+                }
+                Source source = source(settle.address());
+                int p = settle.lockToken() == null ? Integer.MAX_VALUE : Shard.partitionOfLockToken(settle.lockToken());
+                if (p >= source.partitions().length) {
+                    throw new BrokerException(ErrorKind.MESSAGE_LOCK_LOST, "The lock supplied is invalid.");
+                }
+                settles.computeIfAbsent(source.partitions()[p], k -> new ArrayList<>()).add(settle);
+            }
+            Map<Shard, List<PartitionRef>> byShard = new LinkedHashMap<>();
+            for (PartitionRef ref : sends.keySet()) {
+                byShard.computeIfAbsent(ref.shard(), k -> new ArrayList<>()).add(ref);
+            }
+            for (PartitionRef ref : settles.keySet()) {
+                List<PartitionRef> refs = byShard.computeIfAbsent(ref.shard(), k -> new ArrayList<>());
+                if (!refs.contains(ref)) {
+                    refs.add(ref);
+                }
+            }
+            List<CompletableFuture<Object>> all = new ArrayList<>(byShard.size());
+            for (Map.Entry<Shard, List<PartitionRef>> e : byShard.entrySet()) {
+                Shard shard = e.getKey();
+                List<PartitionRef> refs = e.getValue();
+                all.add(shard.call(() -> {
+                    long now = shard.nowMs();
+                    for (PartitionRef ref : refs) {
+                        for (TransactionalBatch.Settle s : settles.getOrDefault(ref, List.of())) {
+                            resolve(ref, s.address()).requireLock(s.lockToken(), now);
+                        }
+                    }
+                    for (PartitionRef ref : refs) {
+                        List<Message> messages = sends.get(ref);
+                        if (messages != null) {
+                            ref.partition().send(messages, now);
+                        }
+                    }
+                    for (PartitionRef ref : refs) {
+                        for (TransactionalBatch.Settle s : settles.getOrDefault(ref, List.of())) {
+                            SubQueueState q = resolve(ref, s.address());
+                            switch (s.kind()) {
+                                case COMPLETE -> q.complete(s.lockToken(), now);
+                                case ABANDON -> q.abandon(s.lockToken(), s.properties(), now);
+                                case DEFER -> q.defer(s.lockToken(), s.properties(), now);
+                                case DEAD_LETTER -> q.deadLetter(s.lockToken(), s.deadLetterReason(),
+                                        s.deadLetterDescription(), s.properties(), now);
+                            }
+                        }
+                    }
+                    return null;
+                }));
+            }
+            return CompletableFuture.allOf(all.toArray(new CompletableFuture[0]));
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
 }

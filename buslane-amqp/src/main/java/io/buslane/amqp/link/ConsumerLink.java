@@ -3,6 +3,7 @@ package io.buslane.amqp.link;
 import io.buslane.common.auth.Right;
 import io.buslane.amqp.codec.AmqpCodec;
 import io.buslane.amqp.transport.AmqpConnection;
+import io.buslane.amqp.txn.TransactionFailure;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.DeliverySink;
@@ -10,6 +11,7 @@ import io.buslane.engine.Engine;
 import io.buslane.engine.EntityAddress;
 import io.buslane.engine.ReceiveMode;
 import io.buslane.engine.Receiver;
+import io.buslane.engine.TransactionalBatch;
 import io.buslane.engine.message.ReceivedMessage;
 import org.apache.qpid.proton.amqp.DescribedType;
 import org.apache.qpid.proton.amqp.Symbol;
@@ -92,6 +94,7 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
         Engine engine = connection.engine();
         try {
             engine.checkReceivable(address);
+            connection.transactions().linkAttaching(sender.getSession(), address.toString(), true);
         } catch (BrokerException e) {
             AmqpConnection.refuse(sender, e);
             return;
@@ -284,9 +287,8 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
             return;
         }
         sent.handled = true;
-        if (state instanceof TransactionalState) {
-            reply(d, ProducerLink.rejected("amqp:not-implemented",
-                    "Transactions are not supported by this version of Buslane."));
+        if (state instanceof TransactionalState txn) {
+            stageSettlement(d, sent.lockToken, txn);
             return;
         }
         if (state == null) {
@@ -330,6 +332,53 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
     }
 
     private CompletableFuture<Void> deadLetter(Engine engine, UUID token, ErrorCondition error) {
+        TransactionalBatch.Settle s = deadLetterSettlement(token, error);
+        return engine.deadLetter(address, token, s.deadLetterReason(), s.deadLetterDescription(), s.properties());
+    }
+
+    /**
+     * A disposition under a transaction: the settlement is staged until the commit (the message stays locked) and
+     * answered at once with {@code transactional-state{txn-id, outcome}} echoing the requested outcome type.
+     */
+    private void stageSettlement(Delivery d, UUID token, TransactionalState txn) {
+        Object outcome = txn.getOutcome();
+        TransactionalBatch.Settle settle;
+        org.apache.qpid.proton.amqp.messaging.Outcome echo;
+        if (outcome instanceof Accepted) {
+            settle = new TransactionalBatch.Settle(address, token, TransactionalBatch.SettleKind.COMPLETE, null,
+                    null, null);
+            echo = Accepted.getInstance();
+        } else if (outcome instanceof Modified modified) {
+            boolean defer = Boolean.TRUE.equals(modified.getUndeliverableHere());
+            settle = new TransactionalBatch.Settle(address, token, defer ? TransactionalBatch.SettleKind.DEFER
+                    : TransactionalBatch.SettleKind.ABANDON, toProperties(modified.getMessageAnnotations()), null,
+                    null);
+            Modified m = new Modified();
+            m.setDeliveryFailed(modified.getDeliveryFailed());
+            m.setUndeliverableHere(modified.getUndeliverableHere());
+            echo = m;
+        } else if (outcome instanceof Rejected rejected) {
+            settle = deadLetterSettlement(token, rejected.getError());
+            echo = new Rejected();
+        } else {
+            reply(d, ProducerLink.rejected(ErrorKind.INVALID_OPERATION.amqpCondition(), "Only complete, abandon, "
+                    + "defer and dead-letter can be part of a transaction; got " + outcome + "."));
+            return;
+        }
+        try {
+            connection.transactions().stageSettlement(txn.getTxnId(),
+                    connection.transactions().sessionVia(sender.getSession()), settle);
+        } catch (TransactionFailure f) {
+            reply(d, ProducerLink.rejected(f.condition(), f.description()));
+            return;
+        }
+        TransactionalState answer = new TransactionalState();
+        answer.setTxnId(txn.getTxnId());
+        answer.setOutcome(echo);
+        reply(d, answer);
+    }
+
+    private TransactionalBatch.Settle deadLetterSettlement(UUID token, ErrorCondition error) {
         String reason = null;
         String description = null;
         Map<String, Object> props = new LinkedHashMap<>();
@@ -348,7 +397,8 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
                 }
             }
         }
-        return engine.deadLetter(address, token, reason, description, props);
+        return new TransactionalBatch.Settle(address, token, TransactionalBatch.SettleKind.DEAD_LETTER, props,
+                reason, description);
     }
 
     /**

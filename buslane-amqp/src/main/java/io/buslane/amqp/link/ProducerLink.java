@@ -4,6 +4,7 @@ import io.buslane.common.auth.Right;
 import io.buslane.amqp.codec.AmqpCodec;
 import io.buslane.amqp.codec.AmqpDecodeException;
 import io.buslane.amqp.transport.AmqpConnection;
+import io.buslane.amqp.txn.TransactionFailure;
 import io.buslane.common.error.BrokerException;
 import io.buslane.engine.message.Message;
 import org.apache.qpid.proton.amqp.Symbol;
@@ -17,6 +18,7 @@ import org.apache.qpid.proton.engine.Delivery;
 import org.apache.qpid.proton.engine.Receiver;
 
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletionException;
 
 /**
@@ -28,35 +30,57 @@ import java.util.concurrent.CompletionException;
 public final class ProducerLink implements LinkHandler {
 
     private static final int CREDIT_WINDOW = 1000;
+    static final Symbol TRANSFER_DESTINATION = Symbol.valueOf("com.microsoft:transfer-destination-address");
 
     private final AmqpConnection connection;
     private final Receiver receiver;
     private final String entityPath;
     private final long maxMessageSize;
+    /** The via entity of a send-via link (its target; messages go to {@link #entityPath}), else null. */
+    private final String viaPath;
 
-    private ProducerLink(AmqpConnection connection, Receiver receiver, String entityPath, long maxMessageSize) {
+    private ProducerLink(AmqpConnection connection, Receiver receiver, String entityPath, long maxMessageSize,
+                         String viaPath) {
         this.connection = connection;
         this.receiver = receiver;
         this.entityPath = entityPath;
         this.maxMessageSize = maxMessageSize;
+        this.viaPath = viaPath;
     }
 
     /** Answers a client's sender attach: opens the link, or refuses it with the SDK-visible error. */
     public static void attach(AmqpConnection connection, Receiver receiver, String address) {
         String path = AmqpConnection.stripHost(address);
+        // send via (wire protocol §8): the target is the via entity, the destination travels as a link property
+        Map<Symbol, Object> remoteProps = receiver.getRemoteProperties();
+        Object destination = remoteProps == null ? null : remoteProps.get(TRANSFER_DESTINATION);
+        String via = null;
+        if (destination != null) {
+            via = path;
+            path = AmqpConnection.stripHost(destination.toString());
+        }
         long max;
         try {
+            if (via != null) {
+                connection.engine().checkSendable(via);
+            }
             connection.engine().checkSendable(path);
             max = connection.engine().maxMessageSizeBytes(path);
+            connection.transactions().linkAttaching(receiver.getSession(), via != null ? via : path, false);
         } catch (BrokerException e) {
             AmqpConnection.refuse(receiver, e);
             return;
         }
-        if (!connection.allowed(path, Right.SEND)) {
-            AmqpConnection.refuse(receiver, AmqpConnection.unauthorized(path, Right.SEND));
-            return;
+        for (String p : via == null ? List.of(path) : List.of(via, path)) {
+            if (!connection.allowed(p, Right.SEND)) {
+                AmqpConnection.refuse(receiver, AmqpConnection.unauthorized(p, Right.SEND));
+                return;
+            }
         }
-        ProducerLink link = new ProducerLink(connection, receiver, path, max);
+        ProducerLink link = new ProducerLink(connection, receiver, path, max, via);
+        if (via != null) {
+            receiver.setProperties(Map.of(TRANSFER_DESTINATION, destination));
+        }
         receiver.setSource(receiver.getRemoteSource());
         receiver.setTarget(receiver.getRemoteTarget());
         receiver.setSenderSettleMode(receiver.getRemoteSenderSettleMode());
@@ -79,22 +103,24 @@ public final class ProducerLink implements LinkHandler {
         if (receiver.getCredit() < CREDIT_WINDOW / 2) {
             receiver.flow(CREDIT_WINDOW - receiver.getCredit());
         }
-        if (d.getRemoteState() instanceof TransactionalState) {
-            settle(d, rejected("amqp:not-implemented", "Transactions are not supported by this version of "
-                    + "Buslane."));
-            return;
-        }
         if (size > maxMessageSize) {
-            settle(d, rejected("amqp:link:message-size-exceeded", "The received message (delivery-id:"
+            String description = "The received message (delivery-id:"
                     + " size " + size + " bytes) exceeds the limit (" + maxMessageSize + " bytes) currently allowed on"
-                    + " the link."));
+                    + " the link.";
+            doomIfTransactional(d, description);
+            settle(d, rejected("amqp:link:message-size-exceeded", description));
             return;
         }
         List<Message> messages;
         try {
             messages = AmqpCodec.decodeTransfer(payload, 0, size, d.getMessageFormat() & 0xffffffffL);
         } catch (AmqpDecodeException e) {
+            doomIfTransactional(d, "The message could not be decoded: " + e.getMessage());
             settle(d, rejected("amqp:decode-error", "The message could not be decoded: " + e.getMessage()));
+            return;
+        }
+        if (d.getRemoteState() instanceof TransactionalState txn) {
+            stage(d, txn, messages);
             return;
         }
         connection.engine().send(entityPath, messages).whenComplete((v, failure) -> connection.runOnLoop(() -> {
@@ -110,6 +136,27 @@ public final class ProducerLink implements LinkHandler {
                 }
             }
         }));
+    }
+
+    private void doomIfTransactional(Delivery d, String reason) {
+        if (d.getRemoteState() instanceof TransactionalState txn) {
+            connection.transactions().doom(txn.getTxnId(), reason);
+        }
+    }
+
+    /** A transfer under a transaction: staged until the commit, answered {@code transactional-state{accepted}}. */
+    private void stage(Delivery d, TransactionalState txn, List<Message> messages) {
+        String via = viaPath != null ? viaPath : connection.transactions().sessionVia(receiver.getSession());
+        try {
+            connection.transactions().stageSend(txn.getTxnId(), via, entityPath, messages);
+        } catch (TransactionFailure f) {
+            settle(d, rejected(f.condition(), f.description()));
+            return;
+        }
+        TransactionalState answer = new TransactionalState();
+        answer.setTxnId(txn.getTxnId());
+        answer.setOutcome(Accepted.getInstance());
+        settle(d, answer);
     }
 
     private void settle(Delivery d, org.apache.qpid.proton.amqp.transport.DeliveryState outcome) {

@@ -4,6 +4,8 @@ import io.buslane.common.auth.PutTokenResult;
 import io.buslane.common.auth.Right;
 import io.buslane.amqp.mgmt.ManagementResponse;
 import io.buslane.amqp.transport.AmqpConnection;
+import io.buslane.amqp.txn.TransactionScope;
+import org.apache.qpid.proton.amqp.transaction.TransactionalState;
 import io.buslane.engine.EntityAddress;
 import org.apache.qpid.proton.Proton;
 import org.apache.qpid.proton.amqp.Symbol;
@@ -73,8 +75,17 @@ public final class RequestLink implements LinkHandler {
         byte[] bytes = new byte[d.pending()];
         receiver.recv(bytes, 0, bytes.length);
         receiver.advance();
+        // a $management request under a transaction carries transactional-state on its transfer (§8)
+        TransactionalState txn = d.getRemoteState() instanceof TransactionalState ts ? ts : null;
         if (!d.remotelySettled()) {
-            d.disposition(Accepted.getInstance());
+            if (txn != null) {
+                TransactionalState answer = new TransactionalState();
+                answer.setTxnId(txn.getTxnId());
+                answer.setOutcome(Accepted.getInstance());
+                d.disposition(answer);
+            } else {
+                d.disposition(Accepted.getInstance());
+            }
         }
         d.settle();
         if (receiver.getCredit() < CREDIT / 2) {
@@ -95,7 +106,9 @@ public final class RequestLink implements LinkHandler {
         if (kind == Kind.CBS) {
             handlePutToken(appProps, body, messageId, replyTo);
         } else {
-            handleManagement(appProps, body, messageId, replyTo);
+            TransactionScope scope = txn == null ? null : connection.transactions().scope(txn.getTxnId(),
+                    connection.transactions().sessionVia(receiver.getSession()), connection::runOnLoop);
+            handleManagement(appProps, body, messageId, replyTo, scope);
         }
     }
 
@@ -117,7 +130,8 @@ public final class RequestLink implements LinkHandler {
         reply(messageId, replyTo, props, null);
     }
 
-    private void handleManagement(Map<String, Object> appProps, Object body, Object messageId, String replyTo) {
+    private void handleManagement(Map<String, Object> appProps, Object body, Object messageId, String replyTo,
+                                  TransactionScope txn) {
         String operation = string(appProps.get("operation"));
         Right right = SEND_OPERATIONS.contains(operation) ? Right.SEND : Right.LISTEN;
         String target = entity == null ? "" : entity.toString();
@@ -126,7 +140,7 @@ public final class RequestLink implements LinkHandler {
             reply(messageId, replyTo, errorProps(401, error.description(), error.kind().amqpCondition()), null);
             return;
         }
-        connection.management().process(entity, appProps, body).whenComplete((response, failure) ->
+        connection.management().process(entity, appProps, body, txn).whenComplete((response, failure) ->
                 connection.runOnLoop(() -> {
                     ManagementResponse r = response != null ? response : new ManagementResponse(500,
                             "Internal error: " + failure, "amqp:internal-error", null);

@@ -736,4 +736,94 @@ public final class ManagementProcessor {
         }
         return map.isEmpty() ? null : AmqpCodec.toEngineStringMap(map);
     }
+
+    // ============================================================================================ transactions
+    // (AMQP transactions, branch txn: this section only)
+
+    /**
+     * A request whose transfer carried {@code transactional-state{txn-id}}: {@code update-disposition} is staged
+     * in the transaction, {@code schedule-message} is checked against it and cancelled unless it commits; other
+     * operations are not transactional and run as usual.
+     */
+    public CompletableFuture<ManagementResponse> process(EntityAddress entity, Map<String, Object> applicationProperties,
+                                                         Object body, io.buslane.amqp.txn.TransactionScope txn) {
+        if (txn == null) {
+            return process(entity, applicationProperties, body);
+        }
+        String operation = null;
+        try {
+            operation = operation(applicationProperties);
+            if (entity == null || !(operation.equals(UPDATE_DISPOSITION) || operation.equals(SCHEDULE_MESSAGE))) {
+                return process(entity, applicationProperties, body);
+            }
+            Map<String, Object> args = args(body);
+            if (operation.equals(UPDATE_DISPOSITION)) {
+                return CompletableFuture.completedFuture(updateDispositionInTransaction(entity, args, txn));
+            }
+            String op = operation;
+            return scheduleMessageInTransaction(entity, args, txn).handle((response, error) ->
+                    error == null ? response : failure(error, op, entity));
+        } catch (io.buslane.amqp.txn.TransactionFailure f) {
+            return CompletableFuture.completedFuture(transactionError(f));
+        } catch (Throwable t) {
+            return CompletableFuture.completedFuture(failure(t, operation, entity));
+        }
+    }
+
+    private ManagementResponse updateDispositionInTransaction(EntityAddress entity, Map<String, Object> args,
+                                                              io.buslane.amqp.txn.TransactionScope txn) {
+        UUID[] tokens = uuids(args, LOCK_TOKENS);
+        String status = string(args, DISPOSITION_STATUS, true);
+        String reason = string(args, DEADLETTER_REASON, false);
+        String description = string(args, DEADLETTER_DESCRIPTION, false);
+        Map<String, Object> props = propertiesToModify(args);
+        string(args, SESSION_ID, false);
+        io.buslane.engine.TransactionalBatch.SettleKind kind = switch (status.toLowerCase(Locale.ROOT)) {
+            case DISPOSITION_COMPLETED -> io.buslane.engine.TransactionalBatch.SettleKind.COMPLETE;
+            case DISPOSITION_ABANDONED -> io.buslane.engine.TransactionalBatch.SettleKind.ABANDON;
+            case DISPOSITION_SUSPENDED -> io.buslane.engine.TransactionalBatch.SettleKind.DEAD_LETTER;
+            case DISPOSITION_DEFERRED, "deferred" -> io.buslane.engine.TransactionalBatch.SettleKind.DEFER;
+            default -> throw new BrokerException(ErrorKind.ARGUMENT, "The '" + DISPOSITION_STATUS + "' value '"
+                    + status + "' is not one of completed, abandoned, defered, suspended.");
+        };
+        for (UUID token : tokens) {
+            txn.stageSettlement(new io.buslane.engine.TransactionalBatch.Settle(entity, token, kind, props, reason,
+                    description));
+        }
+        return ManagementResponse.ok();
+    }
+
+    private CompletableFuture<ManagementResponse> scheduleMessageInTransaction(
+            EntityAddress entity, Map<String, Object> args, io.buslane.amqp.txn.TransactionScope txn) {
+        String path = sendPath(entity, SCHEDULE_MESSAGE);
+        Object raw = args.get(MESSAGES);
+        if (raw == null) {
+            throw missing(MESSAGES);
+        }
+        List<Object> entries = elements(raw, MESSAGES);
+        List<Message> messages = new ArrayList<>(entries.size());
+        for (int i = 0; i < entries.size(); i++) {
+            if (!(entries.get(i) instanceof Map<?, ?> entry)) {
+                throw new BrokerException(ErrorKind.ARGUMENT, "Element " + i + " of '" + MESSAGES
+                        + "' must be a map.");
+            }
+            messages.add(scheduledMessage(stringKeys(entry), i));
+        }
+        txn.beforeSchedule(path, messages.size());
+        return engine.schedule(path, messages).thenApply(seqs -> {
+            txn.scheduled(path, seqs);
+            return ManagementResponse.ok(SEQUENCE_NUMBERS, boxed(seqs));
+        });
+    }
+
+    private static ManagementResponse transactionError(io.buslane.amqp.txn.TransactionFailure f) {
+        int status = 400;
+        for (ErrorKind kind : ErrorKind.values()) {
+            if (kind.amqpCondition().equals(f.condition())) {
+                status = kind.httpStatus();
+                break;
+            }
+        }
+        return new ManagementResponse(status, f.description(), f.condition(), null);
+    }
 }

@@ -9,6 +9,9 @@ import io.buslane.amqp.link.ProducerLink;
 import io.buslane.amqp.link.ReplyLink;
 import io.buslane.amqp.link.RequestLink;
 import io.buslane.amqp.mgmt.ManagementProcessor;
+import io.buslane.amqp.txn.CoordinatorLink;
+import io.buslane.amqp.txn.TimerScheduler;
+import io.buslane.amqp.txn.Transactions;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.common.time.Clock;
@@ -76,6 +79,7 @@ public final class AmqpConnection {
     private final Sasl sasl;
     private final Grants grants;
     private final List<ReplyLink> replyLinks = new ArrayList<>();
+    private final Transactions transactions;
     private long tickTimer = -1;
     private long tickDeadlineMs;
     private boolean flushScheduled;
@@ -96,6 +100,17 @@ public final class AmqpConnection {
         this.options = options;
         this.onClosed = onClosed;
         this.grants = authorizer.newGrants();
+        this.transactions = new Transactions(engine, clock, "txn:" + id + ":", new TimerScheduler() {
+            @Override
+            public long schedule(long delayMs, Runnable task) {
+                return vertx.setTimer(delayMs, t -> runOnLoop(task));
+            }
+
+            @Override
+            public void cancel(long handle) {
+                vertx.cancelTimer(handle);
+            }
+        });
         transport.setMaxFrameSize(options.maxFrameSize());
         transport.setChannelMax(65535);
         transport.setIdleTimeout(options.idleTimeoutMs());
@@ -133,6 +148,11 @@ public final class AmqpConnection {
 
     public Grants grants() {
         return grants;
+    }
+
+    /** The AMQP transactions declared on this connection. */
+    public Transactions transactions() {
+        return transactions;
     }
 
     public long nowMs() {
@@ -428,8 +448,7 @@ public final class AmqpConnection {
         }
         if (link instanceof Receiver receiver) {
             if (receiver.getRemoteTarget() instanceof Coordinator) {
-                refuse(link, "amqp:not-implemented", "Transactions are not supported by this version of "
-                        + "Buslane.");
+                CoordinatorLink.attach(this, receiver, transactions);
                 return;
             }
             String address = receiver.getRemoteTarget() instanceof Target t ? t.getAddress() : null;

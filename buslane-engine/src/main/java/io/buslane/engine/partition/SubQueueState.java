@@ -461,6 +461,22 @@ public final class SubQueueState {
         return locks.containsKey(lockToken);
     }
 
+    /**
+     * Fails exactly as a settlement with this lock token would fail now (lost or expired message lock, lost
+     * session lock), changing nothing: lets a transaction commit check all its settlements before applying any.
+     */
+    public void requireLock(UUID lockToken, long nowMs) {
+        Entry e = lockToken == null ? null : locks.get(lockToken);
+        if (e == null) {
+            throw new BrokerException(sessionful() ? ErrorKind.SESSION_LOCK_LOST : ErrorKind.MESSAGE_LOCK_LOST,
+                    sessionful() ? SESSION_LOCK_LOST_TEXT : LOCK_LOST_TEXT);
+        }
+        if (e.session != null ? !e.session.lockedAt(nowMs) : e.lockedUntilMs <= nowMs) {
+            throw new BrokerException(e.session != null ? ErrorKind.SESSION_LOCK_LOST : ErrorKind.MESSAGE_LOCK_LOST,
+                    e.session != null ? SESSION_LOCK_LOST_TEXT : LOCK_LOST_TEXT);
+        }
+    }
+
     private void unlock(Entry e) {
         locks.remove(e.lockToken);
         if (e.isScheduled()) {

@@ -1,0 +1,133 @@
+package io.buslane.amqp.txn;
+
+import io.buslane.amqp.link.LinkHandler;
+import io.buslane.amqp.transport.AmqpConnection;
+import org.apache.qpid.proton.Proton;
+import org.apache.qpid.proton.amqp.Binary;
+import org.apache.qpid.proton.amqp.Symbol;
+import org.apache.qpid.proton.amqp.messaging.Accepted;
+import org.apache.qpid.proton.amqp.messaging.AmqpValue;
+import org.apache.qpid.proton.amqp.messaging.Rejected;
+import org.apache.qpid.proton.amqp.transaction.Declare;
+import org.apache.qpid.proton.amqp.transaction.Declared;
+import org.apache.qpid.proton.amqp.transaction.Discharge;
+import org.apache.qpid.proton.amqp.transport.DeliveryState;
+import org.apache.qpid.proton.amqp.transport.ErrorCondition;
+import org.apache.qpid.proton.amqp.transport.ReceiverSettleMode;
+import org.apache.qpid.proton.engine.Delivery;
+import org.apache.qpid.proton.engine.Receiver;
+import org.apache.qpid.proton.message.Message;
+
+import java.util.concurrent.CompletionException;
+
+/**
+ * The broker end of a transaction controller's link (target {@code coordinator}): {@code declare} is answered with
+ * {@code declared{txn-id}}, {@code discharge} with {@code accepted} or {@code rejected} carrying a transaction
+ * error. Detaching the link rolls back the transactions it declared. Confined to the connection's event loop.
+ */
+public final class CoordinatorLink implements LinkHandler {
+
+    private static final int CREDIT = 100;
+
+    private final AmqpConnection connection;
+    private final Receiver receiver;
+    private final Transactions transactions;
+    private boolean closed;
+
+    private CoordinatorLink(AmqpConnection connection, Receiver receiver, Transactions transactions) {
+        this.connection = connection;
+        this.receiver = receiver;
+        this.transactions = transactions;
+    }
+
+    /** Opens a coordinator link. No token is needed (the SDKs put none for it); the work itself is authorised. */
+    public static void attach(AmqpConnection connection, Receiver receiver, Transactions transactions) {
+        CoordinatorLink link = new CoordinatorLink(connection, receiver, transactions);
+        transactions.coordinatorAttached(receiver.getSession());
+        receiver.setSource(receiver.getRemoteSource());
+        receiver.setTarget(receiver.getRemoteTarget());
+        receiver.setSenderSettleMode(receiver.getRemoteSenderSettleMode());
+        receiver.setReceiverSettleMode(ReceiverSettleMode.FIRST);
+        receiver.setContext(link);
+        receiver.open();
+        receiver.flow(CREDIT);
+    }
+
+    @Override
+    public void onDelivery(Delivery d) {
+        if (!d.isReadable() || d.isPartial()) {
+            return;
+        }
+        byte[] bytes = new byte[d.pending()];
+        receiver.recv(bytes, 0, bytes.length);
+        receiver.advance();
+        if (receiver.getCredit() < CREDIT / 2) {
+            receiver.flow(CREDIT - receiver.getCredit());
+        }
+        Object body;
+        try {
+            Message m = Proton.message();
+            m.decode(bytes, 0, bytes.length);
+            body = m.getBody() instanceof AmqpValue v ? v.getValue() : null;
+        } catch (RuntimeException e) {
+            reply(d, rejected("amqp:decode-error", "The transaction control message could not be decoded: "
+                    + e.getMessage()));
+            return;
+        }
+        if (body instanceof Declare) {
+            Declared declared = new Declared();
+            declared.setTxnId(transactions.declare(this));
+            reply(d, declared);
+        } else if (body instanceof Discharge discharge) {
+            Binary id = discharge.getTxnId();
+            boolean fail = Boolean.TRUE.equals(discharge.getFail());
+            transactions.discharge(id, fail).whenComplete((v, failure) -> connection.runOnLoop(() -> {
+                if (failure == null) {
+                    reply(d, Accepted.getInstance());
+                } else {
+                    reply(d, rejected(failure));
+                }
+            }));
+        } else {
+            reply(d, rejected("amqp:not-implemented", "The coordinator understands only declare and discharge; "
+                    + "got " + (body == null ? "no amqp-value body" : body.getClass().getSimpleName()) + "."));
+        }
+    }
+
+    /** The outcome for a failed transaction operation. */
+    static Rejected rejected(Throwable failure) {
+        Throwable c = failure;
+        while (c instanceof CompletionException && c.getCause() != null) {
+            c = c.getCause();
+        }
+        if (c instanceof TransactionFailure tf) {
+            return rejected(tf.condition(), tf.description());
+        }
+        return rejected("amqp:internal-error", String.valueOf(c));
+    }
+
+    static Rejected rejected(String condition, String description) {
+        Rejected r = new Rejected();
+        r.setError(new ErrorCondition(Symbol.valueOf(condition), description));
+        return r;
+    }
+
+    private void reply(Delivery d, DeliveryState outcome) {
+        if (closed) {
+            return;
+        }
+        if (!d.remotelySettled()) {
+            d.disposition(outcome);
+        }
+        d.settle();
+        connection.requestFlush();
+    }
+
+    @Override
+    public void onClosed() {
+        if (!closed) {
+            closed = true;
+            transactions.ownerClosed(this);
+        }
+    }
+}

@@ -1,0 +1,20 @@
+package io.buslane.amqp.txn;
+
+import io.buslane.engine.TransactionalBatch;
+
+/**
+ * One transaction as a {@code $management} request carrying {@code transactional-state{txn-id}} sees it: the
+ * settlements of {@code update-disposition} are staged, {@code schedule-message} is checked and its result
+ * remembered. Methods throw {@link TransactionFailure} when the work is refused.
+ */
+public interface TransactionScope {
+
+    /** Stages a settlement until the commit. Called on the connection's loop. */
+    void stageSettlement(TransactionalBatch.Settle settle);
+
+    /** Checks (entity pinning, message limit) and counts messages about to be scheduled on {@code entityPath}. */
+    void beforeSchedule(String entityPath, int count);
+
+    /** The messages were scheduled: they are cancelled unless the transaction commits. May be called off-loop. */
+    void scheduled(String entityPath, long[] sequenceNumbers);
+}

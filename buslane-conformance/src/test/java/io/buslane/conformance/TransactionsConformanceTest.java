@@ -1,0 +1,351 @@
+package io.buslane.conformance;
+
+import com.azure.core.amqp.AmqpRetryOptions;
+import com.azure.messaging.servicebus.ServiceBusClientBuilder;
+import com.azure.messaging.servicebus.ServiceBusMessage;
+import com.azure.messaging.servicebus.ServiceBusMessageBatch;
+import com.azure.messaging.servicebus.ServiceBusReceivedMessage;
+import com.azure.messaging.servicebus.ServiceBusReceiverClient;
+import com.azure.messaging.servicebus.ServiceBusSenderClient;
+import com.azure.messaging.servicebus.ServiceBusTransactionContext;
+import com.azure.messaging.servicebus.models.CompleteOptions;
+import com.azure.messaging.servicebus.models.DeadLetterOptions;
+import com.azure.messaging.servicebus.models.ServiceBusMessageState;
+import com.azure.messaging.servicebus.models.SubQueue;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.StreamSupport;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * AMQP transactions through the official Java SDK's {@link ServiceBusTransactionContext} against the packaged
+ * broker: transactional sends, settlements and schedules become visible at commit and vanish at rollback, the
+ * 100-message limit, and cross-entity transactions (send via the first entity). One queue (or pair) per test.
+ */
+@Timeout(value = 90, unit = TimeUnit.SECONDS)
+class TransactionsConformanceTest {
+
+    private static final String CONFIG = """
+            {
+              "UserConfig": {
+                "Namespaces": [
+                  {
+                    "Name": "sbemulatorns",
+                    "Queues": [
+                      { "Name": "txn-send", "Properties": {} },
+                      { "Name": "txn-send-rollback", "Properties": {} },
+                      { "Name": "txn-complete", "Properties": {} },
+                      { "Name": "txn-complete-rollback", "Properties": { "LockDuration": "PT5S" } },
+                      { "Name": "txn-dead-letter", "Properties": {} },
+                      { "Name": "txn-schedule", "Properties": {} },
+                      { "Name": "txn-limit", "Properties": {} },
+                      { "Name": "txn-via-in", "Properties": {} },
+                      { "Name": "txn-via-out", "Properties": {} },
+                      { "Name": "txn-span-in", "Properties": {} },
+                      { "Name": "txn-span-out", "Properties": {} }
+                    ]
+                  }
+                ],
+                "Logging": { "Type": "File" }
+              }
+            }
+            """;
+
+    private static final Duration SHORT = Duration.ofSeconds(5);
+
+    static BrokerProcess broker;
+
+    private final List<AutoCloseable> clients = new ArrayList<>();
+
+    @BeforeAll
+    static void start() throws Exception {
+        broker = BrokerProcess.start(CONFIG);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (broker != null) {
+            broker.close();
+        }
+    }
+
+    @AfterEach
+    void closeClients() {
+        for (AutoCloseable c : clients) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                // best effort
+            }
+        }
+        clients.clear();
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // sends
+
+    @Test
+    void sendsInATransactionBecomeVisibleAtCommit() {
+        ServiceBusSenderClient sender = sender(builder(), "txn-send");
+        ServiceBusReceiverClient receiver = receiver(builder(), "txn-send");
+        ServiceBusTransactionContext txn = sender.createTransaction();
+        sender.sendMessage(new ServiceBusMessage("t1"), txn);
+        ServiceBusMessageBatch batch = sender.createMessageBatch();
+        assertThat(batch.tryAddMessage(new ServiceBusMessage("t2"))).isTrue();
+        assertThat(batch.tryAddMessage(new ServiceBusMessage("t3"))).isTrue();
+        sender.sendMessages(batch, txn);
+        assertThat(peek(receiver, 10, 0)).as("nothing visible before the commit").isEmpty();
+
+        sender.commitTransaction(txn);
+        List<ServiceBusReceivedMessage> got = receive(receiver, 3);
+        assertThat(got).extracting(m -> m.getBody().toString()).containsExactly("t1", "t2", "t3");
+        got.forEach(receiver::complete);
+    }
+
+    @Test
+    void rollbackDiscardsTransactionalSends() {
+        ServiceBusSenderClient sender = sender(builder(), "txn-send-rollback");
+        ServiceBusReceiverClient receiver = receiver(builder(), "txn-send-rollback");
+        ServiceBusTransactionContext txn = sender.createTransaction();
+        sender.sendMessage(new ServiceBusMessage("gone"), txn);
+        sender.rollbackTransaction(txn);
+        sender.sendMessage(new ServiceBusMessage("kept"));
+
+        List<ServiceBusReceivedMessage> got = receive(receiver, 2, Duration.ofSeconds(3));
+        assertThat(got).extracting(m -> m.getBody().toString()).containsExactly("kept");
+        receiver.complete(got.get(0));
+    }
+
+    @Test
+    void aDischargedTransactionCannotBeUsedAgain() {
+        ServiceBusSenderClient sender = sender(builder(), "txn-send-rollback");
+        ServiceBusTransactionContext txn = sender.createTransaction();
+        sender.commitTransaction(txn);
+        assertThatThrownBy(() -> sender.commitTransaction(txn)).isInstanceOf(RuntimeException.class)
+                .hasMessageContaining("amqp:transaction:unknown-id");
+        // the Java SDK ignores the outcome of transactional sends: the send "succeeds" but goes nowhere
+        sender.sendMessage(new ServiceBusMessage("late"), txn);
+        assertThat(peek(receiver(builder(), "txn-send-rollback"), 10, 0))
+                .extracting(m -> m.getBody().toString()).doesNotContain("late");
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // settlements
+
+    @Test
+    void completeInATransactionTakesEffectAtCommitAndKeepsTheMessageLockedMeanwhile() {
+        ServiceBusSenderClient sender = sender(builder(), "txn-complete");
+        sender.sendMessage(new ServiceBusMessage("c"));
+        ServiceBusReceiverClient receiver = receiver(builder(), "txn-complete");
+        ServiceBusReceivedMessage m = receiveOne(receiver);
+
+        ServiceBusTransactionContext txn = receiver.createTransaction();
+        receiver.complete(m, new CompleteOptions().setTransactionContext(txn));
+        assertThat(peek(receiver, 10, 0)).as("not completed before the commit").hasSize(1);
+        ServiceBusReceiverClient other = receiver(builder(), "txn-complete");
+        assertThat(receive(other, 1, Duration.ofSeconds(2))).as("still locked").isEmpty();
+
+        receiver.commitTransaction(txn);
+        assertThat(peek(receiver, 10, 0)).as("completed by the commit").isEmpty();
+    }
+
+    @Test
+    void aRolledBackCompleteLeavesTheMessageLockedByItsReceiver() {
+        ServiceBusSenderClient sender = sender(builder(), "txn-complete-rollback");
+        sender.sendMessage(new ServiceBusMessage("r"));
+        ServiceBusReceiverClient receiver = receiver(builder(), "txn-complete-rollback");
+        ServiceBusReceivedMessage m = receiveOne(receiver);
+
+        ServiceBusTransactionContext txn = receiver.createTransaction();
+        receiver.complete(m, new CompleteOptions().setTransactionContext(txn));
+        receiver.rollbackTransaction(txn);
+        assertThat(peek(receiver, 10, 0)).hasSize(1);
+
+        // not completed, and still locked until its 5-second lock expires; then it is delivered again
+        ServiceBusReceivedMessage again = receiveOne(receiver, Duration.ofSeconds(15));
+        assertThat(again.getBody().toString()).isEqualTo("r");
+        assertThat(again.getDeliveryCount()).isEqualTo(1);
+        receiver.complete(again);
+    }
+
+    @Test
+    void deadLetterInATransactionTakesEffectAtCommit() {
+        ServiceBusSenderClient sender = sender(builder(), "txn-dead-letter");
+        sender.sendMessage(new ServiceBusMessage("d"));
+        ServiceBusReceiverClient receiver = receiver(builder(), "txn-dead-letter");
+        ServiceBusReceivedMessage m = receiveOne(receiver);
+        ServiceBusTransactionContext txn = receiver.createTransaction();
+        receiver.deadLetter(m, new DeadLetterOptions().setDeadLetterReason("why").setDeadLetterErrorDescription("so")
+                .setTransactionContext(txn));
+        ServiceBusReceiverClient dlq = track(builder().receiver().queueName("txn-dead-letter")
+                .subQueue(SubQueue.DEAD_LETTER_QUEUE).maxAutoLockRenewDuration(Duration.ZERO).buildClient());
+        assertThat(peek(dlq, 10, 0)).isEmpty();
+
+        receiver.commitTransaction(txn);
+        ServiceBusReceivedMessage dead = receiveOne(dlq);
+        assertThat(dead.getDeadLetterReason()).isEqualTo("why");
+        assertThat(dead.getDeadLetterErrorDescription()).isEqualTo("so");
+        dlq.complete(dead);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // scheduling
+
+    @Test
+    void scheduleInATransactionIsKeptAtCommitAndCancelledAtRollback() {
+        ServiceBusSenderClient sender = sender(builder(), "txn-schedule");
+        ServiceBusReceiverClient receiver = receiver(builder(), "txn-schedule");
+        OffsetDateTime at = OffsetDateTime.now(ZoneOffset.UTC).plusMinutes(10).truncatedTo(ChronoUnit.MILLIS);
+
+        ServiceBusTransactionContext rolledBack = sender.createTransaction();
+        Long first = sender.scheduleMessage(new ServiceBusMessage("never"), at, rolledBack);
+        assertThat(first).isPositive();
+        sender.rollbackTransaction(rolledBack);
+        assertThat(peek(receiver, 10, 0)).isEmpty();
+
+        ServiceBusTransactionContext committed = sender.createTransaction();
+        Long second = sender.scheduleMessage(new ServiceBusMessage("later"), at, committed);
+        sender.commitTransaction(committed);
+        List<ServiceBusReceivedMessage> peeked = peek(receiver, 10, 0);
+        assertThat(peeked).extracting(ServiceBusReceivedMessage::getSequenceNumber).containsExactly(second);
+        assertThat(peeked.get(0).getState()).isEqualTo(ServiceBusMessageState.SCHEDULED);
+        assertThat(peeked.get(0).getBody().toString()).isEqualTo("later");
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // limits
+
+    @Test
+    void aTransactionSendsAtMostOneHundredMessages() {
+        ServiceBusSenderClient sender = sender(builder(), "txn-limit");
+        ServiceBusTransactionContext txn = sender.createTransaction();
+        List<ServiceBusMessage> hundred = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            hundred.add(new ServiceBusMessage("m" + i));
+        }
+        sender.sendMessages(hundred, txn);
+        sender.commitTransaction(txn);
+        ServiceBusReceiverClient receiver = receiver(builder(), "txn-limit");
+        assertThat(peek(receiver, 200, 0)).hasSize(100);
+
+        // the 101st send is refused; the Java SDK ignores the outcome of transactional sends, so the refusal
+        // surfaces at the commit, which rolls the whole transaction back
+        ServiceBusTransactionContext tooMany = sender.createTransaction();
+        sender.sendMessages(hundred, tooMany);
+        sender.sendMessage(new ServiceBusMessage("101st"), tooMany);
+        assertThatThrownBy(() -> sender.commitTransaction(tooMany))
+                .hasMessageContaining("amqp:transaction:rollback")
+                .hasMessageContaining("Cannot send more than 100 messages in a single transaction.");
+        assertThat(peek(receiver, 300, 0)).hasSize(100);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // cross-entity transactions
+
+    @Test
+    void crossEntityTransactionsCompleteOnOneQueueAndSendToAnotherAtomically() {
+        sender(builder(), "txn-via-in").sendMessage(new ServiceBusMessage("input"));
+        ServiceBusClientBuilder cross = builder().enableCrossEntityTransactions();
+        ServiceBusReceiverClient in = receiver(cross, "txn-via-in");
+        ServiceBusReceivedMessage m = receiveOne(in);
+        ServiceBusSenderClient out = sender(cross, "txn-via-out");
+        ServiceBusReceiverClient outReader = receiver(builder(), "txn-via-out");
+
+        ServiceBusTransactionContext txn = in.createTransaction();
+        in.complete(m, new CompleteOptions().setTransactionContext(txn));
+        out.sendMessage(new ServiceBusMessage("output"), txn);
+        assertThat(peek(outReader, 10, 0)).isEmpty();
+        in.commitTransaction(txn);
+
+        assertThat(peek(in, 10, 0)).isEmpty();
+        ServiceBusReceivedMessage forwarded = receiveOne(outReader);
+        assertThat(forwarded.getBody().toString()).isEqualTo("output");
+        outReader.complete(forwarded);
+    }
+
+    @Test
+    void withoutCrossEntityTransactionsATransactionCannotSpanTwoQueues() {
+        sender(builder(), "txn-span-in").sendMessage(new ServiceBusMessage("input"));
+        ServiceBusClientBuilder shared = builder(); // one connection: transactions are per connection
+        ServiceBusReceiverClient in = receiver(shared, "txn-span-in");
+        ServiceBusReceivedMessage m = receiveOne(in);
+        ServiceBusSenderClient out = sender(shared, "txn-span-out");
+
+        ServiceBusTransactionContext txn = in.createTransaction();
+        in.complete(m, new CompleteOptions().setTransactionContext(txn));
+        out.sendMessage(new ServiceBusMessage("output"), txn); // refused; the Java SDK ignores the outcome
+        assertThatThrownBy(() -> in.commitTransaction(txn))
+                .hasMessageContaining("amqp:transaction:rollback")
+                .hasMessageContaining("Local transactions cannot span multiple top-level entities");
+        assertThat(peek(in, 10, 0)).as("not completed").hasSize(1);
+        assertThat(peek(receiver(builder(), "txn-span-out"), 10, 0)).as("not sent").isEmpty();
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // helpers
+
+    private static ServiceBusClientBuilder builder() {
+        return new ServiceBusClientBuilder().connectionString(broker.connectionString())
+                .retryOptions(new AmqpRetryOptions().setTryTimeout(Duration.ofSeconds(10)).setMaxRetries(1)
+                        .setDelay(Duration.ofMillis(200)).setMaxDelay(Duration.ofSeconds(1)));
+    }
+
+    private <T extends AutoCloseable> T track(T client) {
+        clients.add(client);
+        return client;
+    }
+
+    private ServiceBusSenderClient sender(ServiceBusClientBuilder b, String queue) {
+        return track(b.sender().queueName(queue).buildClient());
+    }
+
+    private ServiceBusReceiverClient receiver(ServiceBusClientBuilder b, String queue) {
+        return track(b.receiver().queueName(queue).maxAutoLockRenewDuration(Duration.ZERO).buildClient());
+    }
+
+    private static List<ServiceBusReceivedMessage> receive(ServiceBusReceiverClient r, int n) {
+        return receive(r, n, SHORT);
+    }
+
+    /** Receives until n messages arrived or the timeout passed. */
+    private static List<ServiceBusReceivedMessage> receive(ServiceBusReceiverClient r, int n, Duration timeout) {
+        List<ServiceBusReceivedMessage> all = new ArrayList<>();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (all.size() < n) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            r.receiveMessages(n - all.size(), Duration.ofNanos(left)).forEach(all::add);
+        }
+        return all;
+    }
+
+    private static ServiceBusReceivedMessage receiveOne(ServiceBusReceiverClient r) {
+        return receiveOne(r, SHORT);
+    }
+
+    private static ServiceBusReceivedMessage receiveOne(ServiceBusReceiverClient r, Duration timeout) {
+        List<ServiceBusReceivedMessage> got = receive(r, 1, timeout);
+        assertThat(got).as("one message within %s", timeout).hasSize(1);
+        return got.get(0);
+    }
+
+    private static List<ServiceBusReceivedMessage> peek(ServiceBusReceiverClient r, int n, long from) {
+        return StreamSupport.stream(r.peekMessages(n, from).spliterator(), false).collect(Collectors.toList());
+    }
+}

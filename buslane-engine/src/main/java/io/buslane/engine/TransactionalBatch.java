@@ -1,0 +1,64 @@
+package io.buslane.engine;
+
+import io.buslane.engine.message.Message;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * The work a committed AMQP transaction applies at once through {@link Engine#commit(TransactionalBatch)}: the
+ * messages sent and the settlements made under the transaction, in the order they were staged. Built on one thread
+ * (the front end's connection loop), then handed to the engine and never changed again.
+ */
+public final class TransactionalBatch {
+
+    /** What a staged settlement does to its locked message. */
+    public enum SettleKind { COMPLETE, ABANDON, DEFER, DEAD_LETTER }
+
+    /** Messages sent to a queue or topic under the transaction. */
+    public record Send(String entityPath, List<Message> messages) {
+        public Send {
+            messages = List.copyOf(messages);
+        }
+    }
+
+    /** A settlement of a locked message under the transaction. */
+    public record Settle(EntityAddress address, UUID lockToken, SettleKind kind, Map<String, Object> properties,
+                         String deadLetterReason, String deadLetterDescription) {
+    }
+
+    private final List<Send> sends = new ArrayList<>();
+    private final List<Settle> settlements = new ArrayList<>();
+    private int messageCount;
+
+    public TransactionalBatch addSend(String entityPath, List<Message> messages) {
+        sends.add(new Send(entityPath, messages));
+        messageCount += messages.size();
+        return this;
+    }
+
+    public TransactionalBatch addSettlement(Settle settlement) {
+        settlements.add(settlement);
+        return this;
+    }
+
+    public List<Send> sends() {
+        return Collections.unmodifiableList(sends);
+    }
+
+    public List<Settle> settlements() {
+        return Collections.unmodifiableList(settlements);
+    }
+
+    /** Number of messages sent under the transaction (the per-transaction limit counts these). */
+    public int messageCount() {
+        return messageCount;
+    }
+
+    public boolean isEmpty() {
+        return sends.isEmpty() && settlements.isEmpty();
+    }
+}
