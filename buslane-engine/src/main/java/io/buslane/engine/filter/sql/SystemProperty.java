@@ -14,8 +14,8 @@ import java.util.HashMap;
  * ones, an action writes with {@code SET sys.<name> = ...} or clears with {@code REMOVE sys.<name>}.
  */
 enum SystemProperty {
-    MESSAGE_ID("MessageId", c -> c.message().messageId(), (b, v) -> b.messageId(v)),
-    CORRELATION_ID("CorrelationId", c -> c.message().correlationId(), (b, v) -> b.correlationId(v)),
+    MESSAGE_ID("MessageId", c -> id(c.message().messageId()), (b, v) -> b.messageId(text(v))),
+    CORRELATION_ID("CorrelationId", c -> id(c.message().correlationId()), (b, v) -> b.correlationId(text(v))),
     TO("To", c -> c.message().to(), (b, v) -> b.to(text(v))),
     REPLY_TO("ReplyTo", c -> c.message().replyTo(), (b, v) -> b.replyTo(text(v))),
     LABEL("Label", c -> c.message().subject(), (b, v) -> b.subject(text(v))),
@@ -67,6 +67,14 @@ enum SystemProperty {
 
     void set(Message.Builder b, Object value) {
         setter.accept(b, value);
+    }
+
+    /** An AMQP message-id or correlation-id (string, uuid, ulong or binary) as the string the SDKs show. */
+    private static String id(Object v) {
+        if (v instanceof byte[] b) {
+            return java.util.HexFormat.of().formatHex(b);
+        }
+        return text(v);
     }
 
     private static String text(Object v) {

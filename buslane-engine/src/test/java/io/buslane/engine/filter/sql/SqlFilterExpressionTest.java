@@ -118,6 +118,15 @@ class SqlFilterExpressionTest {
     }
 
     @Test
+    void nonStringMessageIdsReadAsStrings() {
+        UUID id = UUID.fromString("0f8fad5b-d9cb-469f-a165-70867728950e");
+        Message m = Message.builder().messageId(id).correlationId(new Unsigned(7, 8)).build();
+        SqlMessage c = new SqlMessage(m, SEQ, ENQUEUED_MS);
+        assertThat(SqlFilterExpression.compile("sys.MessageId = '" + id + "' AND sys.CorrelationId = '7'")
+                .matches(c)).isTrue();
+    }
+
+    @Test
     void syntaxErrorsNamePosition() {
         assertThatThrownBy(() -> SqlFilterExpression.compile("color = 'red' AND AND size > 1"))
                 .isInstanceOf(SqlSyntaxException.class)
