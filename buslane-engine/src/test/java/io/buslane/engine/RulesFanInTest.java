@@ -190,6 +190,29 @@ class RulesFanInTest {
         }
     }
 
+    @Test
+    void theTopicQuotaOfSqlFiltersIsEnforced() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.topic(TopicProperties.builder("t").build());
+            List<RuleProperties> many = new java.util.ArrayList<>();
+            for (int i = 0; i < RuleSet.MAX_SQL_FILTERS_PER_TOPIC; i++) {
+                many.add(sql("r" + i, "n = " + i, null));
+            }
+            subscription(h, "full", many);
+            subscription(h, "other", null);
+            assertThatThrownBy(() -> h.await(h.engine.addRule("t", "other", sql("one-more", "n = -1", null))))
+                    .isInstanceOfSatisfying(BrokerException.class, e -> {
+                        assertThat(e.kind()).isEqualTo(ErrorKind.QUOTA_EXCEEDED);
+                        assertThat(e.getMessage()).contains("SqlFiltersExceeded");
+                    });
+            // correlation and true filters do not count against the SQL quota
+            h.await(h.engine.addRule("t", "other", new RuleProperties("corr", new RuleProperties.CorrelationFilter(
+                    "c", null, null, null, null, null, null, null, null), null)));
+            h.send("t", msg("hit", Map.of("n", 1999)));
+            assertThat(bodies(peek(h, "t/Subscriptions/full"))).containsExactly("hit");
+        }
+    }
+
     private static ReceivedMessage byTag(List<ReceivedMessage> copies, String tag) {
         return copies.stream().filter(c -> tag.equals(c.message().applicationProperties().get("tag")))
                 .findFirst().orElseThrow();
