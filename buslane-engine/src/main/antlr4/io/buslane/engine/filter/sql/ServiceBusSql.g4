@@ -82,7 +82,7 @@ DECIMAL    : (DIGIT+ '.' DIGIT* | '.' DIGIT+) EXPONENT? | DIGIT+ EXPONENT;
 STRING     : '\'' (~'\'' | '\'\'')* '\'';
 DELIMITED  : '[' (~']' | ']]')* ']';
 QUOTED     : '"' (~'"' | '""')* '"';
-IDENTIFIER : [A-Z_] [A-Z_0-9]*;
+IDENTIFIER : [\p{L}_] [\p{L}\p{Nd}_]*;
 
 WS : [ \t\r\n\f]+ -> skip;
 

@@ -36,6 +36,7 @@ class SqlFilterExpressionTest {
         p.put("unsigned", new Unsigned(7, 4));
         p.put("id", UUID.fromString("00000000-0000-0000-0000-000000000001"));
         p.put("MixedCase", "mc");
+        p.put("städte", 3);
         return Message.builder().messageId("m1").correlationId("c1").to("dest").replyTo("back").subject("lbl")
                 .contentType("application/json").replyToSessionId("rs").applicationProperties(p).build();
     }
@@ -58,7 +59,7 @@ class SqlFilterExpressionTest {
             "color = 'red' AND Color = 'red' AND COLOR = 'red' | TRUE", "mixedcase = 'mc' | TRUE",
             "color='red' and size=10 | TRUE", "user.color = 'red' | TRUE", "USER.color = 'red' | TRUE",
             // delimited and quoted identifiers
-            "[my prop] = 'spaced' | TRUE", "\"my prop\" = 'spaced' | TRUE", "user.[color] = 'red' | TRUE",
+            "[my prop] = 'spaced' | TRUE", "städte = 3 AND user.STÄDTE > 2 | TRUE", "\"my prop\" = 'spaced' | TRUE", "user.[color] = 'red' | TRUE",
             // comparisons and numeric conversions
             "size > 9 | TRUE", "size >= 10 | TRUE", "size < 10 | FALSE", "size <= 10 | TRUE", "size <> 10 | FALSE",
             "size != 11 | TRUE", "size = 10.0 | TRUE", "price > 2 | TRUE", "price = 2.5 | TRUE", "ratio = 0.5 | TRUE",
