@@ -8,7 +8,7 @@ import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.entity.SubscriptionProperties;
 import io.buslane.engine.entity.TopicProperties;
-import io.buslane.engine.filter.RuleMatcher;
+import io.buslane.engine.filter.RuleSet;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
 import io.buslane.engine.partition.EngineTimer;
@@ -369,7 +369,7 @@ public final class Engine implements AutoCloseable {
                 Limits.toMillisSaturated(p.defaultMessageTimeToLive()));
         return new QueueSettings(p.path(), Limits.toMillisSaturated(p.lockDuration()), p.maxDeliveryCount(),
                 p.requiresSession(), ttl, p.deadLetteringOnMessageExpiration(), p.status(),
-                maxSizeBytes(topic.maxSizeInMegabytes()));
+                maxSizeBytes(topic.maxSizeInMegabytes()), p.deadLetteringOnFilterEvaluationExceptions());
     }
 
     public QueueEntity queue(String name) {
@@ -568,7 +568,7 @@ public final class Engine implements AutoCloseable {
             }
             requireForwardTarget(p.forwardTo());
             requireForwardTarget(p.forwardDeadLetteredMessagesTo());
-            warnUnderstoodRules(effective);
+            checkRules(topic, effective);
             SubscriptionProperties named = SubscriptionProperties.builder(topic.properties.name(), p.name())
                     .lockDuration(p.lockDuration()).maxDeliveryCount(p.maxDeliveryCount())
                     .requiresSession(p.requiresSession()).defaultMessageTimeToLive(p.defaultMessageTimeToLive())
@@ -595,13 +595,14 @@ public final class Engine implements AutoCloseable {
         }).thenApply(x -> s);
     }
 
-    private static void warnUnderstoodRules(List<RuleProperties> rules) {
-        for (RuleProperties r : rules) {
-            if (r.filter() instanceof RuleProperties.SqlFilter sql && !RuleMatcher.isUnderstoodSql(sql.expression())) {
-                LOG.warn("Rule '{}': SQL filter '{}' is not evaluated by this version and matches no message.",
-                        r.name(), sql.expression());
-            }
+    /** Rejects rules whose SQL does not compile, or that would exceed the topic's filter quotas. */
+    private static void checkRules(TopicEntity topic, List<RuleProperties> adding) {
+        List<RuleProperties> existing = new ArrayList<>();
+        for (SubscriptionEntity s : topic.subscriptions.values()) {
+            existing.addAll(s.rules);
         }
+        RuleSet.checkQuotas(topic.properties.name(), existing, adding);
+        adding.forEach(RuleSet::validate);
     }
 
     public CompletableFuture<SubscriptionEntity> updateSubscription(SubscriptionProperties p) {
@@ -664,7 +665,7 @@ public final class Engine implements AutoCloseable {
                             + sub.properties.path() + "/Rules/" + rule.name() + "' already exists.");
                 }
             }
-            warnUnderstoodRules(List.of(rule));
+            checkRules(sub.topic, List.of(rule));
             List<RuleProperties> rules = new ArrayList<>(sub.rules);
             rules.add(rule);
             long now = config.clock().epochMillis();

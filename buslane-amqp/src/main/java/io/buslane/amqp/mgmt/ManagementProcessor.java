@@ -39,8 +39,7 @@ import java.util.concurrent.ExecutionException;
  * <p>Never throws and never blocks: every failure becomes an error response (§7): a {@link BrokerException} keeps
  * its kind's status and condition; a missing or ill-typed argument is 400 {@code com.microsoft:argument-error};
  * anything unexpected is 500 {@code amqp:internal-error}. An unknown operation is 501 {@code amqp:not-implemented}
- * (the condition every SDK maps to a non-transient "not supported" error, and the one the not-yet-implemented rule
- * operations use as well); a request without an {@code operation} is 400 {@code com.microsoft:argument-error}.
+ * (the condition every SDK maps to a non-transient "not supported" error); a request without an {@code operation} is 400 {@code com.microsoft:argument-error}.
  *
  * <p>Thread-safe and stateless; futures complete on whichever thread finishes the engine work (a shard thread).
  */
@@ -92,6 +91,7 @@ public final class ManagementProcessor {
     public static final String ENQUEUED_TIME_UTC = "enqueued-time-utc";
     public static final String RULES = "rules";
     public static final String RULE_DESCRIPTION = "rule-description";
+    public static final String RULE_NAME = "rule-name";
 
     // ------------------------------------------------------------------------------------------ disposition-status
     public static final String DISPOSITION_COMPLETED = "completed";
@@ -153,9 +153,8 @@ public final class ManagementProcessor {
             case CANCEL_SCHEDULED_MESSAGE -> cancelScheduledMessage(entity, args);
             case BATCH_DELETE_MESSAGES -> batchDeleteMessages(entity, args);
             case ENUMERATE_RULES -> enumerateRules(entity, args);
-            case ADD_RULE, REMOVE_RULE -> CompletableFuture.completedFuture(ManagementResponse.error(
-                    ErrorKind.NOT_IMPLEMENTED, "The operation '" + operation + "' is not supported by this "
-                            + "broker yet; manage rules through the administration API or Config.json."));
+            case ADD_RULE -> addRule(entity, args);
+            case REMOVE_RULE -> removeRule(entity, args);
             default -> CompletableFuture.completedFuture(ManagementResponse.error(ErrorKind.NOT_IMPLEMENTED,
                     "The operation '" + operation + "' is not supported."));
         };
@@ -403,9 +402,31 @@ public final class ManagementProcessor {
 
     // ============================================================================================ rules
 
-    private CompletableFuture<ManagementResponse> enumerateRules(EntityAddress entity, Map<String, Object> args) {
-        int skip = nonNegativeInt(args, SKIP, 0);
-        int top = nonNegativeInt(args, TOP, Integer.MAX_VALUE);
+    /** {@code add-rule}: 200; 409 entity-already-exists for a duplicate name; 400 argument-error for bad SQL. */
+    private CompletableFuture<ManagementResponse> addRule(EntityAddress entity, Map<String, Object> args) {
+        SubscriptionEntity sub = ruleSubscription(entity);
+        String name = string(args, RULE_NAME, true);
+        Object description = args.get(RULE_DESCRIPTION);
+        if (description == null) {
+            throw missing(RULE_DESCRIPTION);
+        }
+        if (!(description instanceof Map<?, ?> map)) {
+            throw illTyped(RULE_DESCRIPTION, description, "a map");
+        }
+        RuleProperties rule = RuleDescriptions.fromRequest(name, stringKeys(map));
+        return engine.addRule(sub.topic().properties().name(), sub.properties().name(), rule)
+                .thenApply(s -> ManagementResponse.ok());
+    }
+
+    /** {@code remove-rule}: 200; 404 amqp:not-found when the subscription has no such rule. */
+    private CompletableFuture<ManagementResponse> removeRule(EntityAddress entity, Map<String, Object> args) {
+        SubscriptionEntity sub = ruleSubscription(entity);
+        String name = string(args, RULE_NAME, true);
+        return engine.removeRule(sub.topic().properties().name(), sub.properties().name(), name)
+                .thenApply(s -> ManagementResponse.ok());
+    }
+
+    private SubscriptionEntity ruleSubscription(EntityAddress entity) {
         if (entity.subscription() == null) {
             throw new BrokerException(ErrorKind.INVALID_OPERATION, "Rules belong to subscriptions; '" + entity
                     + "' is not a subscription.");
@@ -415,6 +436,13 @@ public final class ManagementProcessor {
         if (sub == null) {
             throw BrokerException.entityNotFound(entity.entityName());
         }
+        return sub;
+    }
+
+    private CompletableFuture<ManagementResponse> enumerateRules(EntityAddress entity, Map<String, Object> args) {
+        int skip = nonNegativeInt(args, SKIP, 0);
+        int top = nonNegativeInt(args, TOP, Integer.MAX_VALUE);
+        SubscriptionEntity sub = ruleSubscription(entity);
         List<RuleProperties> rules = sub.rules();
         int from = Math.min(skip, rules.size());
         int to = (int) Math.min(rules.size(), (long) from + top);

@@ -124,9 +124,9 @@ class ManagementProcessorTest {
         queue("q");
         assertError(h.call("q", "com.microsoft:no-such-thing", args()), 501, "amqp:not-implemented");
         assertError(h.call("q", null, args()), 400, "com.microsoft:argument-error");
-        assertError(h.call("q", ManagementProcessor.ADD_RULE, args("rule-name", "r")), 501, "amqp:not-implemented");
-        assertError(h.call("q", ManagementProcessor.REMOVE_RULE, args("rule-name", "r")), 501,
-                "amqp:not-implemented");
+        // rules belong to subscriptions
+        assertError(h.call("q", ManagementProcessor.ADD_RULE, args("rule-name", "r")), 400, "amqp:not-allowed");
+        assertError(h.call("q", ManagementProcessor.REMOVE_RULE, args("rule-name", "r")), 400, "amqp:not-allowed");
         // A body that is not a map.
         assertError(h.call("q", ManagementProcessor.PEEK_MESSAGE, List.of()), 400, "com.microsoft:argument-error");
     }

@@ -5,7 +5,7 @@ import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.RuntimeCounts;
 import io.buslane.engine.SubQueue;
 import io.buslane.engine.entity.RuleProperties;
-import io.buslane.engine.filter.RuleMatcher;
+import io.buslane.engine.filter.RuleSet;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
 
@@ -294,43 +294,83 @@ public final class Partition {
             queue.add(e, nowMs);
             return;
         }
+        // fan-in per subscription: one copy for the matching rules without action, sharing the topic's body with
+        // the other subscriptions' copies; one copy per matching rule with an action, each with a body of its own
+        // holding the modified message (and, beyond a subscription's first copy, a sequence number of its own)
         List<SubQueueState> targets = new ArrayList<>(subscriptions.size());
+        List<RuleSet.Routing> routings = new ArrayList<>(subscriptions.size());
+        int shared = 0;
         for (SubQueueState s : subscriptions.values()) {
             if (s.settings.status().canReceive() || s.settings.status().canSend()) {
-                if (RuleMatcher.matchesAny(s.rules(), m)) {
-                    targets.add(s);
+                RuleSet.Routing r = s.rules().route(m, seq, nowMs);
+                if (r.none() || (r.failed() && !s.settings.deadLetterOnFilterError())) {
+                    continue;
+                }
+                targets.add(s);
+                routings.add(r);
+                if (r.failed() || r.plainCopy()) {
+                    shared++;
                 }
             }
         }
-        if (targets.isEmpty()) {
-            return;
+        TopicBody body = null;
+        if (shared > 0) {
+            body = new TopicBody(ctx.log().nextRecordId(), seq, nowMs, m);
+            body.references = shared;
+            ctx.log().topicBodyAdded(this, body);
+            ctx.bodies().admit(body);
         }
-        TopicBody body = new TopicBody(ctx.log().nextRecordId(), seq, nowMs, m);
-        body.references = targets.size();
-        ctx.log().topicBodyAdded(this, body);
-        ctx.bodies().admit(body);
-        for (SubQueueState s : targets) {
-            if (s.settings.requiresSession() && m.sessionId() == null) {
-                Entry e = s.newEntry(seq, ctx.log().nextRecordId(), nowMs, Long.MAX_VALUE, null, body.sizeBytes);
-                e.body = body;
-                e.owner = s.deadLetter;
-                ctx.log().entryAdded(e);
-                Map<String, Object> reason = new LinkedHashMap<>();
-                reason.put(SubQueueState.DEAD_LETTER_REASON, SubQueueState.SESSION_ID_NULL);
-                reason.put(SubQueueState.DEAD_LETTER_DESCRIPTION, SubQueueState.SESSION_ID_NULL_DESCRIPTION);
-                ctx.bodies().modified(e, m.withApplicationProperties(reason));
-                ctx.log().entryUpdated(e);
-                s.deadLetter.add(e, nowMs);
+        for (int i = 0; i < targets.size(); i++) {
+            SubQueueState s = targets.get(i);
+            RuleSet.Routing r = routings.get(i);
+            if (r.failed()) {
+                deadLetterCopy(s, seq, nowMs, body, m, r.errorName(), r.errorDescription());
                 continue;
             }
-            // a copy holds no message of its own: it reads the body's
-            Entry e = s.newEntry(seq, ctx.log().nextRecordId(), nowMs, expiresAt(nowMs, m, s.settings.timeToLiveMs()),
-                    null, body.sizeBytes);
-            e.body = body;
-            e.owner = s;
-            ctx.log().entryAdded(e);
-            s.add(e, nowMs);
+            if (r.plainCopy()) {
+                addCopy(s, nowMs, body, m);
+            }
+            boolean first = !r.plainCopy();
+            for (Message modified : r.actionCopies()) {
+                long copySeq = first ? seq : sequence.take();
+                first = false;
+                TopicBody own = new TopicBody(ctx.log().nextRecordId(), copySeq, nowMs, modified);
+                own.references = 1;
+                ctx.log().topicBodyAdded(this, own);
+                ctx.bodies().admit(own);
+                addCopy(s, nowMs, own, modified);
+            }
         }
+    }
+
+    /** Adds a subscription's copy of a topic message; the copy holds no message of its own: it reads the body's. */
+    private void addCopy(SubQueueState s, long nowMs, TopicBody body, Message m) {
+        if (s.settings.requiresSession() && m.sessionId() == null) {
+            deadLetterCopy(s, body.seq, nowMs, body, m, SubQueueState.SESSION_ID_NULL,
+                    SubQueueState.SESSION_ID_NULL_DESCRIPTION);
+            return;
+        }
+        Entry e = s.newEntry(body.seq, ctx.log().nextRecordId(), nowMs,
+                expiresAt(nowMs, m, s.settings.timeToLiveMs()), null, body.sizeBytes);
+        e.body = body;
+        e.owner = s;
+        ctx.log().entryAdded(e);
+        s.add(e, nowMs);
+    }
+
+    /** Dead-letters a subscription's copy on arrival with the given reason (the message as {@code m} shows it). */
+    private void deadLetterCopy(SubQueueState s, long seq, long nowMs, TopicBody body, Message m, String reason,
+                                String description) {
+        Entry e = s.newEntry(seq, ctx.log().nextRecordId(), nowMs, Long.MAX_VALUE, null, body.sizeBytes);
+        e.body = body;
+        e.owner = s.deadLetter;
+        ctx.log().entryAdded(e);
+        Map<String, Object> props = new LinkedHashMap<>();
+        props.put(SubQueueState.DEAD_LETTER_REASON, reason);
+        props.put(SubQueueState.DEAD_LETTER_DESCRIPTION, description);
+        ctx.bodies().modified(e, m.withApplicationProperties(props));
+        ctx.log().entryUpdated(e);
+        s.deadLetter.add(e, nowMs);
     }
 
     private static long expiresAt(long nowMs, Message m, long ceilingMs) {

@@ -14,8 +14,16 @@ import io.buslane.engine.entity.EntityStatus;
  * @param deadLetterOnExpiry  whether expired messages go to the dead-letter queue
  * @param status              the entity status
  * @param maxSizeBytes        the size quota of this partition
+ * @param deadLetterOnFilterError a subscription's DeadLetteringOnFilterEvaluationExceptions: whether a message whose
+ *                            filter or action fails is dead-lettered (else dropped); true for queues
  */
 public record QueueSettings(String entityPath, long lockDurationMs, int maxDeliveryCount, boolean requiresSession,
                             long timeToLiveMs, boolean deadLetterOnExpiry, EntityStatus status,
-                            long maxSizeBytes) {
+                            long maxSizeBytes, boolean deadLetterOnFilterError) {
+
+    public QueueSettings(String entityPath, long lockDurationMs, int maxDeliveryCount, boolean requiresSession,
+                         long timeToLiveMs, boolean deadLetterOnExpiry, EntityStatus status, long maxSizeBytes) {
+        this(entityPath, lockDurationMs, maxDeliveryCount, requiresSession, timeToLiveMs, deadLetterOnExpiry, status,
+                maxSizeBytes, true);
+    }
 }

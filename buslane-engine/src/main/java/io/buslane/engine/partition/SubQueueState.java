@@ -68,7 +68,7 @@ public final class SubQueueState {
     private final ArrayDeque<SessionWaiter> waiters = new ArrayDeque<>();
     private long messageCount;
     private long sizeBytes;
-    private List<io.buslane.engine.entity.RuleProperties> rules = List.of();
+    private io.buslane.engine.filter.RuleSet rules = io.buslane.engine.filter.RuleSet.EMPTY;
 
     SubQueueState(Partition partition, SubQueue kind, long entityId, QueueSettings settings) {
         this.partition = partition;
@@ -120,11 +120,12 @@ public final class SubQueueState {
         }
     }
 
+    /** Compiles the subscription's rules (once per change, not per message). */
     void setRules(List<io.buslane.engine.entity.RuleProperties> newRules) {
-        this.rules = List.copyOf(newRules);
+        this.rules = io.buslane.engine.filter.RuleSet.compile(newRules);
     }
 
-    List<io.buslane.engine.entity.RuleProperties> rules() {
+    io.buslane.engine.filter.RuleSet rules() {
         return rules;
     }
 

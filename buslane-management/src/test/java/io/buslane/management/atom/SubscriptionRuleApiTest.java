@@ -185,6 +185,16 @@ class SubscriptionRuleApiTest {
                         + kv("@p", "int", "1") + "</Parameters></Filter>")))).contains("Parameters");
         assertThat(detail(server.put(base + "r", AdminTestServer.entry("RuleDescription",
                 "<Filter i:type=\"GeoFilter\"/>")))).contains("Unknown filter type 'GeoFilter'");
+        // SQL is compiled when the rule is created: errors name the position
+        assertThat(detail(server.put(base + "r", AdminTestServer.entry("RuleDescription",
+                "<Filter i:type=\"SqlFilter\"><SqlExpression>color = AND</SqlExpression></Filter>"))))
+                .contains("Syntax error").contains("line 1, position 9");
+        assertThat(detail(server.put(base + "r", AdminTestServer.entry("RuleDescription",
+                "<Filter i:type=\"SqlFilter\"><SqlExpression>sys.Colour = 'x'</SqlExpression></Filter>"))))
+                .contains("'Colour' is not a system property");
+        assertThat(detail(server.put(base + "r", AdminTestServer.entry("RuleDescription",
+                "<Filter i:type=\"TrueFilter\"/><Action i:type=\"SqlRuleAction\"><SqlExpression>SET"
+                        + "</SqlExpression></Action>")))).contains("SQL action");
         assertThat(detail(server.put(base + "r", AdminTestServer.entry("RuleDescription",
                 "<Filter i:type=\"CorrelationFilter\"><Properties>" + kv("n", "int", "five")
                         + "</Properties></Filter>")))).contains("not a valid int");

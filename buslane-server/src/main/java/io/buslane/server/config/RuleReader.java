@@ -3,6 +3,9 @@ package io.buslane.server.config;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.buslane.engine.entity.EntityNames;
 import io.buslane.engine.entity.RuleProperties;
+import io.buslane.engine.filter.sql.SqlAction;
+import io.buslane.engine.filter.sql.SqlFilterExpression;
+import io.buslane.engine.filter.sql.SqlSyntaxException;
 
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -81,6 +84,17 @@ final class RuleReader {
         if (expr != null && expr.length() > MAX_SQL_EXPRESSION_LENGTH) {
             throw new ConfigProblem(holder.pathOf("SqlExpression"), "SqlExpression must be at most "
                     + MAX_SQL_EXPRESSION_LENGTH + " characters long, was " + expr.length());
+        }
+        if (expr != null) {
+            try { // compiled once here so that a bad expression names its place in the file
+                if (required) {
+                    SqlFilterExpression.compile(expr);
+                } else {
+                    SqlAction.compile(expr);
+                }
+            } catch (SqlSyntaxException e) {
+                throw new ConfigProblem(holder.pathOf("SqlExpression"), e.getMessage(), e);
+            }
         }
         warnUnread(holder, warn);
         return expr;

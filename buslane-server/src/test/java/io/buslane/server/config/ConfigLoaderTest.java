@@ -595,6 +595,14 @@ class ConfigLoaderTest {
                 bad("sql-too-long", rule("\"FilterType\": \"Sql\", \"SqlFilter\": {\"SqlExpression\": \"a = '"
                                 + "x".repeat(1100) + "'\"}"),
                         R0 + ".Properties.SqlFilter.SqlExpression", "must be at most 1024 characters long"),
+                bad("sql-syntax", rule("\"FilterType\": \"Sql\", \"SqlFilter\": {\"SqlExpression\": \"color = \"}"),
+                        R0 + ".Properties.SqlFilter.SqlExpression", "line 1, position"),
+                bad("sql-unknown-system-property",
+                        rule("\"FilterType\": \"Sql\", \"SqlFilter\": {\"SqlExpression\": \"sys.Colour = 1\"}"),
+                        R0 + ".Properties.SqlFilter.SqlExpression", "'Colour' is not a system property"),
+                bad("sql-action-syntax", rule("\"FilterType\": \"Sql\", \"SqlFilter\": {\"SqlExpression\": \"1=1\"}, "
+                                + "\"Action\": {\"SqlExpression\": \"SET a\"}"),
+                        R0 + ".Properties.Action.SqlExpression", "Syntax error in the SQL action expression"),
                 bad("correlation-empty", rule("\"FilterType\": \"Correlation\", \"CorrelationFilter\": {}"),
                         R0 + ".Properties.CorrelationFilter", "CorrelationFilter must set at least one of"),
                 bad("correlation-label-and-subject",

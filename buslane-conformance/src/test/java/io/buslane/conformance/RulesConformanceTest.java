@@ -1,0 +1,261 @@
+package io.buslane.conformance;
+
+import com.azure.core.amqp.AmqpRetryOptions;
+import com.azure.messaging.servicebus.ServiceBusClientBuilder;
+import com.azure.messaging.servicebus.ServiceBusException;
+import com.azure.messaging.servicebus.ServiceBusFailureReason;
+import com.azure.messaging.servicebus.ServiceBusMessage;
+import com.azure.messaging.servicebus.ServiceBusReceivedMessage;
+import com.azure.messaging.servicebus.ServiceBusReceiverClient;
+import com.azure.messaging.servicebus.ServiceBusRuleManagerClient;
+import com.azure.messaging.servicebus.ServiceBusSenderClient;
+import com.azure.messaging.servicebus.administration.models.CorrelationRuleFilter;
+import com.azure.messaging.servicebus.administration.models.CreateRuleOptions;
+import com.azure.messaging.servicebus.administration.models.RuleProperties;
+import com.azure.messaging.servicebus.administration.models.SqlRuleAction;
+import com.azure.messaging.servicebus.administration.models.SqlRuleFilter;
+import com.azure.messaging.servicebus.administration.models.TrueRuleFilter;
+import com.azure.messaging.servicebus.models.ServiceBusReceiveMode;
+import com.azure.messaging.servicebus.models.SubQueue;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.StreamSupport;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+/**
+ * Subscription rules with the official Java SDK: {@link ServiceBusRuleManagerClient} creates, lists and deletes SQL
+ * and correlation rules over {@code $management}; SQL filters route messages; SQL actions stamp each copy; without
+ * {@code $Default} nothing is delivered; a failing filter dead-letters with the exception name. One broker for the
+ * class; every test uses its own topic.
+ */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class RulesConformanceTest {
+
+    private static final String CONFIG = """
+            {
+              "UserConfig": {
+                "Namespaces": [
+                  {
+                    "Name": "sbemulatorns",
+                    "Topics": [
+                      { "Name": "rules-manage", "Subscriptions": [ { "Name": "s" } ] },
+                      { "Name": "rules-routed", "Subscriptions": [ { "Name": "s" } ] },
+                      { "Name": "rules-acted", "Subscriptions": [ { "Name": "s" },
+                          { "Name": "configured", "Rules": [ { "Name": "blue",
+                              "Properties": { "FilterType": "Sql", "SqlFilter": { "SqlExpression": "color = 'blue'" },
+                                              "Action": { "SqlExpression": "SET seen = TRUE" } } } ] } ] },
+                      { "Name": "rules-empty", "Subscriptions": [ { "Name": "s" }, { "Name": "witness" } ] },
+                      { "Name": "rules-failing", "Subscriptions": [ { "Name": "s" } ] }
+                    ]
+                  }
+                ],
+                "Logging": { "Type": "Console" }
+              }
+            }
+            """;
+    private static final Duration SHORT = Duration.ofSeconds(10);
+
+    static BrokerProcess broker;
+
+    private final List<AutoCloseable> toClose = new ArrayList<>();
+
+    @BeforeAll
+    static void start() throws Exception {
+        broker = BrokerProcess.start(CONFIG);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (broker != null) {
+            broker.close();
+        }
+    }
+
+    @AfterEach
+    void closeClients() {
+        Collections.reverse(toClose);
+        for (AutoCloseable c : toClose) {
+            try {
+                c.close();
+            } catch (Exception ignored) {
+                // best effort
+            }
+        }
+        toClose.clear();
+    }
+
+    @Test
+    void ruleManagerCreatesListsAndDeletesSqlAndCorrelationRules() {
+        ServiceBusRuleManagerClient rules = rules("rules-manage", "s");
+        rules.createRule("red", new CreateRuleOptions(new SqlRuleFilter("color = 'red' AND quantity > 10"))
+                .setAction(new SqlRuleAction("SET tagged = 'yes'")));
+        CorrelationRuleFilter correlation = new CorrelationRuleFilter().setCorrelationId("c-1").setLabel("invoice");
+        correlation.getProperties().put("region", "eu");
+        rules.createRule("corr", new CreateRuleOptions(correlation));
+
+        List<RuleProperties> listed = list(rules);
+        assertThat(listed).extracting(RuleProperties::getName).containsExactly("$Default", "red", "corr");
+        assertThat(listed.get(0).getFilter()).isInstanceOf(TrueRuleFilter.class);
+        assertThat(((SqlRuleFilter) listed.get(1).getFilter()).getSqlExpression())
+                .isEqualTo("color = 'red' AND quantity > 10");
+        assertThat(((SqlRuleAction) listed.get(1).getAction()).getSqlExpression()).isEqualTo("SET tagged = 'yes'");
+        CorrelationRuleFilter back = (CorrelationRuleFilter) listed.get(2).getFilter();
+        assertThat(back.getCorrelationId()).isEqualTo("c-1");
+        assertThat(back.getLabel()).isEqualTo("invoice");
+        assertThat(back.getProperties()).containsEntry("region", "eu");
+        assertThat(listed.get(2).getAction()).isNull();
+
+        ServiceBusException duplicate = catchThrowableOfType(ServiceBusException.class,
+                () -> rules.createRule("RED", new CreateRuleOptions(new SqlRuleFilter("1=1"))));
+        assertThat(duplicate).isNotNull();
+        assertThat(duplicate.getReason()).isEqualTo(ServiceBusFailureReason.MESSAGING_ENTITY_ALREADY_EXISTS);
+
+        ServiceBusException invalid = catchThrowableOfType(ServiceBusException.class,
+                () -> rules.createRule("bad", new CreateRuleOptions(new SqlRuleFilter("color = = 'x'"))));
+        assertThat(invalid).isNotNull();
+        assertThat(invalid.isTransient()).isFalse();
+        assertThat(invalid).hasMessageContaining("position 9");
+
+        rules.deleteRule("red");
+        assertThat(list(rules)).extracting(RuleProperties::getName).containsExactly("$Default", "corr");
+        ServiceBusException missing = catchThrowableOfType(ServiceBusException.class, () -> rules.deleteRule("red"));
+        assertThat(missing).isNotNull();
+        assertThat(missing.getReason()).isEqualTo(ServiceBusFailureReason.MESSAGING_ENTITY_NOT_FOUND);
+    }
+
+    @Test
+    void sqlFiltersRouteMessagesBySystemAndUserProperties() {
+        ServiceBusRuleManagerClient rules = rules("rules-routed", "s");
+        rules.deleteRule("$Default");
+        rules.createRule("big-orders", new CreateRuleOptions(new SqlRuleFilter(
+                "quantity > 10 AND sys.Label LIKE 'order-%' AND (region IN ('eu', 'us') OR region IS NULL)")));
+        send("rules-routed", message("a", Map.of("quantity", 50, "region", "eu")).setSubject("order-1"),
+                message("b", Map.of("quantity", 5, "region", "eu")).setSubject("order-2"),
+                message("c", Map.of("quantity", 50, "region", "asia")).setSubject("order-3"),
+                message("d", Map.of("quantity", 50L)).setSubject("order-4"),
+                message("e", Map.of("quantity", 99)).setSubject("invoice-5"));
+        ServiceBusReceiverClient receiver = receiver("rules-routed", "s", SubQueue.NONE);
+        assertThat(bodies(receive(receiver, 2))).containsExactly("a", "d");
+        assertThat(receiver.peekMessage()).isNull();
+    }
+
+    @Test
+    void sqlActionsStampTheirOwnCopyWithTheRuleName() {
+        ServiceBusRuleManagerClient rules = rules("rules-acted", "s");
+        rules.createRule("stamp", new CreateRuleOptions(new SqlRuleFilter("EXISTS(quantity)"))
+                .setAction(new SqlRuleAction("SET priority = 'high'; SET doubled = quantity * 2; "
+                        + "SET sys.Label = 'stamped'; REMOVE secret")));
+        send("rules-acted", message("x", Map.of("quantity", 21, "secret", "s")).setSubject("original"));
+
+        List<ServiceBusReceivedMessage> got = receive(receiver("rules-acted", "s", SubQueue.NONE), 2);
+        assertThat(got).hasSize(2);
+        ServiceBusReceivedMessage plain = got.stream().filter(m -> !m.getApplicationProperties()
+                .containsKey("RuleName")).findFirst().orElseThrow();
+        ServiceBusReceivedMessage stamped = got.stream().filter(m -> m.getApplicationProperties()
+                .containsKey("RuleName")).findFirst().orElseThrow();
+        assertThat(plain.getSubject()).isEqualTo("original");
+        assertThat(plain.getApplicationProperties()).containsEntry("secret", "s").doesNotContainKey("priority");
+        assertThat(stamped.getApplicationProperties()).containsEntry("RuleName", "stamp")
+                .containsEntry("priority", "high").containsEntry("doubled", 42L).doesNotContainKey("secret");
+        assertThat(stamped.getSubject()).isEqualTo("stamped");
+        assertThat(stamped.getBody().toString()).isEqualTo("x");
+
+        // a rule from Config.json with an action
+        assertThat(receiver("rules-acted", "configured", SubQueue.NONE).peekMessage()).isNull(); // x was not blue
+        send("rules-acted", message("blue", Map.of("color", "blue")));
+        ServiceBusReceivedMessage blue = receive(receiver("rules-acted", "configured", SubQueue.NONE), 1).get(0);
+        assertThat(blue.getApplicationProperties()).containsEntry("seen", true).containsEntry("RuleName", "blue");
+    }
+
+    @Test
+    void withoutTheDefaultRuleNothingIsDelivered() {
+        rules("rules-empty", "s").deleteRule("$Default");
+        assertThat(list(rules("rules-empty", "s"))).isEmpty();
+        send("rules-empty", message("lost", Map.of()));
+        assertThat(bodies(receive(receiver("rules-empty", "witness", SubQueue.NONE), 1))).containsExactly("lost");
+        assertThat(receiver("rules-empty", "s", SubQueue.NONE).peekMessage()).isNull();
+    }
+
+    @Test
+    void aFailingFilterDeadLettersWithTheExceptionName() {
+        ServiceBusRuleManagerClient rules = rules("rules-failing", "s");
+        rules.deleteRule("$Default");
+        rules.createRule("divide", new CreateRuleOptions(new SqlRuleFilter("quantity / divisor > 1")));
+        send("rules-failing", message("zero", Map.of("quantity", 4, "divisor", 0)), message("two", Map.of("quantity", 4,
+                "divisor", 2)));
+        assertThat(bodies(receive(receiver("rules-failing", "s", SubQueue.NONE), 1))).containsExactly("two");
+        ServiceBusReceivedMessage dead = receive(receiver("rules-failing", "s", SubQueue.DEAD_LETTER_QUEUE), 1).get(0);
+        assertThat(dead.getBody().toString()).isEqualTo("zero");
+        assertThat(dead.getDeadLetterReason()).isEqualTo("DivideByZeroException");
+        assertThat(dead.getDeadLetterErrorDescription()).isEqualTo("Attempted to divide by zero.");
+    }
+
+    // ------------------------------------------------------------------------------------------------ helpers
+
+    private static ServiceBusClientBuilder builder() {
+        return new ServiceBusClientBuilder().connectionString(broker.connectionString())
+                .retryOptions(new AmqpRetryOptions().setTryTimeout(Duration.ofSeconds(10)).setMaxRetries(0));
+    }
+
+    private <T extends AutoCloseable> T track(T c) {
+        toClose.add(c);
+        return c;
+    }
+
+    private ServiceBusRuleManagerClient rules(String topic, String subscription) {
+        return track(builder().ruleManager().topicName(topic).subscriptionName(subscription).buildClient());
+    }
+
+    private ServiceBusReceiverClient receiver(String topic, String subscription, SubQueue subQueue) {
+        return track(builder().receiver().topicName(topic).subscriptionName(subscription).subQueue(subQueue)
+                .receiveMode(ServiceBusReceiveMode.RECEIVE_AND_DELETE).buildClient());
+    }
+
+    private void send(String topic, ServiceBusMessage... messages) {
+        ServiceBusSenderClient sender = track(builder().sender().topicName(topic).buildClient());
+        for (ServiceBusMessage m : messages) {
+            sender.sendMessage(m);
+        }
+    }
+
+    private static ServiceBusMessage message(String body, Map<String, Object> properties) {
+        ServiceBusMessage m = new ServiceBusMessage(body);
+        m.getApplicationProperties().putAll(properties);
+        return m;
+    }
+
+    private static List<RuleProperties> list(ServiceBusRuleManagerClient rules) {
+        return StreamSupport.stream(rules.listRules().spliterator(), false).collect(Collectors.toList());
+    }
+
+    private static List<String> bodies(List<ServiceBusReceivedMessage> ms) {
+        return ms.stream().map(m -> m.getBody().toString()).collect(Collectors.toList());
+    }
+
+    /** Receives until n messages arrived or the timeout passed. */
+    private static List<ServiceBusReceivedMessage> receive(ServiceBusReceiverClient r, int n) {
+        List<ServiceBusReceivedMessage> all = new ArrayList<>();
+        long deadline = System.nanoTime() + SHORT.toNanos();
+        while (all.size() < n) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            r.receiveMessages(n - all.size(), Duration.ofNanos(left)).forEach(all::add);
+        }
+        return all;
+    }
+}
