@@ -166,7 +166,7 @@ public final class Engine implements AutoCloseable {
                 topic.subscriptions = Map.copyOf(subs);
                 for (PartitionRef ref : topic.partitions) {
                     ref.partition().addSubscription(p.name(), sub.id, subscriptionSettings(topic.properties, p),
-                            rules);
+                            rules).setForwarding(p.forwardTo(), p.forwardDeadLetteredMessagesTo());
                 }
             }
         }
@@ -320,6 +320,7 @@ public final class Engine implements AutoCloseable {
             Shard shard = shards[shardIndexFor(id, i)];
             refs[i] = new PartitionRef(shard, Partition.forQueue(id, i, p.enablePartitioning(), queueSettings(p),
                     shard));
+            configureQueue(refs[i], p);
         }
         return new QueueEntity(id, p, createdAtMs, updatedAtMs, refs);
     }
@@ -332,8 +333,24 @@ public final class Engine implements AutoCloseable {
             refs[i] = new PartitionRef(shard, Partition.forTopic(id, p.name(), i, p.enablePartitioning(),
                     Limits.toMillisSaturated(p.defaultMessageTimeToLive()), maxSizeBytes(p.maxSizeInMegabytes()),
                     shard));
+            PartitionRef ref = refs[i];
+            ref.partition().setForwarder(t -> forward(ref, t));
+            ref.partition().setDuplicateDetection(duplicateWindowMs(p.requiresDuplicateDetection(),
+                    p.duplicateDetectionHistoryTimeWindow()));
         }
         return new TopicEntity(id, p, createdAtMs, updatedAtMs, refs);
+    }
+
+    /** Duplicate detection and auto-forwarding of a queue partition (on its shard thread, or before publication). */
+    private void configureQueue(PartitionRef ref, QueueProperties p) {
+        ref.partition().setForwarder(t -> forward(ref, t));
+        ref.partition().setDuplicateDetection(duplicateWindowMs(p.requiresDuplicateDetection(),
+                p.duplicateDetectionHistoryTimeWindow()));
+        ref.partition().queue().setForwarding(p.forwardTo(), p.forwardDeadLetteredMessagesTo());
+    }
+
+    private static long duplicateWindowMs(boolean on, java.time.Duration window) {
+        return on ? Math.max(1, Limits.toMillisSaturated(window)) : 0;
     }
 
     private static long maxSizeBytes(long megabytes) {
@@ -439,8 +456,10 @@ public final class Engine implements AutoCloseable {
             entity.updatedAtMs = now;
         }
         QueueSettings settings = queueSettings(entity.properties);
+        QueueEntity updated = entity;
         return onAllPartitions(entity.partitions, p0 -> {
             p0.updateQueue(settings);
+            configureQueue(updated.partitions[p0.index()], updated.properties);
             return null;
         }).thenApply(x -> entity);
     }
@@ -502,8 +521,11 @@ public final class Engine implements AutoCloseable {
         for (SubscriptionEntity s : t.subscriptions.values()) {
             subSettings.put(s.properties.name(), subscriptionSettings(t.properties, s.properties));
         }
+        long dedupMs = duplicateWindowMs(t.properties.requiresDuplicateDetection(),
+                t.properties.duplicateDetectionHistoryTimeWindow());
         return onAllPartitions(t.partitions, p0 -> {
             p0.updateTopic(ttl, max);
+            p0.setDuplicateDetection(dedupMs);
             for (SubscriptionEntity s : t.subscriptions.values()) {
                 p0.updateSubscription(s.properties.name(), subSettings.get(s.properties.name()), s.rules);
             }
@@ -572,7 +594,8 @@ public final class Engine implements AutoCloseable {
         QueueSettings settings = subscriptionSettings(topic.properties, sub.properties);
         SubscriptionEntity s = sub;
         return onAllPartitions(topic.partitions, p0 -> {
-            p0.addSubscription(s.properties.name(), s.id, settings, s.rules);
+            p0.addSubscription(s.properties.name(), s.id, settings, s.rules)
+                    .setForwarding(s.properties.forwardTo(), s.properties.forwardDeadLetteredMessagesTo());
             return null;
         }).thenApply(x -> s);
     }
@@ -610,8 +633,12 @@ public final class Engine implements AutoCloseable {
         QueueSettings settings = subscriptionSettings(sub.topic.properties, sub.properties);
         List<RuleProperties> rules = sub.rules;
         String name = sub.properties.name();
+        SubscriptionProperties props = sub.properties;
         return onAllPartitions(sub.topic.partitions, p0 -> {
             p0.updateSubscription(name, settings, rules);
+            if (p0.subscription(name) != null) {
+                p0.subscription(name).setForwarding(props.forwardTo(), props.forwardDeadLetteredMessagesTo());
+            }
             return null;
         }).thenApply(x -> sub);
     }
@@ -958,6 +985,68 @@ public final class Engine implements AutoCloseable {
                     + " exists.");
         }
         return refs[p];
+    }
+
+    // ================================================================================================ forwarding
+
+    /**
+     * Forwards a pending transfer of {@code source} (on the source's shard thread, its record durable): the
+     * destination partition is chosen from the message's keys, or from the transfer key when it has none, so a
+     * re-forward after a crash reaches the same partition, which remembers the key and takes the message once.
+     * The outcome goes back to the source's shard: done (the source forgets the transfer), refused for good (it
+     * goes to the source's transfer dead-letter queue), or refused for now (retried).
+     */
+    private void forward(PartitionRef source, io.buslane.engine.partition.Transfer t) {
+        try {
+            Target target = sendTarget(t.destination());
+            if (!target.status().canSend()) {
+                throw disabled(target.name(), target.status());
+            }
+            Message m = t.forwardedMessage();
+            String key = t.key();
+            int n = target.partitions().length;
+            PartitionRef ref = target.partitions()[partitionIndexFor(m, target.dedup(), n,
+                    Math.floorMod(stableHash(key), n))];
+            ref.shard().call(() -> {
+                ref.partition().acceptForwarded(m, key, ref.shard().nowMs());
+                return null;
+            }).whenComplete((x, error) -> afterForward(source, t, error));
+        } catch (BrokerException e) {
+            afterForward(source, t, e);
+        }
+    }
+
+    private static void afterForward(PartitionRef source, io.buslane.engine.partition.Transfer t, Throwable error) {
+        Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                ? error.getCause() : error;
+        source.shard().submit(() -> {
+            if (cause == null) {
+                source.partition().transferDone(t);
+            } else if (cause instanceof BrokerException be && refusedForGood(be.kind())) {
+                source.partition().transferFailed(t, transferFailureReason(be.kind()), be.getMessage());
+            } else {
+                source.partition().retryTransferLater(t);
+            }
+        });
+    }
+
+    private static boolean refusedForGood(ErrorKind kind) {
+        return switch (kind) {
+            case ENTITY_NOT_FOUND, ENTITY_DISABLED, QUOTA_EXCEEDED, MESSAGE_SIZE_EXCEEDED, INVALID_OPERATION,
+                 ARGUMENT, ARGUMENT_OUT_OF_RANGE -> true;
+            default -> false;
+        };
+    }
+
+    /** The DeadLetterReason of a message the forwarding destination refused. */
+    static String transferFailureReason(ErrorKind kind) {
+        return switch (kind) {
+            case ENTITY_NOT_FOUND -> "MessagingEntityNotFound";
+            case ENTITY_DISABLED -> "MessagingEntityDisabled";
+            case QUOTA_EXCEEDED -> "QuotaExceeded";
+            case MESSAGE_SIZE_EXCEEDED -> "MessageSizeExceeded";
+            default -> "TransferFailed";
+        };
     }
 
     // ================================================================================================ receiving
