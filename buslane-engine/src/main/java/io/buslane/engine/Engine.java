@@ -194,6 +194,15 @@ public final class Engine implements AutoCloseable {
                 }
             });
         }
+        for (QueueEntity queue : queues.values()) {
+            watchIdle(queue);
+        }
+        for (TopicEntity topic : topics.values()) {
+            watchIdle(topic);
+            for (SubscriptionEntity sub : topic.subscriptions.values()) {
+                watchIdle(sub);
+            }
+        }
         LOG.info("Namespace recovered: {} queues, {} topics, {} subscriptions", queues.size(), topics.size(),
                 topics.values().stream().mapToInt(x -> x.subscriptions.size()).sum());
     }
@@ -418,6 +427,7 @@ public final class Engine implements AutoCloseable {
             copy.put(key(p.name()), entity);
             queues = Map.copyOf(copy);
         }
+        watchIdle(entity);
         return registerPartitions(entity.partitions).thenApply(x -> entity);
     }
 
@@ -455,6 +465,7 @@ public final class Engine implements AutoCloseable {
             entity.properties = renamed;
             entity.updatedAtMs = now;
         }
+        watchIdle(entity);
         QueueSettings settings = queueSettings(entity.properties);
         QueueEntity updated = entity;
         return onAllPartitions(entity.partitions, p0 -> {
@@ -495,6 +506,7 @@ public final class Engine implements AutoCloseable {
             copy.put(key(p.name()), entity);
             topics = Map.copyOf(copy);
         }
+        watchIdle(entity);
         return registerPartitions(entity.partitions).thenApply(x -> entity);
     }
 
@@ -515,6 +527,7 @@ public final class Engine implements AutoCloseable {
             entity.updatedAtMs = now;
         }
         TopicEntity t = entity;
+        watchIdle(t);
         long ttl = Limits.toMillisSaturated(t.properties.defaultMessageTimeToLive());
         long max = maxSizeBytes(t.properties.maxSizeInMegabytes());
         Map<String, QueueSettings> subSettings = new HashMap<>();
@@ -591,6 +604,7 @@ public final class Engine implements AutoCloseable {
             subs.put(key(named.name()), sub);
             topic.subscriptions = Map.copyOf(subs);
         }
+        watchIdle(sub);
         QueueSettings settings = subscriptionSettings(topic.properties, sub.properties);
         SubscriptionEntity s = sub;
         return onAllPartitions(topic.partitions, p0 -> {
@@ -630,6 +644,7 @@ public final class Engine implements AutoCloseable {
     }
 
     private CompletableFuture<SubscriptionEntity> pushSubscription(SubscriptionEntity sub) {
+        watchIdle(sub);
         QueueSettings settings = subscriptionSettings(sub.topic.properties, sub.properties);
         List<RuleProperties> rules = sub.rules;
         String name = sub.properties.name();
@@ -759,12 +774,14 @@ public final class Engine implements AutoCloseable {
         }
         QueueEntity q = queue(address.entityPath());
         if (q != null) {
+            q.idle.touch(config.clock().epochMillis());
             QueueProperties p = q.properties;
             return new Target(p.name(), q.partitions, p.enablePartitioning(), p.requiresDuplicateDetection(),
                     p.status(), p.requiresSession(), p.maxMessageSizeInKilobytes(), q.roundRobin);
         }
         TopicEntity t = topic(address.entityPath());
         if (t != null) {
+            t.idle.touch(config.clock().epochMillis());
             TopicProperties p = t.properties;
             return new Target(p.name(), t.partitions, p.enablePartitioning(), p.requiresDuplicateDetection(),
                     p.status(), false, p.maxMessageSizeInKilobytes(), t.roundRobin);
@@ -859,7 +876,7 @@ public final class Engine implements AutoCloseable {
     public void checkSendable(String entityPath) {
         Target target = sendTarget(entityPath);
         if (!target.status().canSend()) {
-            throw disabled(target.name(), target.status());
+            throw target.status().error(target.name(), true);
         }
     }
 
@@ -872,7 +889,7 @@ public final class Engine implements AutoCloseable {
     public void checkReceivable(EntityAddress address) {
         Source source = source(address);
         if (!source.status().canReceive()) {
-            throw disabled(source.name(), source.status());
+            throw source.status().error(source.name(), false);
         }
     }
 
@@ -889,7 +906,7 @@ public final class Engine implements AutoCloseable {
         try {
             Target target = sendTarget(entityPath);
             if (!target.status().canSend()) {
-                throw disabled(target.name(), target.status());
+                throw target.status().error(target.name(), true);
             }
             config.storage().requireFreeSpace(config.clock().monotonicNanos());
             Map<Integer, List<Message>> routed = route(target, messages);
@@ -915,10 +932,6 @@ public final class Engine implements AutoCloseable {
         }
     }
 
-    private static BrokerException disabled(String name, EntityStatus status) {
-        return new BrokerException(ErrorKind.ENTITY_DISABLED, "The messaging entity '" + name + "' is "
-                + status.serviceName() + ".");
-    }
 
     /**
      * Schedules messages (each must carry its scheduled enqueue time); completes with their sequence numbers, in
@@ -928,7 +941,7 @@ public final class Engine implements AutoCloseable {
         try {
             Target target = sendTarget(entityPath);
             if (!target.status().canSend()) {
-                throw disabled(target.name(), target.status());
+                throw target.status().error(target.name(), true);
             }
             config.storage().requireFreeSpace(config.clock().monotonicNanos());
             int n = target.partitions().length;
@@ -987,6 +1000,79 @@ public final class Engine implements AutoCloseable {
         return refs[p];
     }
 
+    // ================================================================================================ auto-delete on idle
+
+    private static long idleMs(java.time.Duration autoDeleteOnIdle, String forwardTo) {
+        // the service sets AutoDeleteOnIdle to its maximum on an entity that auto-forwards
+        return forwardTo != null ? Long.MAX_VALUE : Limits.toMillisSaturated(autoDeleteOnIdle);
+    }
+
+    /** Records activity now and arms the idle check of an entity created, updated or recovered. */
+    private void watchIdle(QueueEntity q) {
+        q.idle.onDue = now -> checkIdle(q.partitions[0], q.idle, idleMs(q.properties.autoDeleteOnIdle(),
+                q.properties.forwardTo()), queue(q.properties.name()) == q,
+                q.partitions[0].partition().queue().hasConsumers(), () -> deleteQueue(q.properties.name()),
+                "queue '" + q.properties.name() + "'", now);
+        armIdle(q.partitions[0], q.idle, idleMs(q.properties.autoDeleteOnIdle(), q.properties.forwardTo()));
+    }
+
+    private void watchIdle(TopicEntity t) {
+        t.idle.onDue = now -> checkIdle(t.partitions[0], t.idle, idleMs(t.properties.autoDeleteOnIdle(), null),
+                topic(t.properties.name()) == t, false, () -> deleteTopic(t.properties.name()),
+                "topic '" + t.properties.name() + "'", now);
+        armIdle(t.partitions[0], t.idle, idleMs(t.properties.autoDeleteOnIdle(), null));
+    }
+
+    private void watchIdle(SubscriptionEntity s) {
+        PartitionRef ref = s.topic.partitions[0];
+        s.idle.onDue = now -> {
+            SubQueueState state = ref.partition().subscription(s.properties.name());
+            checkIdle(ref, s.idle, idleMs(s.properties.autoDeleteOnIdle(), s.properties.forwardTo()),
+                    topic(s.topic.properties.name()) == s.topic && s.topic.subscription(s.properties.name()) == s,
+                    state != null && state.hasConsumers(),
+                    () -> deleteSubscription(s.topic.properties.name(), s.properties.name()),
+                    "subscription '" + s.properties.path() + "'", now);
+        };
+        armIdle(ref, s.idle, idleMs(s.properties.autoDeleteOnIdle(), s.properties.forwardTo()));
+    }
+
+    private void armIdle(PartitionRef ref, Idle idle, long idleMs) {
+        idle.touch(config.clock().epochMillis());
+        if (idleMs == Long.MAX_VALUE) {
+            return;
+        }
+        long due = saturatedAdd(idle.lastActiveMs(), idleMs);
+        ref.shard().submit(() -> ref.shard().schedule(idle, due));
+    }
+
+    /** On the shard of the entity's first partition: deletes the entity once it has been idle long enough. */
+    private void checkIdle(PartitionRef ref, Idle idle, long idleMs, boolean current, boolean receiving,
+                           java.util.function.Supplier<CompletableFuture<Void>> delete, String what, long nowMs) {
+        if (!current || idleMs == Long.MAX_VALUE || closed) {
+            return;
+        }
+        if (receiving) {
+            ref.shard().schedule(idle, saturatedAdd(nowMs, idleMs));
+            return;
+        }
+        long due = saturatedAdd(idle.lastActiveMs(), idleMs);
+        if (due > nowMs) {
+            ref.shard().schedule(idle, due);
+            return;
+        }
+        LOG.info("Deleting {}: idle since {} for longer than its AutoDeleteOnIdle ({} ms).", what,
+                java.time.Instant.ofEpochMilli(idle.lastActiveMs()), idleMs);
+        try {
+            delete.get().whenComplete((x, e) -> {
+                if (e != null) {
+                    LOG.warn("AutoDeleteOnIdle of {} failed", what, e);
+                }
+            });
+        } catch (BrokerException e) {
+            LOG.debug("AutoDeleteOnIdle of {}: {}", what, e.getMessage());
+        }
+    }
+
     // ================================================================================================ forwarding
 
     /**
@@ -1000,7 +1086,7 @@ public final class Engine implements AutoCloseable {
         try {
             Target target = sendTarget(t.destination());
             if (!target.status().canSend()) {
-                throw disabled(target.name(), target.status());
+                throw target.status().error(target.name(), true);
             }
             Message m = t.forwardedMessage();
             String key = t.key();
@@ -1069,6 +1155,7 @@ public final class Engine implements AutoCloseable {
                 }
                 throw BrokerException.entityNotFound(address.entityPath());
             }
+            q.idle.touch(config.clock().epochMillis());
             QueueProperties p = q.properties;
             return new Source(address, q.partitions, p.enablePartitioning(), p.requiresSession(), p.status(),
                     p.name());
@@ -1078,6 +1165,7 @@ public final class Engine implements AutoCloseable {
         if (s == null) {
             throw BrokerException.entityNotFound(address.entityName());
         }
+        s.idle.touch(config.clock().epochMillis());
         return new Source(address, t.partitions, t.properties.enablePartitioning(), s.properties.requiresSession(),
                 s.properties.status(), s.properties.path());
     }
@@ -1096,7 +1184,7 @@ public final class Engine implements AutoCloseable {
     public Receiver createReceiver(EntityAddress address, ReceiveMode mode, DeliverySink sink) {
         Source source = source(address);
         if (!source.status().canReceive()) {
-            throw disabled(source.name(), source.status());
+            throw source.status().error(source.name(), false);
         }
         if (source.requiresSession() && address.subQueue() == SubQueue.MAIN) {
             throw new BrokerException(ErrorKind.INVALID_OPERATION, "It is not possible for an entity that "
@@ -1132,7 +1220,7 @@ public final class Engine implements AutoCloseable {
         try {
             Source source = source(address);
             if (!source.status().canReceive()) {
-                throw disabled(source.name(), source.status());
+                throw source.status().error(source.name(), false);
             }
             if (!source.requiresSession() || address.subQueue() != SubQueue.MAIN) {
                 throw new BrokerException(ErrorKind.INVALID_OPERATION, "A sessionful message receiver cannot be "

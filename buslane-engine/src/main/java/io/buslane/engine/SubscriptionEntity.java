@@ -13,6 +13,8 @@ public final class SubscriptionEntity {
     volatile List<RuleProperties> rules;
     final long createdAtMs;
     volatile long updatedAtMs;
+    /** AutoDeleteOnIdle: last activity and the idle check. */
+    final Idle idle = new Idle(0);
 
     SubscriptionEntity(long id, TopicEntity topic, SubscriptionProperties properties, List<RuleProperties> rules,
                        long createdAtMs, long updatedAtMs) {

@@ -15,6 +15,8 @@ public final class TopicEntity {
     volatile long updatedAtMs;
     final PartitionRef[] partitions;
     final AtomicInteger roundRobin = new AtomicInteger();
+    /** AutoDeleteOnIdle: last activity and the idle check. */
+    final Idle idle = new Idle(0);
     volatile Map<String, SubscriptionEntity> subscriptions = Map.of();
 
     TopicEntity(long id, TopicProperties properties, long createdAtMs, long updatedAtMs, PartitionRef[] partitions) {

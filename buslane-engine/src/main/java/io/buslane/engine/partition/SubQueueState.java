@@ -119,6 +119,13 @@ public final class SubQueueState {
     }
 
     void updateSettings(QueueSettings newSettings) {
+        if (kind == SubQueue.MAIN && settings.status().canReceive() && !newSettings.status().canReceive()) {
+            // receivers attached before the entity was disabled are detached with the service's error
+            BrokerException error = newSettings.status().error(newSettings.entityPath(), false);
+            closeConsumers(error);
+            deadLetter.closeConsumers(error);
+            transferDeadLetter.closeConsumers(error);
+        }
         this.settings = newSettings;
         if (deadLetter != null) {
             deadLetter.settings = newSettings;
@@ -1070,6 +1077,11 @@ public final class SubQueueState {
         return new RuntimeCounts(messageCount, deadLetter.messageCount, 0, transferCount,
                 transferDeadLetter.messageCount,
                 sizeBytes + deadLetter.sizeBytes + transferDeadLetter.sizeBytes + transferBytes);
+    }
+
+    /** Whether a receiver (or a session receiver) is attached. */
+    public boolean hasConsumers() {
+        return !consumers.isEmpty();
     }
 
     /** Number of messages currently locked (for tests and metrics). */
