@@ -1099,6 +1099,10 @@ public final class Engine implements AutoCloseable {
             }).whenComplete((x, error) -> afterForward(source, t, error));
         } catch (BrokerException e) {
             afterForward(source, t, e);
+        } catch (RuntimeException e) {
+            LOG.warn("Forwarding a message of '{}' to '{}' failed; retrying", t.owner().settings().entityPath(),
+                    t.destination(), e);
+            afterForward(source, t, new BrokerException(ErrorKind.INTERNAL, String.valueOf(e.getMessage())));
         }
     }
 

@@ -180,6 +180,21 @@ class DuplicateDetectionTest {
     }
 
     @Test
+    void aRememberedIdCostsBetween32And64BytesOfHeap() {
+        DedupWindow w = new DedupWindow(DedupWindow.DUPLICATES, Long.MAX_VALUE / 2);
+        int n = 1 << 20;
+        for (int i = 0; i < n; i++) {
+            long[] k = DedupWindow.hash("message-" + i);
+            w.add(k[0], k[1], i);
+        }
+        assertThat(w.size()).isEqualTo(n);
+        assertThat((double) w.heapBytes() / n).isEqualTo(32.0);
+        long[] k = DedupWindow.hash("one more");
+        w.add(k[0], k[1], n); // the ring doubles
+        assertThat((double) w.heapBytes() / w.size()).isLessThanOrEqualTo(64.0);
+    }
+
+    @Test
     void hashesOfDistinctKeysDoNotCollide() {
         Set<String> seen = new HashSet<>();
         for (int i = 0; i < 200_000; i++) {

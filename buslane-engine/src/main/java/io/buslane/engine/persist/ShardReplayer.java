@@ -103,10 +103,11 @@ public final class ShardReplayer {
         for (long id : orphanPartitions) {
             journal.append(JournalRecord.delete(id));
         }
-        LOG.info("Recovered journal {}: {} records, {} partitions, {} messages, {} scheduled, {} session states; "
+        LOG.info("Recovered journal {}: {} records, {} partitions, {} messages, {} scheduled, {} session states, "
+                        + "{} pending transfers, {} blocks of remembered keys; "
                         + "{} records of deleted entities dropped; {} message bytes kept in memory (budget {})",
                 journalName, records, partitionsByRecord.size(), entries.size(), scheduled.size(),
-                sessionStates.size(), orphanRecords.size() + orphanPartitions.size(), bodies.residentBytes(),
+                sessionStates.size(), transferPartition.size(), keyBlocks.size(), orphanRecords.size() + orphanPartitions.size(), bodies.residentBytes(),
                 bodies.budgetBytes());
         return new HashSet<>(partitionsByRecord.values());
     }
