@@ -228,6 +228,21 @@ class AutoForwardingTest {
     }
 
     @Test
+    void aTransferKeyOutlivesALongDowntime() {
+        try (EngineHarness h = new EngineHarness(1)) {
+            h.queue("dest");
+            h.queue(forwarding("src", "dest"));
+            h.engine.send("src", List.of(text("m")));
+            h.engine.doWork(); // transfer durable, forward queued
+            h.engine.doWork(); // destination durable; the source's deletion not yet
+            h.clock.advance(java.time.Duration.ofHours(6)); // down far longer than the key window
+            h.restart();
+            assertThat(peek(h, "dest")).hasSize(1);
+            assertThat(counts(h, "src").messageCount()).isZero();
+        }
+    }
+
+    @Test
     void switchingForwardingOffKeepsNewMessagesInTheSource() {
         try (EngineHarness h = new EngineHarness()) {
             h.queue("dest");

@@ -79,6 +79,21 @@ class DuplicateDetectionTest {
     }
 
     @Test
+    void scheduledAndSessionMessagesAreCheckedAtSendTime() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(QueueProperties.builder("q").requiresDuplicateDetection(true).requiresSession(true).build());
+            long later = h.clock.epochMillis() + 60_000;
+            h.send("q", Message.builder().messageId("a").sessionId("s1").scheduledEnqueueTimeMs(later)
+                    .body(new byte[] {1}).build());
+            h.send("q", Message.builder().messageId("a").sessionId("s2").body(new byte[] {2}).build());
+            h.send("q", Message.builder().messageId("b").sessionId("s2").body(new byte[] {3}).build());
+            RuntimeCounts c = h.await(h.engine.counts("q"));
+            assertThat(c.scheduledMessageCount()).isEqualTo(1);
+            assertThat(c.activeMessageCount()).isEqualTo(1);
+        }
+    }
+
+    @Test
     void duplicatesWithinOneBatchAreDropped() {
         try (EngineHarness h = new EngineHarness()) {
             h.queue(dedupQueue("q", Duration.ofMinutes(10)));
