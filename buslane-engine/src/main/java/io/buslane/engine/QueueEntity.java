@@ -38,4 +38,9 @@ public final class QueueEntity {
     public long updatedAtMs() {
         return updatedAtMs;
     }
+
+    /** When the entity was last used (AutoDeleteOnIdle's notion of activity; since the restart at the earliest). */
+    public long accessedAtMs() {
+        return idle.lastActiveMs();
+    }
 }

@@ -49,4 +49,9 @@ public final class SubscriptionEntity {
     public long updatedAtMs() {
         return updatedAtMs;
     }
+
+    /** When the entity was last used (AutoDeleteOnIdle's notion of activity; since the restart at the earliest). */
+    public long accessedAtMs() {
+        return idle.lastActiveMs();
+    }
 }

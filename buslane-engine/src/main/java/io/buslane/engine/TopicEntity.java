@@ -43,6 +43,11 @@ public final class TopicEntity {
         return updatedAtMs;
     }
 
+    /** When the entity was last used (AutoDeleteOnIdle's notion of activity; since the restart at the earliest). */
+    public long accessedAtMs() {
+        return idle.lastActiveMs();
+    }
+
     /** The subscription with this name (case-insensitive), or null. */
     public SubscriptionEntity subscription(String name) {
         return subscriptions.get(name.toLowerCase(Locale.ROOT));
