@@ -168,7 +168,7 @@ public final class Engine implements AutoCloseable {
                 topic.subscriptions = Map.copyOf(subs);
                 for (PartitionRef ref : topic.partitions) {
                     ref.partition().addSubscription(p.name(), sub.id, subscriptionSettings(topic.properties, p),
-                            rules);
+                            rules).setForwarding(p.forwardTo(), p.forwardDeadLetteredMessagesTo());
                 }
             }
         }
@@ -195,6 +195,15 @@ public final class Engine implements AutoCloseable {
                     }
                 }
             });
+        }
+        for (QueueEntity queue : queues.values()) {
+            watchIdle(queue);
+        }
+        for (TopicEntity topic : topics.values()) {
+            watchIdle(topic);
+            for (SubscriptionEntity sub : topic.subscriptions.values()) {
+                watchIdle(sub);
+            }
         }
         LOG.info("Namespace recovered: {} queues, {} topics, {} subscriptions", queues.size(), topics.size(),
                 topics.values().stream().mapToInt(x -> x.subscriptions.size()).sum());
@@ -338,6 +347,7 @@ public final class Engine implements AutoCloseable {
             Shard shard = shards[shardIndexFor(id, i)];
             refs[i] = new PartitionRef(shard, Partition.forQueue(id, i, p.enablePartitioning(), queueSettings(p),
                     shard));
+            configureQueue(refs[i], p);
         }
         return new QueueEntity(id, p, createdAtMs, updatedAtMs, refs);
     }
@@ -350,8 +360,24 @@ public final class Engine implements AutoCloseable {
             refs[i] = new PartitionRef(shard, Partition.forTopic(id, p.name(), i, p.enablePartitioning(),
                     Limits.toMillisSaturated(p.defaultMessageTimeToLive()), maxSizeBytes(p.maxSizeInMegabytes()),
                     shard));
+            PartitionRef ref = refs[i];
+            ref.partition().setForwarder(t -> forward(ref, t));
+            ref.partition().setDuplicateDetection(duplicateWindowMs(p.requiresDuplicateDetection(),
+                    p.duplicateDetectionHistoryTimeWindow()));
         }
         return new TopicEntity(id, p, createdAtMs, updatedAtMs, refs);
+    }
+
+    /** Duplicate detection and auto-forwarding of a queue partition (on its shard thread, or before publication). */
+    private void configureQueue(PartitionRef ref, QueueProperties p) {
+        ref.partition().setForwarder(t -> forward(ref, t));
+        ref.partition().setDuplicateDetection(duplicateWindowMs(p.requiresDuplicateDetection(),
+                p.duplicateDetectionHistoryTimeWindow()));
+        ref.partition().queue().setForwarding(p.forwardTo(), p.forwardDeadLetteredMessagesTo());
+    }
+
+    private static long duplicateWindowMs(boolean on, java.time.Duration window) {
+        return on ? Math.max(1, Limits.toMillisSaturated(window)) : 0;
     }
 
     private static long maxSizeBytes(long megabytes) {
@@ -419,6 +445,7 @@ public final class Engine implements AutoCloseable {
             copy.put(key(p.name()), entity);
             queues = Map.copyOf(copy);
         }
+        watchIdle(entity);
         return registerPartitions(entity.partitions).thenApply(x -> entity);
     }
 
@@ -456,9 +483,12 @@ public final class Engine implements AutoCloseable {
             entity.properties = renamed;
             entity.updatedAtMs = now;
         }
+        watchIdle(entity);
         QueueSettings settings = queueSettings(entity.properties);
+        QueueEntity updated = entity;
         return onAllPartitions(entity.partitions, p0 -> {
             p0.updateQueue(settings);
+            configureQueue(updated.partitions[p0.index()], updated.properties);
             return null;
         }).thenApply(x -> entity);
     }
@@ -494,6 +524,7 @@ public final class Engine implements AutoCloseable {
             copy.put(key(p.name()), entity);
             topics = Map.copyOf(copy);
         }
+        watchIdle(entity);
         return registerPartitions(entity.partitions).thenApply(x -> entity);
     }
 
@@ -514,14 +545,18 @@ public final class Engine implements AutoCloseable {
             entity.updatedAtMs = now;
         }
         TopicEntity t = entity;
+        watchIdle(t);
         long ttl = Limits.toMillisSaturated(t.properties.defaultMessageTimeToLive());
         long max = maxSizeBytes(t.properties.maxSizeInMegabytes());
         Map<String, QueueSettings> subSettings = new HashMap<>();
         for (SubscriptionEntity s : t.subscriptions.values()) {
             subSettings.put(s.properties.name(), subscriptionSettings(t.properties, s.properties));
         }
+        long dedupMs = duplicateWindowMs(t.properties.requiresDuplicateDetection(),
+                t.properties.duplicateDetectionHistoryTimeWindow());
         return onAllPartitions(t.partitions, p0 -> {
             p0.updateTopic(ttl, max);
+            p0.setDuplicateDetection(dedupMs);
             for (SubscriptionEntity s : t.subscriptions.values()) {
                 p0.updateSubscription(s.properties.name(), subSettings.get(s.properties.name()), s.rules);
             }
@@ -587,10 +622,12 @@ public final class Engine implements AutoCloseable {
             subs.put(key(named.name()), sub);
             topic.subscriptions = Map.copyOf(subs);
         }
+        watchIdle(sub);
         QueueSettings settings = subscriptionSettings(topic.properties, sub.properties);
         SubscriptionEntity s = sub;
         return onAllPartitions(topic.partitions, p0 -> {
-            p0.addSubscription(s.properties.name(), s.id, settings, s.rules);
+            p0.addSubscription(s.properties.name(), s.id, settings, s.rules)
+                    .setForwarding(s.properties.forwardTo(), s.properties.forwardDeadLetteredMessagesTo());
             return null;
         }).thenApply(x -> s);
     }
@@ -626,11 +663,16 @@ public final class Engine implements AutoCloseable {
     }
 
     private CompletableFuture<SubscriptionEntity> pushSubscription(SubscriptionEntity sub) {
+        watchIdle(sub);
         QueueSettings settings = subscriptionSettings(sub.topic.properties, sub.properties);
         List<RuleProperties> rules = sub.rules;
         String name = sub.properties.name();
+        SubscriptionProperties props = sub.properties;
         return onAllPartitions(sub.topic.partitions, p0 -> {
             p0.updateSubscription(name, settings, rules);
+            if (p0.subscription(name) != null) {
+                p0.subscription(name).setForwarding(props.forwardTo(), props.forwardDeadLetteredMessagesTo());
+            }
             return null;
         }).thenApply(x -> sub);
     }
@@ -751,12 +793,14 @@ public final class Engine implements AutoCloseable {
         }
         QueueEntity q = queue(address.entityPath());
         if (q != null) {
+            q.idle.touch(config.clock().epochMillis());
             QueueProperties p = q.properties;
             return new Target(p.name(), q.partitions, p.enablePartitioning(), p.requiresDuplicateDetection(),
                     p.status(), p.requiresSession(), p.maxMessageSizeInKilobytes(), q.roundRobin);
         }
         TopicEntity t = topic(address.entityPath());
         if (t != null) {
+            t.idle.touch(config.clock().epochMillis());
             TopicProperties p = t.properties;
             return new Target(p.name(), t.partitions, p.enablePartitioning(), p.requiresDuplicateDetection(),
                     p.status(), false, p.maxMessageSizeInKilobytes(), t.roundRobin);
@@ -851,7 +895,7 @@ public final class Engine implements AutoCloseable {
     public void checkSendable(String entityPath) {
         Target target = sendTarget(entityPath);
         if (!target.status().canSend()) {
-            throw disabled(target.name(), target.status());
+            throw target.status().error(target.name(), true);
         }
     }
 
@@ -864,7 +908,7 @@ public final class Engine implements AutoCloseable {
     public void checkReceivable(EntityAddress address) {
         Source source = source(address);
         if (!source.status().canReceive()) {
-            throw disabled(source.name(), source.status());
+            throw source.status().error(source.name(), false);
         }
     }
 
@@ -881,7 +925,7 @@ public final class Engine implements AutoCloseable {
         try {
             Target target = sendTarget(entityPath);
             if (!target.status().canSend()) {
-                throw disabled(target.name(), target.status());
+                throw target.status().error(target.name(), true);
             }
             config.storage().requireFreeSpace(config.clock().monotonicNanos());
             Map<Integer, List<Message>> routed = route(target, messages);
@@ -907,10 +951,6 @@ public final class Engine implements AutoCloseable {
         }
     }
 
-    private static BrokerException disabled(String name, EntityStatus status) {
-        return new BrokerException(ErrorKind.ENTITY_DISABLED, "The messaging entity '" + name + "' is "
-                + status.serviceName() + ".");
-    }
 
     /**
      * Schedules messages (each must carry its scheduled enqueue time); completes with their sequence numbers, in
@@ -920,7 +960,7 @@ public final class Engine implements AutoCloseable {
         try {
             Target target = sendTarget(entityPath);
             if (!target.status().canSend()) {
-                throw disabled(target.name(), target.status());
+                throw target.status().error(target.name(), true);
             }
             config.storage().requireFreeSpace(config.clock().monotonicNanos());
             int n = target.partitions().length;
@@ -979,6 +1019,145 @@ public final class Engine implements AutoCloseable {
         return refs[p];
     }
 
+    // ================================================================================================ auto-delete on idle
+
+    private static long idleMs(java.time.Duration autoDeleteOnIdle, String forwardTo) {
+        // the service sets AutoDeleteOnIdle to its maximum on an entity that auto-forwards
+        return forwardTo != null ? Long.MAX_VALUE : Limits.toMillisSaturated(autoDeleteOnIdle);
+    }
+
+    /** Records activity now and arms the idle check of an entity created, updated or recovered. */
+    private void watchIdle(QueueEntity q) {
+        q.idle.onDue = now -> checkIdle(q.partitions[0], q.idle, idleMs(q.properties.autoDeleteOnIdle(),
+                q.properties.forwardTo()), queue(q.properties.name()) == q,
+                q.partitions[0].partition().queue().hasConsumers(), () -> deleteQueue(q.properties.name()),
+                "queue '" + q.properties.name() + "'", now);
+        armIdle(q.partitions[0], q.idle, idleMs(q.properties.autoDeleteOnIdle(), q.properties.forwardTo()));
+    }
+
+    private void watchIdle(TopicEntity t) {
+        t.idle.onDue = now -> checkIdle(t.partitions[0], t.idle, idleMs(t.properties.autoDeleteOnIdle(), null),
+                topic(t.properties.name()) == t, false, () -> deleteTopic(t.properties.name()),
+                "topic '" + t.properties.name() + "'", now);
+        armIdle(t.partitions[0], t.idle, idleMs(t.properties.autoDeleteOnIdle(), null));
+    }
+
+    private void watchIdle(SubscriptionEntity s) {
+        PartitionRef ref = s.topic.partitions[0];
+        s.idle.onDue = now -> {
+            SubQueueState state = ref.partition().subscription(s.properties.name());
+            checkIdle(ref, s.idle, idleMs(s.properties.autoDeleteOnIdle(), s.properties.forwardTo()),
+                    topic(s.topic.properties.name()) == s.topic && s.topic.subscription(s.properties.name()) == s,
+                    state != null && state.hasConsumers(),
+                    () -> deleteSubscription(s.topic.properties.name(), s.properties.name()),
+                    "subscription '" + s.properties.path() + "'", now);
+        };
+        armIdle(ref, s.idle, idleMs(s.properties.autoDeleteOnIdle(), s.properties.forwardTo()));
+    }
+
+    private void armIdle(PartitionRef ref, Idle idle, long idleMs) {
+        idle.touch(config.clock().epochMillis());
+        if (idleMs == Long.MAX_VALUE) {
+            return;
+        }
+        long due = saturatedAdd(idle.lastActiveMs(), idleMs);
+        ref.shard().submit(() -> ref.shard().schedule(idle, due));
+    }
+
+    /** On the shard of the entity's first partition: deletes the entity once it has been idle long enough. */
+    private void checkIdle(PartitionRef ref, Idle idle, long idleMs, boolean current, boolean receiving,
+                           java.util.function.Supplier<CompletableFuture<Void>> delete, String what, long nowMs) {
+        if (!current || idleMs == Long.MAX_VALUE || closed) {
+            return;
+        }
+        if (receiving) {
+            ref.shard().schedule(idle, saturatedAdd(nowMs, idleMs));
+            return;
+        }
+        long due = saturatedAdd(idle.lastActiveMs(), idleMs);
+        if (due > nowMs) {
+            ref.shard().schedule(idle, due);
+            return;
+        }
+        LOG.info("Deleting {}: idle since {} for longer than its AutoDeleteOnIdle ({} ms).", what,
+                java.time.Instant.ofEpochMilli(idle.lastActiveMs()), idleMs);
+        try {
+            delete.get().whenComplete((x, e) -> {
+                if (e != null) {
+                    LOG.warn("AutoDeleteOnIdle of {} failed", what, e);
+                }
+            });
+        } catch (BrokerException e) {
+            LOG.debug("AutoDeleteOnIdle of {}: {}", what, e.getMessage());
+        }
+    }
+
+    // ================================================================================================ forwarding
+
+    /**
+     * Forwards a pending transfer of {@code source} (on the source's shard thread, its record durable): the
+     * destination partition is chosen from the message's keys, or from the transfer key when it has none, so a
+     * re-forward after a crash reaches the same partition, which remembers the key and takes the message once.
+     * The outcome goes back to the source's shard: done (the source forgets the transfer), refused for good (it
+     * goes to the source's transfer dead-letter queue), or refused for now (retried).
+     */
+    private void forward(PartitionRef source, io.buslane.engine.partition.Transfer t) {
+        try {
+            Target target = sendTarget(t.destination());
+            if (!target.status().canSend()) {
+                throw target.status().error(target.name(), true);
+            }
+            Message m = t.forwardedMessage();
+            String key = t.key();
+            int n = target.partitions().length;
+            PartitionRef ref = target.partitions()[partitionIndexFor(m, target.dedup(), n,
+                    Math.floorMod(stableHash(key), n))];
+            ref.shard().call(() -> {
+                ref.partition().acceptForwarded(m, key, ref.shard().nowMs());
+                return null;
+            }).whenComplete((x, error) -> afterForward(source, t, error));
+        } catch (BrokerException e) {
+            afterForward(source, t, e);
+        } catch (RuntimeException e) {
+            LOG.warn("Forwarding a message of '{}' to '{}' failed; retrying", t.owner().settings().entityPath(),
+                    t.destination(), e);
+            afterForward(source, t, new BrokerException(ErrorKind.INTERNAL, String.valueOf(e.getMessage())));
+        }
+    }
+
+    private static void afterForward(PartitionRef source, io.buslane.engine.partition.Transfer t, Throwable error) {
+        Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                ? error.getCause() : error;
+        source.shard().submit(() -> {
+            if (cause == null) {
+                source.partition().transferDone(t);
+            } else if (cause instanceof BrokerException be && refusedForGood(be.kind())) {
+                source.partition().transferFailed(t, transferFailureReason(be.kind()), be.getMessage());
+            } else {
+                source.partition().retryTransferLater(t);
+            }
+        });
+    }
+
+    private static boolean refusedForGood(ErrorKind kind) {
+        return switch (kind) {
+            case ENTITY_NOT_FOUND, ENTITY_DISABLED, QUOTA_EXCEEDED, MESSAGE_SIZE_EXCEEDED, INVALID_OPERATION,
+                 ARGUMENT, ARGUMENT_OUT_OF_RANGE -> true;
+            default -> false;
+        };
+    }
+
+    /** The DeadLetterReason of a message the forwarding destination refused. */
+    static String transferFailureReason(ErrorKind kind) {
+        return switch (kind) {
+            case ENTITY_NOT_FOUND -> "MessagingEntityNotFound";
+            case ENTITY_DISABLED -> "MessagingEntityDisabled";
+            case QUOTA_EXCEEDED -> "QuotaExceeded";
+            case MESSAGE_SIZE_EXCEEDED -> "MessageSizeExceeded";
+            default -> "TransferFailed";
+        };
+    }
+
     // ================================================================================================ receiving
 
     /** A receivable entity resolved from an address. */
@@ -999,6 +1178,7 @@ public final class Engine implements AutoCloseable {
                 }
                 throw BrokerException.entityNotFound(address.entityPath());
             }
+            q.idle.touch(config.clock().epochMillis());
             QueueProperties p = q.properties;
             return new Source(address, q.partitions, p.enablePartitioning(), p.requiresSession(), p.status(),
                     p.name());
@@ -1008,6 +1188,7 @@ public final class Engine implements AutoCloseable {
         if (s == null) {
             throw BrokerException.entityNotFound(address.entityName());
         }
+        s.idle.touch(config.clock().epochMillis());
         return new Source(address, t.partitions, t.properties.enablePartitioning(), s.properties.requiresSession(),
                 s.properties.status(), s.properties.path());
     }
@@ -1026,7 +1207,7 @@ public final class Engine implements AutoCloseable {
     public Receiver createReceiver(EntityAddress address, ReceiveMode mode, DeliverySink sink) {
         Source source = source(address);
         if (!source.status().canReceive()) {
-            throw disabled(source.name(), source.status());
+            throw source.status().error(source.name(), false);
         }
         if (source.requiresSession() && address.subQueue() == SubQueue.MAIN) {
             throw new BrokerException(ErrorKind.INVALID_OPERATION, "It is not possible for an entity that "
@@ -1062,7 +1243,7 @@ public final class Engine implements AutoCloseable {
         try {
             Source source = source(address);
             if (!source.status().canReceive()) {
-                throw disabled(source.name(), source.status());
+                throw source.status().error(source.name(), false);
             }
             if (!source.requiresSession() || address.subQueue() != SubQueue.MAIN) {
                 throw new BrokerException(ErrorKind.INVALID_OPERATION, "A sessionful message receiver cannot be "
@@ -1483,7 +1664,7 @@ public final class Engine implements AutoCloseable {
             for (TransactionalBatch.Send send : batch.sends()) {
                 Target target = sendTarget(send.entityPath());
                 if (!target.status().canSend()) {
-                    throw disabled(target.name(), target.status());
+                    throw target.status().error(target.name(), true);
                 }
                 if (target.requiresSession()) {
                     for (Message m : send.messages()) {

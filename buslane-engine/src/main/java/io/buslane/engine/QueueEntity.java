@@ -12,6 +12,8 @@ public final class QueueEntity {
     volatile long updatedAtMs;
     final PartitionRef[] partitions;
     final AtomicInteger roundRobin = new AtomicInteger();
+    /** AutoDeleteOnIdle: last activity and the idle check. */
+    final Idle idle = new Idle(0);
 
     QueueEntity(long id, QueueProperties properties, long createdAtMs, long updatedAtMs, PartitionRef[] partitions) {
         this.id = id;
@@ -35,5 +37,10 @@ public final class QueueEntity {
 
     public long updatedAtMs() {
         return updatedAtMs;
+    }
+
+    /** When the entity was last used (AutoDeleteOnIdle's notion of activity; since the restart at the earliest). */
+    public long accessedAtMs() {
+        return idle.lastActiveMs();
     }
 }

@@ -13,6 +13,8 @@ public final class SubscriptionEntity {
     volatile List<RuleProperties> rules;
     final long createdAtMs;
     volatile long updatedAtMs;
+    /** AutoDeleteOnIdle: last activity and the idle check. */
+    final Idle idle = new Idle(0);
 
     SubscriptionEntity(long id, TopicEntity topic, SubscriptionProperties properties, List<RuleProperties> rules,
                        long createdAtMs, long updatedAtMs) {
@@ -46,5 +48,10 @@ public final class SubscriptionEntity {
 
     public long updatedAtMs() {
         return updatedAtMs;
+    }
+
+    /** When the entity was last used (AutoDeleteOnIdle's notion of activity; since the restart at the earliest). */
+    public long accessedAtMs() {
+        return idle.lastActiveMs();
     }
 }

@@ -15,6 +15,8 @@ public final class TopicEntity {
     volatile long updatedAtMs;
     final PartitionRef[] partitions;
     final AtomicInteger roundRobin = new AtomicInteger();
+    /** AutoDeleteOnIdle: last activity and the idle check. */
+    final Idle idle = new Idle(0);
     volatile Map<String, SubscriptionEntity> subscriptions = Map.of();
 
     TopicEntity(long id, TopicProperties properties, long createdAtMs, long updatedAtMs, PartitionRef[] partitions) {
@@ -39,6 +41,11 @@ public final class TopicEntity {
 
     public long updatedAtMs() {
         return updatedAtMs;
+    }
+
+    /** When the entity was last used (AutoDeleteOnIdle's notion of activity; since the restart at the earliest). */
+    public long accessedAtMs() {
+        return idle.lastActiveMs();
     }
 
     /** The subscription with this name (case-insensitive), or null. */

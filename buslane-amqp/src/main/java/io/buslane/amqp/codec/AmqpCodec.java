@@ -110,15 +110,17 @@ public final class AmqpCodec {
     public static final String SCHEDULED_ENQUEUE_TIME = "x-opt-scheduled-enqueue-time";
     public static final String PARTITION_KEY = "x-opt-partition-key";
     public static final String VIA_PARTITION_KEY = "x-opt-via-partition-key";
+    /** The engine's internal auto-forwarding hop count: never accepted from or shown to clients. */
+    public static final String TRANSFER_HOP_COUNT = io.buslane.engine.partition.Transfer.HOP_COUNT;
 
     /** Annotations only the broker sets: dropped when a client sends them. */
     private static final Set<String> BROKER_OWNED = Set.of(SEQUENCE_NUMBER, ENQUEUE_SEQUENCE_NUMBER, ENQUEUED_TIME,
-            LOCKED_UNTIL, MESSAGE_STATE, DEADLETTER_SOURCE, LOCK_TOKEN);
+            LOCKED_UNTIL, MESSAGE_STATE, DEADLETTER_SOURCE, LOCK_TOKEN, TRANSFER_HOP_COUNT);
 
     /** Annotations written from broker values or message fields on output, never from Message.annotations. */
     private static final Set<String> WRITTEN_FROM_FIELDS = Set.of(SEQUENCE_NUMBER, ENQUEUE_SEQUENCE_NUMBER,
             ENQUEUED_TIME, LOCKED_UNTIL, MESSAGE_STATE, DEADLETTER_SOURCE, LOCK_TOKEN, SCHEDULED_ENQUEUE_TIME,
-            PARTITION_KEY, VIA_PARTITION_KEY);
+            PARTITION_KEY, VIA_PARTITION_KEY, TRANSFER_HOP_COUNT);
 
     private static final Symbol SYM_SEQUENCE_NUMBER = Symbol.valueOf(SEQUENCE_NUMBER);
     private static final Symbol SYM_ENQUEUED_TIME = Symbol.valueOf(ENQUEUED_TIME);

@@ -119,7 +119,9 @@ public final class Entry extends EngineTimer {
     ReceivedMessage view(Message m, int partitionIndex) {
         return new ReceivedMessage(m, seq, enqueuedTimeMs, deliveryCount, lockToken,
                 locked() ? effectiveLockedUntilMs() : 0L,
-                deferred() ? MessageState.DEFERRED : MessageState.ACTIVE, expiresAtMs, null, deadLetterSource,
+                deferred() ? MessageState.DEFERRED : MessageState.ACTIVE, expiresAtMs, null,
+                deadLetterSource != null ? deadLetterSource
+                        : m.annotations().get(Transfer.DEADLETTER_SOURCE) instanceof String s ? s : null,
                 partitionIndex);
     }
 

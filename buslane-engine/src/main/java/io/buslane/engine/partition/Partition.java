@@ -46,6 +46,12 @@ public final class Partition {
     private long timeToLiveMs;
     private long maxSizeBytes;
     private long lockExpiries;
+    /** Duplicate detection by MessageId (null: off) and the transfer keys of forwarded messages (lazy). */
+    private DedupWindow duplicates;
+    private DedupWindow transferKeys;
+    /** Messages waiting to be auto-forwarded, by record id. */
+    private final Map<Long, Transfer> transfers = new LinkedHashMap<>();
+    private Forwarder forwarder;
 
     private Partition(long entityId, String entityPath, int index, boolean partitioned, boolean topic,
                       PartitionContext ctx, QueueSettings queueSettings, long timeToLiveMs, long maxSizeBytes) {
@@ -147,6 +153,12 @@ public final class Partition {
         SubQueueState s = subscriptions.remove(name.toLowerCase(Locale.ROOT));
         if (s != null) {
             dropAll(s);
+            for (Transfer t : new ArrayList<>(transfers.values())) {
+                if (t.owner == s) {
+                    removeTransfer(t);
+                    ctx.log().transferRemoved(t);
+                }
+            }
         }
     }
 
@@ -184,6 +196,15 @@ public final class Partition {
             ctx.log().scheduledRemoved(se);
             ctx.bodies().release(se);
         }
+        for (Transfer t : new ArrayList<>(transfers.values())) {
+            removeTransfer(t);
+            ctx.log().transferRemoved(t);
+        }
+        for (DedupWindow w : new DedupWindow[] {duplicates, transferKeys}) {
+            if (w != null) {
+                w.allBlocks(id -> ctx.log().recordDropped(id));
+            }
+        }
         ctx.log().partitionDropped(this);
     }
 
@@ -217,6 +238,9 @@ public final class Partition {
         long incoming = 0;
         for (Message m : messages) {
             incoming += m.encodedSize();
+        }
+        if (duplicates != null) {
+            messages = withoutDuplicates(messages, nowMs);
         }
         if (sizeBytes() + incoming > maxSizeBytes) {
             throw new BrokerException(ErrorKind.QUOTA_EXCEEDED, "The maximum entity size has been reached or "
@@ -285,6 +309,10 @@ public final class Partition {
     private void enqueueActive(Message m, long nowMs) {
         long seq = sequence.take();
         ctx.markDirty(this);
+        if (!topic && queue.forwardTo != null) {
+            transferOut(queue, m, seq, nowMs, false);
+            return;
+        }
         if (!topic) {
             Entry e = queue.newEntry(seq, ctx.log().nextRecordId(), nowMs,
                     expiresAt(nowMs, m, queue.settings.timeToLiveMs()), m, m.encodedSize());
@@ -308,7 +336,7 @@ public final class Partition {
                 }
                 targets.add(s);
                 routings.add(r);
-                if (r.failed() || r.plainCopy()) {
+                if (r.failed() || (r.plainCopy() && s.forwardTo == null)) {
                     shared++;
                 }
             }
@@ -328,12 +356,17 @@ public final class Partition {
                 continue;
             }
             if (r.plainCopy()) {
-                addCopy(s, nowMs, body, m);
+                if (!forwardsAway(s, m, seq, nowMs)) {
+                    addCopy(s, nowMs, body, m);
+                }
             }
             boolean first = !r.plainCopy();
             for (Message modified : r.actionCopies()) {
                 long copySeq = first ? seq : sequence.take();
                 first = false;
+                if (forwardsAway(s, modified, copySeq, nowMs)) {
+                    continue;
+                }
                 TopicBody own = new TopicBody(ctx.log().nextRecordId(), copySeq, nowMs, modified);
                 own.references = 1;
                 ctx.log().topicBodyAdded(this, own);
@@ -478,6 +511,257 @@ public final class Partition {
         return size;
     }
 
+    // ------------------------------------------------------------------------------------------------ duplicates
+
+    /** Turns duplicate detection on with the given window, or off with 0. Shard thread (or before publication). */
+    public void setDuplicateDetection(long windowMs) {
+        if (windowMs <= 0) {
+            if (duplicates != null && ctx != null) {
+                DedupWindow old = duplicates;
+                duplicates = null;
+                old.allBlocks(id -> ctx.log().recordDropped(id));
+            }
+            duplicates = null;
+        } else if (duplicates == null) {
+            duplicates = new DedupWindow(DedupWindow.DUPLICATES, windowMs);
+        } else {
+            duplicates.setWindowMs(windowMs);
+        }
+    }
+
+    /** The duplicate-detection window, or null when off. */
+    public DedupWindow duplicates() {
+        return duplicates;
+    }
+
+    /** The transfer keys of messages forwarded to this partition (created on first use). */
+    public DedupWindow transferKeys() {
+        if (transferKeys == null) {
+            transferKeys = new DedupWindow(DedupWindow.TRANSFERS, TRANSFER_KEY_WINDOW_MS);
+        }
+        return transferKeys;
+    }
+
+    public boolean hasTransferKeys() {
+        return transferKeys != null;
+    }
+
+    /** How long a forwarded message's transfer key is remembered (counted from the restart after a crash). */
+    public static final long TRANSFER_KEY_WINDOW_MS = 5 * 60_000L;
+
+    /** The duplicate-detection identity: MessageId, plus the partition key on partitioned entities. */
+    static String duplicateKey(Message m, boolean partitioned) {
+        Object id = m.messageId();
+        String key;
+        if (id instanceof byte[] b) {
+            key = "b:" + java.util.HexFormat.of().formatHex(b);
+        } else if (id instanceof String str) {
+            key = "s:" + str;
+        } else {
+            key = (id == null ? "n" : id.getClass().getSimpleName()) + ":" + id;
+        }
+        if (partitioned) {
+            String pk = m.sessionId() != null ? m.sessionId() : m.partitionKey();
+            key = key + '\u0000' + (pk == null ? "" : pk);
+        }
+        return key;
+    }
+
+    private List<Message> withoutDuplicates(List<Message> messages, long nowMs) {
+        duplicates.expire(nowMs);
+        List<Message> kept = new ArrayList<>(messages.size());
+        for (Message m : messages) {
+            long[] h = DedupWindow.hash(duplicateKey(m, partitioned));
+            if (duplicates.add(h[0], h[1], nowMs)) {
+                kept.add(m);
+            }
+        }
+        if (duplicates.pendingCount() > 0) {
+            ctx.markDirty(this);
+        }
+        return kept;
+    }
+
+    /** Restores a block of remembered keys from the journal. */
+    public boolean restoreKeyBlock(byte kind, long recordId, long[] keys) {
+        DedupWindow w = kind == DedupWindow.DUPLICATES ? duplicates : transferKeys();
+        if (w == null) {
+            return false;
+        }
+        long newest = Long.MIN_VALUE;
+        for (int i = 0; i + 2 < keys.length; i += 3) {
+            w.restore(keys[i], keys[i + 1], keys[i + 2]);
+            newest = Math.max(newest, keys[i + 2]);
+        }
+        w.blockWritten(recordId, newest);
+        return true;
+    }
+
+    // ------------------------------------------------------------------------------------------------ forwarding
+
+    public void setForwarder(Forwarder forwarder) {
+        this.forwarder = forwarder;
+    }
+
+    private boolean forwardsAway(SubQueueState s, Message m, long seq, long nowMs) {
+        if (s.forwardTo == null) {
+            return false;
+        }
+        transferOut(s, m, seq, nowMs, false);
+        return true;
+    }
+
+    /**
+     * Starts moving a message of {@code owner} (a queue or subscription) to its forwarding destination: journals
+     * a transfer and forwards it once that record is durable. A message forwarded {@link Transfer#MAX_HOPS} times
+     * already goes to the owner's transfer dead-letter queue instead.
+     */
+    void transferOut(SubQueueState owner, Message m, long seq, long enqueuedTimeMs, boolean fromDeadLetter) {
+        long nowMs = ctx.nowMs();
+        if (Transfer.hops(m) >= Transfer.MAX_HOPS) {
+            Map<String, Object> reason = new LinkedHashMap<>();
+            reason.put(SubQueueState.DEAD_LETTER_REASON, MAX_HOPS_REASON);
+            reason.put(SubQueueState.DEAD_LETTER_DESCRIPTION, MAX_HOPS_DESCRIPTION);
+            addDirect(owner.transferDeadLetter, seq, m.withApplicationProperties(reason), enqueuedTimeMs, nowMs);
+            return;
+        }
+        Transfer t = new Transfer(ctx.log().nextRecordId(), seq, enqueuedTimeMs, fromDeadLetter, m, owner);
+        ctx.log().transferAdded(this, t);
+        addTransfer(t);
+        ctx.afterSync(() -> forwardNow(t));
+    }
+
+    public static final String MAX_HOPS_REASON = "MaxTransferHopCountExceeded";
+    public static final String MAX_HOPS_DESCRIPTION = "The message was forwarded more than the maximum number of "
+            + "hops allowed (" + Transfer.MAX_HOPS + ").";
+
+    private void addTransfer(Transfer t) {
+        transfers.put(t.recordId, t);
+        t.owner.transferCount++;
+        t.owner.transferBytes += t.sizeBytes;
+    }
+
+    private void removeTransfer(Transfer t) {
+        if (transfers.remove(t.recordId) == t) {
+            t.owner.transferCount--;
+            t.owner.transferBytes -= t.sizeBytes;
+        }
+        t.done = true;
+        if (t.isScheduled()) {
+            ctx.cancel(t);
+        }
+    }
+
+    /** Hands a pending transfer to the forwarder; without a destination (forwarding switched off) it stays here. */
+    void forwardNow(Transfer t) {
+        if (t.done || transfers.get(t.recordId) != t) {
+            return;
+        }
+        if (t.destination() == null || forwarder == null) {
+            SubQueueState target = t.fromDeadLetter ? t.owner.deadLetter : t.owner;
+            long expires = t.fromDeadLetter ? Long.MAX_VALUE
+                    : expiresAt(t.enqueuedTimeMs, t.message, t.owner.settings.timeToLiveMs());
+            addDirect(target, t.sequenceNumber, t.message, t.enqueuedTimeMs, expires);
+            removeTransfer(t);
+            ctx.log().transferRemoved(t);
+            return;
+        }
+        forwarder.forward(t);
+    }
+
+    /** The destination holds the forwarded message durably: the transfer is over. */
+    public void transferDone(Transfer t) {
+        if (t.done || transfers.get(t.recordId) != t) {
+            return;
+        }
+        removeTransfer(t);
+        ctx.log().transferRemoved(t);
+    }
+
+    /** The destination refused the message for good (missing, disabled, full): it goes to the transfer DLQ. */
+    public void transferFailed(Transfer t, String reason, String description) {
+        if (t.done || transfers.get(t.recordId) != t) {
+            return;
+        }
+        Map<String, Object> props = new LinkedHashMap<>();
+        props.put(SubQueueState.DEAD_LETTER_REASON, reason);
+        if (description != null) {
+            props.put(SubQueueState.DEAD_LETTER_DESCRIPTION, description);
+        }
+        addDirect(t.owner.transferDeadLetter, t.sequenceNumber, t.message.withApplicationProperties(props),
+                t.enqueuedTimeMs, Long.MAX_VALUE);
+        removeTransfer(t);
+        ctx.log().transferRemoved(t);
+    }
+
+    /** The destination could not take the message right now: try again in a second. */
+    public void retryTransferLater(Transfer t) {
+        if (!t.done && transfers.get(t.recordId) == t && !t.isScheduled()) {
+            ctx.schedule(t, ctx.nowMs() + 1_000);
+        }
+    }
+
+    /**
+     * Accepts a message forwarded from another entity, once: a transfer key seen before (the source re-forwards
+     * after a crash) is acknowledged without a second copy.
+     */
+    public void acceptForwarded(Message m, String transferKey, long nowMs) {
+        DedupWindow w = transferKeys();
+        w.expire(nowMs);
+        long[] h = DedupWindow.hash(transferKey);
+        if (w.contains(h[0], h[1])) {
+            return;
+        }
+        send(List.of(m), nowMs);
+        w.add(h[0], h[1], nowMs);
+        ctx.markDirty(this);
+    }
+
+    /** Restores a pending transfer from the journal; false when its owner no longer exists. */
+    public boolean restoreTransfer(long ownerEntityId, long recordId, long seq, long enqueuedTimeMs,
+                                   boolean fromDeadLetter, Message m) {
+        SubQueueState owner = queue != null ? queue : subscriptionByEntityId(ownerEntityId);
+        if (owner == null) {
+            return false;
+        }
+        addTransfer(new Transfer(recordId, seq, enqueuedTimeMs, fromDeadLetter, m, owner));
+        return true;
+    }
+
+    /** Forgets a restored transfer whose DELETE record was replayed. */
+    public void forgetTransferForReplay(long recordId) {
+        Transfer t = transfers.get(recordId);
+        if (t != null) {
+            removeTransfer(t);
+        }
+    }
+
+    /** Messages waiting to be forwarded from this partition. */
+    public int transferCount() {
+        return transfers.size();
+    }
+
+    /** Puts a message straight into a sub-queue with a given sequence number (logged; a topic gets a body). */
+    private void addDirect(SubQueueState target, long seq, Message m, long enqueuedTimeMs, long expiresAtMs) {
+        Entry e;
+        if (!topic) {
+            e = target.newEntry(seq, ctx.log().nextRecordId(), enqueuedTimeMs, expiresAtMs, m, m.encodedSize());
+            e.owner = target;
+            ctx.log().entryAdded(e);
+            ctx.bodies().admit(e);
+        } else {
+            TopicBody body = new TopicBody(ctx.log().nextRecordId(), seq, enqueuedTimeMs, m);
+            body.references = 1;
+            ctx.log().topicBodyAdded(this, body);
+            ctx.bodies().admit(body);
+            e = target.newEntry(seq, ctx.log().nextRecordId(), enqueuedTimeMs, expiresAtMs, null, body.sizeBytes);
+            e.body = body;
+            e.owner = target;
+            ctx.log().entryAdded(e);
+        }
+        target.add(e, ctx.nowMs());
+    }
+
     // ------------------------------------------------------------------------------------------------ replay
 
     /**
@@ -577,6 +861,15 @@ public final class Partition {
     public void afterReplay() {
         if (queue != null) {
             queue.pump();
+        }
+        for (DedupWindow w : new DedupWindow[] {duplicates, transferKeys}) {
+            if (w != null) {
+                w.sortAfterReplay();
+                ctx.markDirty(this); // the next checkpoint deletes blocks that expired while the broker was down
+            }
+        }
+        for (Transfer t : transfers.values()) {
+            ctx.afterSync(() -> forwardNow(t));
         }
     }
 

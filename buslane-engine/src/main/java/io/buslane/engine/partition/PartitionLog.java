@@ -36,4 +36,13 @@ public interface PartitionLog {
     void sessionStateWritten(SessionEntry session);
 
     void sessionStateCleared(SessionEntry session);
+
+    /** A message waits to be auto-forwarded. */
+    void transferAdded(Partition partition, Transfer transfer);
+
+    /** The transfer is over (forwarded, dead-lettered or put back). */
+    void transferRemoved(Transfer transfer);
+
+    /** Deletes a record by id (e.g. a block of remembered duplicate-detection keys). */
+    void recordDropped(long recordId);
 }

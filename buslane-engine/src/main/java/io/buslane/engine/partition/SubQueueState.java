@@ -69,6 +69,12 @@ public final class SubQueueState {
     private long messageCount;
     private long sizeBytes;
     private io.buslane.engine.filter.RuleSet rules = io.buslane.engine.filter.RuleSet.EMPTY;
+    /** Auto-forwarding of a main queue (null: none); set by the engine on the shard thread. */
+    String forwardTo;
+    String forwardDeadLetteredMessagesTo;
+    /** Messages waiting to be forwarded (TransferMessageCount) and their bytes. */
+    long transferCount;
+    long transferBytes;
 
     SubQueueState(Partition partition, SubQueue kind, long entityId, QueueSettings settings) {
         this.partition = partition;
@@ -113,11 +119,32 @@ public final class SubQueueState {
     }
 
     void updateSettings(QueueSettings newSettings) {
+        if (kind == SubQueue.MAIN && settings.status().canReceive() && !newSettings.status().canReceive()) {
+            // receivers attached before the entity was disabled are detached with the service's error
+            BrokerException error = newSettings.status().error(newSettings.entityPath(), false);
+            closeConsumers(error);
+            deadLetter.closeConsumers(error);
+            transferDeadLetter.closeConsumers(error);
+        }
         this.settings = newSettings;
         if (deadLetter != null) {
             deadLetter.settings = newSettings;
             transferDeadLetter.settings = newSettings;
         }
+    }
+
+    /** Sets where this main queue auto-forwards its messages and its dead-lettered messages (null: nowhere). */
+    public void setForwarding(String to, String deadLetteredTo) {
+        this.forwardTo = to;
+        this.forwardDeadLetteredMessagesTo = deadLetteredTo;
+    }
+
+    public String forwardTo() {
+        return forwardTo;
+    }
+
+    public String forwardDeadLetteredMessagesTo() {
+        return forwardDeadLetteredMessagesTo;
     }
 
     /** Compiles the subscription's rules (once per change, not per message). */
@@ -594,6 +621,12 @@ public final class SubQueueState {
         modify(e, props);
         e.status = Entry.AVAILABLE;
         e.expiresAtMs = Long.MAX_VALUE;
+        if (forwardDeadLetteredMessagesTo != null) {
+            // the dead-lettered message goes on to ForwardDeadLetteredMessagesTo: journal the transfer, then drop it
+            partition.transferOut(this, bodies().of(e), e.seq, e.enqueuedTimeMs, true);
+            drop(e);
+            return;
+        }
         deadLetter.insert(e, true);
         log().entryUpdated(e);
         deadLetter.pump();
@@ -654,6 +687,11 @@ public final class SubQueueState {
     /** Removes an entry for good (completed, received-and-deleted, expired, purged). */
     void remove(Entry e) {
         detach(e);
+        drop(e);
+    }
+
+    /** Logs the removal of a detached entry and releases its message. */
+    private void drop(Entry e) {
         e.status = Entry.REMOVED;
         log().entryRemoved(e);
         bodies().release(e);
@@ -1053,8 +1091,14 @@ public final class SubQueueState {
         if (kind != SubQueue.MAIN) {
             return new RuntimeCounts(0, messageCount, 0, 0, 0, sizeBytes);
         }
-        return new RuntimeCounts(messageCount, deadLetter.messageCount, 0, 0, transferDeadLetter.messageCount,
-                sizeBytes + deadLetter.sizeBytes + transferDeadLetter.sizeBytes);
+        return new RuntimeCounts(messageCount, deadLetter.messageCount, 0, transferCount,
+                transferDeadLetter.messageCount,
+                sizeBytes + deadLetter.sizeBytes + transferDeadLetter.sizeBytes + transferBytes);
+    }
+
+    /** Whether a receiver (or a session receiver) is attached. */
+    public boolean hasConsumers() {
+        return !consumers.isEmpty();
     }
 
     /** Number of messages currently locked (for tests and metrics). */

@@ -1,6 +1,7 @@
 package io.buslane.engine.persist;
 
 import io.buslane.engine.SubQueue;
+import io.buslane.engine.partition.DedupWindow;
 import io.buslane.engine.partition.Entry;
 import io.buslane.engine.partition.MessageBodies;
 import io.buslane.engine.partition.Partition;
@@ -9,6 +10,7 @@ import io.buslane.engine.partition.ScheduledEntry;
 import io.buslane.engine.partition.SessionEntry;
 import io.buslane.engine.partition.SubQueueState;
 import io.buslane.engine.partition.TopicBody;
+import io.buslane.engine.partition.Transfer;
 import io.buslane.journal.Journal;
 import io.buslane.journal.JournalRecord;
 
@@ -77,6 +79,58 @@ public final class JournalPartitionLog implements PartitionLog {
     @Override
     public void checkpoint(Partition partition) {
         writePartition(partition, false);
+        writeKeys(partition, partition.duplicates());
+        if (partition.hasTransferKeys()) {
+            writeKeys(partition, partition.transferKeys());
+        }
+    }
+
+    /** Appends the keys remembered since the last checkpoint as one block, and deletes expired blocks. */
+    private void writeKeys(Partition p, DedupWindow window) {
+        if (window == null) {
+            return;
+        }
+        long now = p.ctxNowMs();
+        window.expire(now);
+        window.expiredBlocks(now, id -> journal.append(JournalRecord.delete(id)));
+        int n = window.pendingCount();
+        if (n == 0) {
+            return;
+        }
+        w.reset();
+        w.writeVarLong(p.recordId());
+        w.writeByte(window.kind());
+        w.writeVarInt(n);
+        long newest = window.drainPending((hi, lo, t) -> {
+            w.writeLong(hi);
+            w.writeLong(lo);
+            w.writeLong(t);
+        });
+        long id = nextRecordId();
+        journal.append(JournalRecord.add(id, RecordTypes.KEY_BLOCK, bytes()));
+        window.blockWritten(id, newest);
+    }
+
+    @Override
+    public void transferAdded(Partition partition, Transfer t) {
+        w.reset();
+        w.writeVarLong(partition.recordId());
+        w.writeVarLong(t.owner().entityId());
+        w.writeBoolean(t.fromDeadLetter());
+        w.writeLong(t.sequenceNumber());
+        w.writeLong(t.enqueuedTimeMs());
+        MessageCodec.write(w, t.message());
+        journal.append(JournalRecord.add(t.recordId(), RecordTypes.TRANSFER, bytes()));
+    }
+
+    @Override
+    public void transferRemoved(Transfer t) {
+        journal.append(JournalRecord.delete(t.recordId()));
+    }
+
+    @Override
+    public void recordDropped(long recordId) {
+        journal.append(JournalRecord.delete(recordId));
     }
 
     private void writePartition(Partition p, boolean add) {

@@ -20,6 +20,11 @@ package io.buslane.engine.persist;
  *                                       scheduledTimeMs long, message
  *  8     ADD/UPDATE  session record     SESSION_STATE: partitionRecordId, ownerEntityId, sessionId string,
  *                                       lastUpdatedMs long, state bytes
+ *  9     ADD         transfer record    TRANSFER: partitionRecordId, ownerEntityId, fromDeadLetter bool, seq long,
+ *                                       enqueuedTimeMs long, message (a message waiting to be auto-forwarded)
+ *  10    ADD         block record       KEY_BLOCK: partitionRecordId, kind byte (0 duplicate detection,
+ *                                       1 transfer keys), count varint, count x (hashHigh long, hashLow long,
+ *                                       timeMs long); written once per cycle per partition, deleted once expired
  *  -     DELETE      any of the above   (no payload)
  * </pre>
  * The {@code meta} journal holds the namespace:
@@ -44,6 +49,8 @@ public final class RecordTypes {
     public static final byte ENTRY_STATE = 6;
     public static final byte SCHEDULED = 7;
     public static final byte SESSION_STATE = 8;
+    public static final byte TRANSFER = 9;
+    public static final byte KEY_BLOCK = 10;
 
     public static final byte META_QUEUE = 1;
     public static final byte META_TOPIC = 2;

@@ -49,10 +49,15 @@ public final class ShardReplayer {
     private final Map<Long, Partition> scheduledPartition = new HashMap<>();
     private final Map<Long, SessionRef> sessionStates = new HashMap<>();
     private final Set<Long> orphanRecords = new java.util.LinkedHashSet<>();
+    private final Map<Long, Partition> transferPartition = new HashMap<>();
+    private final Map<Long, KeyBlock> keyBlocks = new java.util.LinkedHashMap<>();
     private long maxRecordId;
     private long metaNextRecordId;
     private boolean metaSeen;
     private long records;
+
+    private record KeyBlock(Partition partition, byte kind, long[] keys) {
+    }
 
     private record SessionRef(SubQueueState queue, String sessionId) {
     }
@@ -78,6 +83,12 @@ public final class ShardReplayer {
             apply(record);
             bodies.afterSync(true); // replayed records are durable: evict beyond the budget as we go
         });
+        for (Map.Entry<Long, KeyBlock> b : keyBlocks.entrySet()) {
+            KeyBlock k = b.getValue();
+            if (!k.partition().restoreKeyBlock(k.kind(), b.getKey(), k.keys())) {
+                orphanRecords.add(b.getKey());
+            }
+        }
         // entries whose topic body never arrived or whose owner vanished are dropped
         for (Map.Entry<Long, TopicBody> b : topicBodies.entrySet()) {
             if (b.getValue().references() == 0) {
@@ -92,10 +103,11 @@ public final class ShardReplayer {
         for (long id : orphanPartitions) {
             journal.append(JournalRecord.delete(id));
         }
-        LOG.info("Recovered journal {}: {} records, {} partitions, {} messages, {} scheduled, {} session states; "
+        LOG.info("Recovered journal {}: {} records, {} partitions, {} messages, {} scheduled, {} session states, "
+                        + "{} pending transfers, {} blocks of remembered keys; "
                         + "{} records of deleted entities dropped; {} message bytes kept in memory (budget {})",
                 journalName, records, partitionsByRecord.size(), entries.size(), scheduled.size(),
-                sessionStates.size(), orphanRecords.size() + orphanPartitions.size(), bodies.residentBytes(),
+                sessionStates.size(), transferPartition.size(), keyBlocks.size(), orphanRecords.size() + orphanPartitions.size(), bodies.residentBytes(),
                 bodies.budgetBytes());
         return new HashSet<>(partitionsByRecord.values());
     }
@@ -122,6 +134,8 @@ public final class ShardReplayer {
             case RecordTypes.ENTRY_STATE -> applyEntryState(r, in);
             case RecordTypes.SCHEDULED -> applyScheduled(r, in);
             case RecordTypes.SESSION_STATE -> applySessionState(r, in);
+            case RecordTypes.TRANSFER -> applyTransfer(r, in);
+            case RecordTypes.KEY_BLOCK -> applyKeyBlock(r, in);
             default -> throw new IllegalStateException("journal " + journalName + ": unknown record type "
                     + r.type() + " (id " + r.id() + ")");
         }
@@ -259,7 +273,47 @@ public final class ShardReplayer {
         sessionStates.put(r.id(), new SessionRef(q, sessionId));
     }
 
+    private void applyTransfer(JournalRecord r, RecordReader in) {
+        Partition p = partition(in.readVarLong(), r.id());
+        if (p == null) {
+            return;
+        }
+        long ownerEntityId = in.readVarLong();
+        boolean fromDeadLetter = in.readBoolean();
+        long seq = in.readLong();
+        long enqueuedTimeMs = in.readLong();
+        Message m = MessageCodec.read(in);
+        p.sequence().advancePast(seq);
+        if (!p.restoreTransfer(ownerEntityId, r.id(), seq, enqueuedTimeMs, fromDeadLetter, m)) {
+            orphanRecords.add(r.id());
+            return;
+        }
+        transferPartition.put(r.id(), p);
+    }
+
+    private void applyKeyBlock(JournalRecord r, RecordReader in) {
+        Partition p = partition(in.readVarLong(), r.id());
+        if (p == null) {
+            return;
+        }
+        byte kind = in.readByte();
+        int n = in.readVarInt();
+        long[] keys = new long[n * 3];
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = in.readLong();
+        }
+        keyBlocks.put(r.id(), new KeyBlock(p, kind, keys));
+    }
+
     private void applyDelete(long id) {
+        Partition tp = transferPartition.remove(id);
+        if (tp != null) {
+            tp.forgetTransferForReplay(id);
+            return;
+        }
+        if (keyBlocks.remove(id) != null) {
+            return;
+        }
         Entry e = entries.remove(id);
         if (e != null) {
             if (e.owner() != null) {

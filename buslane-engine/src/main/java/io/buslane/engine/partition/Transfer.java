@@ -1,0 +1,98 @@
+package io.buslane.engine.partition;
+
+import io.buslane.engine.message.Message;
+
+/**
+ * A message waiting to be auto-forwarded from a queue or subscription (or from its dead-letter queue) to another
+ * entity; counted as {@code TransferMessageCount}. It is journaled before it is forwarded and deleted only once the
+ * destination holds the message durably, so a crash re-forwards it; the destination remembers {@link #key()} so it
+ * never enqueues it twice. It is its own retry timer. Confined to its shard thread.
+ */
+public final class Transfer extends EngineTimer {
+
+    /** Internal annotation: how many times the message was auto-forwarded. Never shown to clients. */
+    public static final String HOP_COUNT = "x-opt-buslane-transfer-hop-count";
+    /** The annotation clients read as {@code DeadLetterSource}. */
+    public static final String DEADLETTER_SOURCE = "x-opt-deadletter-source";
+    /** Hops allowed: a message forwarded more often is dead-lettered. */
+    public static final int MAX_HOPS = 4;
+
+    final long recordId;
+    final long sequenceNumber;
+    final long enqueuedTimeMs;
+    final boolean fromDeadLetter;
+    final Message message;
+    final int sizeBytes;
+    SubQueueState owner;
+    boolean done;
+
+    Transfer(long recordId, long sequenceNumber, long enqueuedTimeMs, boolean fromDeadLetter, Message message,
+             SubQueueState owner) {
+        this.recordId = recordId;
+        this.sequenceNumber = sequenceNumber;
+        this.enqueuedTimeMs = enqueuedTimeMs;
+        this.fromDeadLetter = fromDeadLetter;
+        this.message = message;
+        this.sizeBytes = message.encodedSize();
+        this.owner = owner;
+    }
+
+    public long recordId() {
+        return recordId;
+    }
+
+    public long sequenceNumber() {
+        return sequenceNumber;
+    }
+
+    public long enqueuedTimeMs() {
+        return enqueuedTimeMs;
+    }
+
+    public boolean fromDeadLetter() {
+        return fromDeadLetter;
+    }
+
+    /** The message as it is stored at the source. */
+    public Message message() {
+        return message;
+    }
+
+    /** The owning queue or subscription (its main sub-queue). */
+    public SubQueueState owner() {
+        return owner;
+    }
+
+    /** The entity the message goes to now, or null when forwarding was switched off meanwhile. */
+    public String destination() {
+        return fromDeadLetter ? owner.forwardDeadLetteredMessagesTo : owner.forwardTo;
+    }
+
+    /** Identifies this transfer at the destination: source entity, partition, sub-queue and sequence number. */
+    public String key() {
+        return owner.entityId + "/" + owner.partition().index + (fromDeadLetter ? "/d/" : "/m/") + sequenceNumber;
+    }
+
+    /** The message as the destination receives it: one more hop, and its dead-letter source when it has one. */
+    public Message forwardedMessage() {
+        java.util.Map<String, Object> ann = new java.util.LinkedHashMap<>(message.annotations());
+        ann.put(HOP_COUNT, hops(message) + 1);
+        if (fromDeadLetter) {
+            ann.put(DEADLETTER_SOURCE, owner.settings().entityPath());
+        }
+        return message.toBuilder().annotations(ann).encodedSize(message.encodedSize()).build();
+    }
+
+    /** Times a message was forwarded so far. */
+    public static int hops(Message m) {
+        Object v = m.annotations().get(HOP_COUNT);
+        return v instanceof Number n ? n.intValue() : 0;
+    }
+
+    @Override
+    public void onTimer(long nowMs) {
+        if (!done && owner != null) {
+            owner.partition().forwardNow(this);
+        }
+    }
+}

@@ -1,0 +1,220 @@
+package io.buslane.engine;
+
+import io.buslane.engine.entity.QueueProperties;
+import io.buslane.engine.entity.TopicProperties;
+import io.buslane.engine.message.Message;
+import io.buslane.engine.message.ReceivedMessage;
+import io.buslane.engine.partition.DedupWindow;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Duplicate detection (duplicate-detection.md; service-bus-behaviour.md §2.2, §2.3). */
+class DuplicateDetectionTest {
+
+    private static Message msg(String id, String body) {
+        return Message.builder().messageId(id).body(body.getBytes(StandardCharsets.UTF_8)).build();
+    }
+
+    private static QueueProperties dedupQueue(String name, Duration window) {
+        return QueueProperties.builder(name).requiresDuplicateDetection(true)
+                .duplicateDetectionHistoryTimeWindow(window).build();
+    }
+
+    private static List<String> peekBodies(EngineHarness h, String address) {
+        List<ReceivedMessage> all = h.await(h.engine.peek(EntityAddress.parse(address), 0, 1000, null));
+        return all.stream().map(EngineHarness::text).toList();
+    }
+
+    @Test
+    void aMessageIdSeenWithinTheWindowIsAcceptedAndDropped() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(dedupQueue("q", Duration.ofMinutes(10)));
+            h.send("q", msg("id-1", "first"));
+            h.send("q", msg("id-1", "again")); // completes normally: the sender sees success
+            h.send("q", msg("id-2", "other"));
+            assertThat(peekBodies(h, "q")).containsExactly("first", "other");
+            List<ReceivedMessage> peeked = h.await(h.engine.peek(EntityAddress.parse("q"), 0, 10, null));
+            // the dropped duplicate took no sequence number
+            assertThat(peeked).extracting(ReceivedMessage::sequenceNumber).containsExactly(1L, 2L);
+        }
+    }
+
+    @Test
+    void withoutDuplicateDetectionTheSameIdIsAcceptedTwice() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue("q");
+            h.send("q", msg("id-1", "first"));
+            h.send("q", msg("id-1", "again"));
+            assertThat(peekBodies(h, "q")).containsExactly("first", "again");
+        }
+    }
+
+    @Test
+    void theWindowCountsFromTheFirstAcceptanceAndADuplicateIsDroppedEvenAfterTheOriginalWasConsumed() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(dedupQueue("q", Duration.ofMinutes(1)));
+            h.send("q", msg("id-1", "first"));
+            EngineHarness.Sink sink = h.sink();
+            Receiver r = h.receiver("q", ReceiveMode.RECEIVE_AND_DELETE, sink, 10);
+            assertThat(sink.take()).hasSize(1);
+            h.advance(Duration.ofSeconds(59));
+            h.send("q", msg("id-1", "within"));
+            assertThat(sink.take()).isEmpty();
+            h.advance(Duration.ofSeconds(1));
+            h.send("q", msg("id-1", "after"));
+            assertThat(sink.take()).extracting(EngineHarness::text).containsExactly("after");
+            r.close();
+        }
+    }
+
+    @Test
+    void scheduledAndSessionMessagesAreCheckedAtSendTime() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(QueueProperties.builder("q").requiresDuplicateDetection(true).requiresSession(true).build());
+            long later = h.clock.epochMillis() + 60_000;
+            h.send("q", Message.builder().messageId("a").sessionId("s1").scheduledEnqueueTimeMs(later)
+                    .body(new byte[] {1}).build());
+            h.send("q", Message.builder().messageId("a").sessionId("s2").body(new byte[] {2}).build());
+            h.send("q", Message.builder().messageId("b").sessionId("s2").body(new byte[] {3}).build());
+            RuntimeCounts c = h.await(h.engine.counts("q"));
+            assertThat(c.scheduledMessageCount()).isEqualTo(1);
+            assertThat(c.activeMessageCount()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void duplicatesWithinOneBatchAreDropped() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(dedupQueue("q", Duration.ofMinutes(10)));
+            h.send("q", msg("a", "1"), msg("a", "2"), msg("b", "3"));
+            assertThat(peekBodies(h, "q")).containsExactly("1", "3");
+        }
+    }
+
+    @Test
+    void theWindowSurvivesACrashAndRestart() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(dedupQueue("q", Duration.ofMinutes(5)));
+            h.send("q", msg("id-1", "first"));
+            h.await(h.engine.purge(EntityAddress.parse("q")));
+            h.restart();
+            h.send("q", msg("id-1", "after restart"));
+            assertThat(peekBodies(h, "q")).isEmpty();
+            h.clock.advance(Duration.ofMinutes(5));
+            h.restart();
+            h.send("q", msg("id-1", "window over"));
+            assertThat(peekBodies(h, "q")).containsExactly("window over");
+        }
+    }
+
+    @Test
+    void onAPartitionedEntityTheIdentityIsMessageIdPlusPartitionKey() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(QueueProperties.builder("q").enablePartitioning(true).requiresDuplicateDetection(true).build());
+            h.send("q", Message.builder().messageId("m").partitionKey("k1").body(new byte[] {1}).build());
+            h.send("q", Message.builder().messageId("m").partitionKey("k2").body(new byte[] {2}).build());
+            h.send("q", Message.builder().messageId("m").partitionKey("k1").body(new byte[] {3}).build());
+            h.send("q", Message.builder().messageId("n").body(new byte[] {4}).build());
+            h.send("q", Message.builder().messageId("n").body(new byte[] {5}).build());
+            assertThat(h.await(h.engine.counts("q")).activeMessageCount()).isEqualTo(3);
+        }
+    }
+
+    @Test
+    void topicsDetectDuplicatesBeforeFanOut() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.topic(TopicProperties.builder("t").requiresDuplicateDetection(true).build(), "s1", "s2");
+            h.send("t", msg("x", "one"));
+            h.send("t", msg("x", "two"));
+            assertThat(peekBodies(h, "t/subscriptions/s1")).containsExactly("one");
+            assertThat(peekBodies(h, "t/subscriptions/s2")).containsExactly("one");
+        }
+    }
+
+    @Test
+    void switchingDuplicateDetectionOffForgetsTheWindow() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(dedupQueue("q", Duration.ofMinutes(10)));
+            h.send("q", msg("id", "1"));
+            h.await(h.engine.updateQueue(QueueProperties.builder("q").build()));
+            h.send("q", msg("id", "2"));
+            h.restart();
+            h.send("q", msg("id", "3"));
+            assertThat(peekBodies(h, "q")).containsExactly("1", "2", "3");
+        }
+    }
+
+    @Test
+    void theWindowSurvivesRestartAndCompactionOnFileJournals(@TempDir Path dir) {
+        try (FileEngineHarness h = new FileEngineHarness(dir, 2, 1 << 20, 64 * 1024)) {
+            h.await(h.engine.createQueue(dedupQueue("q", Duration.ofMinutes(10))));
+            byte[] body = new byte[512];
+            for (int i = 0; i < 400; i++) {
+                h.await(h.engine.send("q", List.of(Message.builder().messageId("id-" + i).body(body).build())));
+            }
+            h.await(h.engine.purge(EntityAddress.parse("q")));
+            h.restart();
+            for (int i = 0; i < 400; i++) {
+                h.await(h.engine.send("q", List.of(Message.builder().messageId("id-" + i).body(body).build())));
+            }
+            h.await(h.engine.send("q", List.of(Message.builder().messageId("new").body(body).build())));
+            assertThat(h.await(h.engine.counts("q")).activeMessageCount()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void theWindowStructureRemembersForgetsAndExpiresInOrder() {
+        SplittableRandom random = new SplittableRandom(42);
+        DedupWindow w = new DedupWindow(DedupWindow.DUPLICATES, 1_000);
+        List<long[]> keys = new ArrayList<>();
+        for (int t = 0; t < 5_000; t++) {
+            long[] k = DedupWindow.hash("key-" + random.nextLong());
+            keys.add(k);
+            assertThat(w.add(k[0], k[1], t)).isTrue();
+            assertThat(w.add(k[0], k[1], t)).isFalse();
+            w.expire(t);
+            assertThat(w.size()).isLessThanOrEqualTo(1_000);
+        }
+        w.expire(5_000);
+        for (int i = 0; i < keys.size(); i++) {
+            long[] k = keys.get(i);
+            assertThat(w.contains(k[0], k[1])).as("key %d", i).isEqualTo(i > 5_000 - 1_000);
+        }
+        assertThat(w.heapBytes()).isLessThanOrEqualTo(64L * 1_024 * 2);
+    }
+
+    @Test
+    void aRememberedIdCostsBetween32And64BytesOfHeap() {
+        DedupWindow w = new DedupWindow(DedupWindow.DUPLICATES, Long.MAX_VALUE / 2);
+        int n = 1 << 20;
+        for (int i = 0; i < n; i++) {
+            long[] k = DedupWindow.hash("message-" + i);
+            w.add(k[0], k[1], i);
+        }
+        assertThat(w.size()).isEqualTo(n);
+        assertThat((double) w.heapBytes() / n).isEqualTo(32.0);
+        long[] k = DedupWindow.hash("one more");
+        w.add(k[0], k[1], n); // the ring doubles
+        assertThat((double) w.heapBytes() / w.size()).isLessThanOrEqualTo(64.0);
+    }
+
+    @Test
+    void hashesOfDistinctKeysDoNotCollide() {
+        Set<String> seen = new HashSet<>();
+        for (int i = 0; i < 200_000; i++) {
+            long[] h = DedupWindow.hash(Integer.toString(i));
+            assertThat(seen.add(h[0] + ":" + h[1])).isTrue();
+        }
+    }
+}
