@@ -1740,7 +1740,7 @@ public final class Engine implements AutoCloseable {
                     return null;
                 }));
             }
-            return CompletableFuture.allOf(all.toArray(new CompletableFuture[0]));
+            return stats.countCommitted(CompletableFuture.allOf(all.toArray(new CompletableFuture[0])), batch);
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }

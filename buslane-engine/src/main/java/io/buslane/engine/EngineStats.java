@@ -74,4 +74,25 @@ public final class EngineStats {
         });
         return f;
     }
+
+    /** Counts a committed transaction's sends and settlements once {@code f} succeeds; returns {@code f} itself. */
+    <T> CompletableFuture<T> countCommitted(CompletableFuture<T> f, TransactionalBatch batch) {
+        f.whenComplete((r, e) -> {
+            if (e == null) {
+                for (TransactionalBatch.Send send : batch.sends()) {
+                    sent.add(send.messages().size());
+                }
+                for (TransactionalBatch.Settle settle : batch.settlements()) {
+                    Outcome o = switch (settle.kind()) {
+                        case COMPLETE -> Outcome.COMPLETE;
+                        case ABANDON -> Outcome.ABANDON;
+                        case DEFER -> Outcome.DEFER;
+                        case DEAD_LETTER -> Outcome.DEAD_LETTER;
+                    };
+                    settled[o.ordinal()].increment();
+                }
+            }
+        });
+        return f;
+    }
 }

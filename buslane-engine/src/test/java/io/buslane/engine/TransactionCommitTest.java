@@ -50,6 +50,10 @@ class TransactionCommitTest {
             RuntimeCounts in = h.await(h.engine.counts("in"));
             assertThat(in.activeMessageCount()).isZero();
             assertThat(in.deadLetterMessageCount()).isEqualTo(1);
+            // metrics count committed work like the same work done outside a transaction
+            assertThat(h.engine.stats().sent()).isEqualTo(4);
+            assertThat(h.engine.stats().settled(EngineStats.Outcome.COMPLETE)).isEqualTo(1);
+            assertThat(h.engine.stats().settled(EngineStats.Outcome.DEAD_LETTER)).isEqualTo(1);
         }
     }
 
