@@ -8,7 +8,6 @@ import com.azure.messaging.servicebus.ServiceBusSenderClient;
 import com.azure.messaging.servicebus.models.SubQueue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -34,20 +33,13 @@ import static org.awaitility.Awaitility.await;
  * {@code /$admin/reset} (with a SAS token as the management API takes) empty an entity and restore the starter
  * topology; {@code /health} reports the entity counts.
  */
-class OperationsConformanceTest {
+class OperationsConformanceTest extends ConformanceBase {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final HttpClient HTTP = HttpClient.newHttpClient();
-    private static BrokerProcess broker;
-
     @BeforeAll
     static void start() throws Exception {
-        broker = BrokerProcess.start(null);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        broker.close();
+        startBroker(null);
     }
 
     @Test

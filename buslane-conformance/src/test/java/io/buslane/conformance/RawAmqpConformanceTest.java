@@ -13,7 +13,6 @@ import org.apache.qpid.proton.amqp.transport.Detach;
 import org.apache.qpid.proton.amqp.transport.Open;
 import org.apache.qpid.proton.amqp.transport.Role;
 import org.apache.qpid.protonj2.client.AdvancedMessage;
-import org.apache.qpid.protonj2.client.Client;
 import org.apache.qpid.protonj2.client.Connection;
 import org.apache.qpid.protonj2.client.ConnectionOptions;
 import org.apache.qpid.protonj2.client.Delivery;
@@ -25,7 +24,6 @@ import org.apache.qpid.protonj2.client.ReceiverOptions;
 import org.apache.qpid.protonj2.client.Sender;
 import org.apache.qpid.protonj2.client.exceptions.ClientConnectionSecuritySaslException;
 import org.apache.qpid.protonj2.client.exceptions.ClientLinkRemotelyClosedException;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -62,10 +60,8 @@ import static org.assertj.core.api.Assertions.fail;
  * starts its own {@code --insecure} broker.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class RawAmqpConformanceTest {
+class RawAmqpConformanceTest extends RawAmqpBase {
 
-    private static final String KEY_NAME = "RootManageSharedAccessKey";
-    private static final String KEY = "SAS_KEY_VALUE";
     private static final int BATCH_FORMAT = 0x80013700;
 
     private static final String CONFIG = """
@@ -94,23 +90,9 @@ class RawAmqpConformanceTest {
             }
             """;
 
-    static BrokerProcess broker;
-    static Client client;
-
     @BeforeAll
     static void start() throws Exception {
-        broker = BrokerProcess.start(CONFIG);
-        client = Client.create();
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (client != null) {
-            client.close();
-        }
-        if (broker != null) {
-            broker.close();
-        }
+        startBroker(CONFIG);
     }
 
     // ------------------------------------------------------------------------------------------------ SASL
@@ -478,29 +460,6 @@ class RawAmqpConformanceTest {
     }
 
     // ------------------------------------------------------------------------------------------------ helpers
-
-    private static ConnectionOptions plainOptions(String user, String password) {
-        ConnectionOptions options = new ConnectionOptions();
-        options.user(user).password(password);
-        options.saslOptions().addAllowedMechanism("PLAIN");
-        return options;
-    }
-
-    private static Connection connectPlain(String user, String password) throws Exception {
-        Connection c = client.connect("127.0.0.1", broker.amqpPort(), plainOptions(user, password));
-        if (KEY.equals(password) && KEY_NAME.equals(user)) {
-            c.openFuture().get(10, TimeUnit.SECONDS);
-        }
-        return c;
-    }
-
-    private static Connection connectAnonymous() throws Exception {
-        ConnectionOptions options = new ConnectionOptions();
-        options.saslOptions().addAllowedMechanism("ANONYMOUS");
-        Connection c = client.connect("127.0.0.1", broker.amqpPort(), options);
-        c.openFuture().get(10, TimeUnit.SECONDS);
-        return c;
-    }
 
     /** The error a link was refused with (attach answered, then detached with the error). */
     private static ErrorCondition linkError(Link<?> link) {

@@ -1,13 +1,11 @@
 package io.buslane.conformance;
 
 import com.azure.core.util.BinaryData;
-import com.azure.messaging.servicebus.ServiceBusClientBuilder;
 import com.azure.messaging.servicebus.ServiceBusMessage;
 import com.azure.messaging.servicebus.ServiceBusReceivedMessage;
 import com.azure.messaging.servicebus.ServiceBusReceiverClient;
 import com.azure.messaging.servicebus.ServiceBusSenderClient;
 import com.azure.messaging.servicebus.models.ServiceBusReceiveMode;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -37,7 +35,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * properties.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class RestConformanceTest {
+class RestConformanceTest extends ConformanceBase {
 
     private static final String CONFIG = """
             {
@@ -64,18 +62,12 @@ class RestConformanceTest {
             }
             """;
 
-    static BrokerProcess broker;
     static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(5)).build();
 
     @BeforeAll
     static void start() throws Exception {
-        broker = BrokerProcess.start(CONFIG);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        broker.close();
+        startBroker(CONFIG);
     }
 
     /** A SAS token for the emulator's well-known key, as the README's openssl one-liner makes it. */
@@ -101,10 +93,6 @@ class RestConformanceTest {
         return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
     }
 
-    private static ServiceBusClientBuilder sdk() {
-        return new ServiceBusClientBuilder().connectionString(broker.connectionString());
-    }
-
     @Test
     void aRestSendIsReceivedByTheSdkWithItsProperties() throws Exception {
         HttpResponse<byte[]> sent = http("POST", "/rest-to-sdk/messages", Map.of(
@@ -119,7 +107,7 @@ class RestConformanceTest {
                 "{\"hello\":\"sdk\"}".getBytes(StandardCharsets.UTF_8));
         assertThat(sent.statusCode()).isEqualTo(201);
 
-        try (ServiceBusReceiverClient receiver = sdk().receiver().queueName("rest-to-sdk").buildClient()) {
+        try (ServiceBusReceiverClient receiver = clientBuilder().receiver().queueName("rest-to-sdk").buildClient()) {
             Iterator<ServiceBusReceivedMessage> it = receiver.receiveMessages(1, Duration.ofSeconds(10)).iterator();
             assertThat(it.hasNext()).isTrue();
             ServiceBusReceivedMessage m = it.next();
@@ -155,7 +143,7 @@ class RestConformanceTest {
         out.getApplicationProperties().put("Count", 7);
         out.getApplicationProperties().put("Big", 12345678901L);
         out.getApplicationProperties().put("Flag", false);
-        try (ServiceBusSenderClient sender = sdk().sender().queueName("sdk-to-rest").buildClient()) {
+        try (ServiceBusSenderClient sender = clientBuilder().sender().queueName("sdk-to-rest").buildClient()) {
             sender.sendMessage(out);
         }
         HttpResponse<byte[]> got = http("POST", "/sdk-to-rest/messages/head?timeout=10", Map.of(), null);
@@ -177,7 +165,7 @@ class RestConformanceTest {
         String lockPath = URI.create(location).getRawPath();
         assertThat(http("POST", lockPath, Map.of(), null).statusCode()).isEqualTo(200);
         assertThat(http("PUT", lockPath, Map.of(), null).statusCode()).isEqualTo(200);
-        try (ServiceBusReceiverClient receiver = sdk().receiver().queueName("sdk-to-rest").buildClient()) {
+        try (ServiceBusReceiverClient receiver = clientBuilder().receiver().queueName("sdk-to-rest").buildClient()) {
             ServiceBusReceivedMessage m = receiver.receiveMessages(1, Duration.ofSeconds(10)).iterator().next();
             assertThat(m.getMessageId()).isEqualTo("sdk-1");
             assertThat(m.getDeliveryCount()).as("unlocked once over REST").isEqualTo(1);
@@ -196,8 +184,8 @@ class RestConformanceTest {
         assertThat(http("POST", "/rest-topic/messages",
                 Map.of("Content-Type", "application/vnd.microsoft.servicebus.json"),
                 batch.getBytes(StandardCharsets.UTF_8)).statusCode()).isEqualTo(201);
-        try (ServiceBusReceiverClient receiver = sdk().receiver().topicName("rest-topic").subscriptionName("sub")
-                .receiveMode(ServiceBusReceiveMode.RECEIVE_AND_DELETE).buildClient()) {
+        try (ServiceBusReceiverClient receiver = clientBuilder().receiver().topicName("rest-topic")
+                .subscriptionName("sub").receiveMode(ServiceBusReceiveMode.RECEIVE_AND_DELETE).buildClient()) {
             Iterator<ServiceBusReceivedMessage> it = receiver.receiveMessages(2, Duration.ofSeconds(10)).iterator();
             ServiceBusReceivedMessage first = it.next();
             ServiceBusReceivedMessage second = it.hasNext() ? it.next()
