@@ -8,8 +8,13 @@ import com.azure.messaging.servicebus.ServiceBusSenderClient;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Collections;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -27,6 +32,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * in one JVM (no parallel execution), each starting its own broker and closing it when done.
  */
 abstract class ConformanceBase {
+
+    /** The emulator's well-known key. */
+    static final String KEY_NAME = "RootManageSharedAccessKey";
+    static final String KEY = "SAS_KEY_VALUE";
 
     /** How long {@link #receive(ServiceBusReceiverClient, int)} waits by default. */
     static final Duration SHORT = Duration.ofSeconds(5);
@@ -69,6 +78,25 @@ abstract class ConformanceBase {
     <T extends AutoCloseable> T track(T client) {
         clients.add(client);
         return client;
+    }
+
+    // ------------------------------------------------------------------------------------------------ SAS tokens
+
+    /** A SAS token for {@code resource} with the emulator's well-known key, valid for an hour. */
+    static String sasToken(String resource) throws Exception {
+        return sasToken(resource, KEY_NAME, KEY, 3600);
+    }
+
+    /** A SAS token as the SDKs build it: HMAC-SHA256 over the URL-encoded resource, newline, expiry. */
+    static String sasToken(String audience, String keyName, String key, long validitySeconds) throws Exception {
+        String sr = URLEncoder.encode(audience, StandardCharsets.UTF_8);
+        long se = System.currentTimeMillis() / 1000 + validitySeconds;
+        Mac mac = Mac.getInstance("HmacSHA256");
+        mac.init(new SecretKeySpec(key.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+        String sig = Base64.getEncoder().encodeToString(
+                mac.doFinal((sr + "\n" + se).getBytes(StandardCharsets.UTF_8)));
+        return "SharedAccessSignature sr=" + sr + "&sig=" + URLEncoder.encode(sig, StandardCharsets.UTF_8)
+                + "&se=" + se + "&skn=" + keyName;
     }
 
     // ------------------------------------------------------------------------------------------------ builders

@@ -14,10 +14,6 @@ import java.util.concurrent.TimeUnit;
  */
 abstract class RawAmqpBase extends ConformanceBase {
 
-    /** The emulator's well-known key. */
-    static final String KEY_NAME = "RootManageSharedAccessKey";
-    static final String KEY = "SAS_KEY_VALUE";
-
     static Client client;
 
     @BeforeAll

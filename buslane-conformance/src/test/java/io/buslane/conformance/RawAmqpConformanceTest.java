@@ -28,16 +28,12 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 import java.io.IOException;
 import java.lang.reflect.Method;
 import java.net.HttpURLConnection;
 import java.net.URI;
-import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.Date;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -505,18 +501,6 @@ class RawAmqpConformanceTest extends RawAmqpBase {
         m.property("type", "servicebus.windows.net:sastoken");
         m.property("name", audience);
         return m;
-    }
-
-    /** A SAS token as the SDKs build it: HMAC-SHA256 over the URL-encoded resource, newline, expiry. */
-    static String sasToken(String audience, String keyName, String key, long validitySeconds) throws Exception {
-        String sr = URLEncoder.encode(audience, StandardCharsets.UTF_8);
-        long se = System.currentTimeMillis() / 1000 + validitySeconds;
-        Mac mac = Mac.getInstance("HmacSHA256");
-        mac.init(new SecretKeySpec(key.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
-        String sig = Base64.getEncoder().encodeToString(
-                mac.doFinal((sr + "\n" + se).getBytes(StandardCharsets.UTF_8)));
-        return "SharedAccessSignature sr=" + sr + "&sig=" + URLEncoder.encode(sig, StandardCharsets.UTF_8)
-                + "&se=" + se + "&skn=" + keyName;
     }
 
     private static org.apache.qpid.proton.message.Message decode(byte[] bytes) {

@@ -10,10 +10,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 import java.net.URI;
-import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -21,7 +18,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.util.Base64;
 import java.util.Date;
 import java.util.Iterator;
 import java.util.Map;
@@ -72,14 +68,7 @@ class RestConformanceTest extends ConformanceBase {
 
     /** A SAS token for the emulator's well-known key, as the README's openssl one-liner makes it. */
     static String token() throws Exception {
-        String sr = URLEncoder.encode("http://localhost:" + broker.httpPort() + "/", StandardCharsets.UTF_8);
-        long se = Instant.now().getEpochSecond() + 3600;
-        Mac mac = Mac.getInstance("HmacSHA256");
-        mac.init(new SecretKeySpec("SAS_KEY_VALUE".getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
-        String sig = Base64.getEncoder().encodeToString(mac.doFinal((sr + "\n" + se)
-                .getBytes(StandardCharsets.UTF_8)));
-        return "SharedAccessSignature sr=" + sr + "&sig=" + URLEncoder.encode(sig, StandardCharsets.UTF_8) + "&se="
-                + se + "&skn=RootManageSharedAccessKey";
+        return sasToken("http://localhost:" + broker.httpPort() + "/");
     }
 
     static HttpResponse<byte[]> http(String method, String path, Map<String, String> headers, byte[] body)
