@@ -7,36 +7,9 @@
 // Every check runs even if an earlier one failed; the exit code is 0 only if all passed.
 
 import assert from "node:assert/strict";
-import { ServiceBusClient } from "@azure/service-bus";
+import { connect, receive } from "./setup.mjs";
 
-const connectionString = process.env.BUSLANE_CONNECTION_STRING;
-if (!connectionString) {
-  console.error("BUSLANE_CONNECTION_STRING is not set");
-  process.exit(2);
-}
-
-// a hard stop, so that a hanging SDK call cannot hang the build
-const watchdog = setTimeout(() => {
-  console.error("FAIL: the conformance script did not finish within 100 s");
-  process.exit(3);
-}, 100_000);
-
-const client = new ServiceBusClient(connectionString, {
-  retryOptions: { timeoutInMs: 10_000, maxRetries: 1, retryDelayInMs: 500 },
-});
-
-/** Receives until `count` messages arrived or `withinMs` elapsed. */
-async function receive(receiver, count, withinMs = 10_000) {
-  const got = [];
-  const deadline = Date.now() + withinMs;
-  while (got.length < count) {
-    const left = deadline - Date.now();
-    if (left <= 0) break;
-    const batch = await receiver.receiveMessages(count - got.length, { maxWaitTimeInMs: Math.max(left, 100) });
-    got.push(...batch);
-  }
-  return got;
-}
+const { client, watchdog } = connect("conformance", 1);
 
 async function checkSendReceive() {
   const sender = client.createSender("js-queue");

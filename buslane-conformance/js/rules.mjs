@@ -6,34 +6,9 @@
 // Entities (declared in the broker's Config.json by RulesJsSdkConformanceTest): topic js-rules, subscription s.
 
 import assert from "node:assert/strict";
-import { ServiceBusClient } from "@azure/service-bus";
+import { connect, receive } from "./setup.mjs";
 
-const connectionString = process.env.BUSLANE_CONNECTION_STRING;
-if (!connectionString) {
-  console.error("BUSLANE_CONNECTION_STRING is not set");
-  process.exit(2);
-}
-
-const watchdog = setTimeout(() => {
-  console.error("FAIL: the rules script did not finish within 100 s");
-  process.exit(3);
-}, 100_000);
-
-const client = new ServiceBusClient(connectionString, {
-  retryOptions: { timeoutInMs: 10_000, maxRetries: 0, retryDelayInMs: 500 },
-});
-
-async function receive(receiver, count, withinMs = 10_000) {
-  const got = [];
-  const deadline = Date.now() + withinMs;
-  while (got.length < count) {
-    const left = deadline - Date.now();
-    if (left <= 0) break;
-    const batch = await receiver.receiveMessages(count - got.length, { maxWaitTimeInMs: Math.max(left, 100) });
-    got.push(...batch);
-  }
-  return got;
-}
+const { client, watchdog } = connect("rules", 0);
 
 async function listRules(rules) {
   const out = [];

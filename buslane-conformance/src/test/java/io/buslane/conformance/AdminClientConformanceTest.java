@@ -33,7 +33,6 @@ import com.azure.messaging.servicebus.administration.models.SubscriptionRuntimeP
 import com.azure.messaging.servicebus.administration.models.TopicProperties;
 import com.azure.messaging.servicebus.administration.models.TopicRuntimeProperties;
 import com.azure.messaging.servicebus.administration.models.TrueRuleFilter;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -60,25 +59,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * ClientAuthenticationException).
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class AdminClientConformanceTest {
+class AdminClientConformanceTest extends ConformanceBase {
 
     /** SQL with XML metacharacters, quotes, a newline, a tab and non-ASCII text: must come back byte-identical. */
     private static final String SQL = "user.region = 'eu & <north>' AND\n\tsys.Label <> \"x\" OR user.städte > 2";
 
-    static BrokerProcess broker;
     static ServiceBusAdministrationClient admin;
     static ServiceBusClientBuilder data;
 
     @BeforeAll
     static void start() throws Exception {
-        broker = BrokerProcess.start(null);
+        startBroker(null);
         admin = adminClient(broker.connectionString(), broker.httpPort());
-        data = new ServiceBusClientBuilder().connectionString(broker.connectionString());
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        broker.close();
+        data = clientBuilder();
     }
 
     /** The README's snippet: an admin client whose requests go to Buslane's HTTP port. */

@@ -43,7 +43,8 @@ class JsSdkConformanceTest {
             }
             """;
 
-    private static final Path JS_DIR = Path.of(System.getProperty("buslane.conformance.js", "js")).toAbsolutePath();
+    /** The folder of the JavaScript conformance scripts. */
+    static final Path JS_DIR = Path.of(System.getProperty("buslane.conformance.js", "js")).toAbsolutePath();
 
     @Test
     void officialJavaScriptSdkWorks() throws Exception {
@@ -94,7 +95,8 @@ class JsSdkConformanceTest {
         }
     }
 
-    private static boolean onPath(String executable) {
+    /** Whether {@code executable} is in a folder of the PATH. */
+    static boolean onPath(String executable) {
         String path = System.getenv("PATH");
         if (path == null) {
             return false;

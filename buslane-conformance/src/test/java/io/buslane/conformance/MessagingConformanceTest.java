@@ -1,6 +1,5 @@
 package io.buslane.conformance;
 
-import com.azure.core.amqp.AmqpRetryOptions;
 import com.azure.messaging.servicebus.ServiceBusClientBuilder;
 import com.azure.messaging.servicebus.ServiceBusException;
 import com.azure.messaging.servicebus.ServiceBusFailureReason;
@@ -15,8 +14,6 @@ import com.azure.messaging.servicebus.models.DeferOptions;
 import com.azure.messaging.servicebus.models.ServiceBusMessageState;
 import com.azure.messaging.servicebus.models.ServiceBusReceiveMode;
 import com.azure.messaging.servicebus.models.SubQueue;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -29,7 +26,6 @@ import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -39,7 +35,6 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
-import java.util.stream.StreamSupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -55,7 +50,7 @@ import static org.assertj.core.api.Assertions.within;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-class MessagingConformanceTest {
+class MessagingConformanceTest extends ConformanceBase {
 
     private static final String CONFIG = """
             {
@@ -104,34 +99,9 @@ class MessagingConformanceTest {
             }
             """;
 
-    private static final Duration SHORT = Duration.ofSeconds(5);
-
-    static BrokerProcess broker;
-
-    private final List<AutoCloseable> clients = new ArrayList<>();
-
     @BeforeAll
     static void start() throws Exception {
-        broker = BrokerProcess.start(CONFIG);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (broker != null) {
-            broker.close();
-        }
-    }
-
-    @AfterEach
-    void closeClients() {
-        for (AutoCloseable c : clients) {
-            try {
-                c.close();
-            } catch (Exception e) {
-                // best effort
-            }
-        }
-        clients.clear();
+        startBroker(CONFIG);
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -699,55 +669,8 @@ class MessagingConformanceTest {
     // ---------------------------------------------------------------------------------------------------------
     // helpers
 
-    private ServiceBusClientBuilder builder() {
-        return new ServiceBusClientBuilder().connectionString(broker.connectionString())
-                .retryOptions(new AmqpRetryOptions().setTryTimeout(Duration.ofSeconds(10)).setMaxRetries(1)
-                        .setDelay(Duration.ofMillis(200)).setMaxDelay(Duration.ofSeconds(1)));
-    }
-
-    private <T extends AutoCloseable> T track(T client) {
-        clients.add(client);
-        return client;
-    }
-
-    private ServiceBusSenderClient sender(String entity) {
-        return track(builder().sender().queueName(entity).buildClient());
-    }
-
-    private ServiceBusReceiverClient receiver(String queue) {
-        return track(builder().receiver().queueName(queue).maxAutoLockRenewDuration(Duration.ZERO).buildClient());
-    }
-
     private ServiceBusReceiverClient dlqReceiver(String queue) {
         return track(builder().receiver().queueName(queue).subQueue(SubQueue.DEAD_LETTER_QUEUE)
                 .maxAutoLockRenewDuration(Duration.ZERO).buildClient());
-    }
-
-    private static List<ServiceBusReceivedMessage> receive(ServiceBusReceiverClient r, int n) {
-        return receive(r, n, SHORT);
-    }
-
-    /** Receives until n messages arrived or the timeout passed. */
-    private static List<ServiceBusReceivedMessage> receive(ServiceBusReceiverClient r, int n, Duration timeout) {
-        List<ServiceBusReceivedMessage> all = new ArrayList<>();
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (all.size() < n) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                break;
-            }
-            r.receiveMessages(n - all.size(), Duration.ofNanos(left)).forEach(all::add);
-        }
-        return all;
-    }
-
-    private static ServiceBusReceivedMessage receiveOne(ServiceBusReceiverClient r) {
-        List<ServiceBusReceivedMessage> got = receive(r, 1);
-        assertThat(got).as("one message within %s", SHORT).hasSize(1);
-        return got.get(0);
-    }
-
-    private static List<ServiceBusReceivedMessage> peek(ServiceBusReceiverClient r, int n, long from) {
-        return StreamSupport.stream(r.peekMessages(n, from).spliterator(), false).collect(Collectors.toList());
     }
 }

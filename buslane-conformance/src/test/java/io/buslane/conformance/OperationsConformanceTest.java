@@ -8,21 +8,15 @@ import com.azure.messaging.servicebus.ServiceBusSenderClient;
 import com.azure.messaging.servicebus.models.SubQueue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 import java.net.URI;
-import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -34,20 +28,13 @@ import static org.awaitility.Awaitility.await;
  * {@code /$admin/reset} (with a SAS token as the management API takes) empty an entity and restore the starter
  * topology; {@code /health} reports the entity counts.
  */
-class OperationsConformanceTest {
+class OperationsConformanceTest extends ConformanceBase {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final HttpClient HTTP = HttpClient.newHttpClient();
-    private static BrokerProcess broker;
-
     @BeforeAll
     static void start() throws Exception {
-        broker = BrokerProcess.start(null);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        broker.close();
+        startBroker(null);
     }
 
     @Test
@@ -87,7 +74,7 @@ class OperationsConformanceTest {
         });
 
         // purge: the three remaining messages and the dead-lettered one
-        String token = token("http://localhost/");
+        String token = sasToken("http://localhost/");
         HttpResponse<String> purge = post("/$admin/purge/queue.1", token);
         assertThat(purge.statusCode()).isEqualTo(200);
         JsonNode purged = JSON.readTree(purge.body());
@@ -154,18 +141,6 @@ class OperationsConformanceTest {
             }
         }
         throw new AssertionError("no sample " + series + " in:\n" + exposition);
-    }
-
-    /** A SAS token for the emulator's well-known key, valid for an hour. */
-    private static String token(String resource) throws Exception {
-        String sr = URLEncoder.encode(resource, StandardCharsets.UTF_8);
-        long se = System.currentTimeMillis() / 1000 + 3600;
-        Mac mac = Mac.getInstance("HmacSHA256");
-        mac.init(new SecretKeySpec("SAS_KEY_VALUE".getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
-        String sig = Base64.getEncoder().encodeToString(mac.doFinal((sr + "\n" + se)
-                .getBytes(StandardCharsets.UTF_8)));
-        return "SharedAccessSignature sr=" + sr + "&sig=" + URLEncoder.encode(sig, StandardCharsets.UTF_8) + "&se="
-                + se + "&skn=RootManageSharedAccessKey";
     }
 
     private static HttpResponse<String> get(String path) throws Exception {

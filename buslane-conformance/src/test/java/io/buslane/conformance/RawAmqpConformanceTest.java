@@ -13,7 +13,6 @@ import org.apache.qpid.proton.amqp.transport.Detach;
 import org.apache.qpid.proton.amqp.transport.Open;
 import org.apache.qpid.proton.amqp.transport.Role;
 import org.apache.qpid.protonj2.client.AdvancedMessage;
-import org.apache.qpid.protonj2.client.Client;
 import org.apache.qpid.protonj2.client.Connection;
 import org.apache.qpid.protonj2.client.ConnectionOptions;
 import org.apache.qpid.protonj2.client.Delivery;
@@ -25,21 +24,16 @@ import org.apache.qpid.protonj2.client.ReceiverOptions;
 import org.apache.qpid.protonj2.client.Sender;
 import org.apache.qpid.protonj2.client.exceptions.ClientConnectionSecuritySaslException;
 import org.apache.qpid.protonj2.client.exceptions.ClientLinkRemotelyClosedException;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 import java.io.IOException;
 import java.lang.reflect.Method;
 import java.net.HttpURLConnection;
 import java.net.URI;
-import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.Date;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -62,10 +56,8 @@ import static org.assertj.core.api.Assertions.fail;
  * starts its own {@code --insecure} broker.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class RawAmqpConformanceTest {
+class RawAmqpConformanceTest extends RawAmqpBase {
 
-    private static final String KEY_NAME = "RootManageSharedAccessKey";
-    private static final String KEY = "SAS_KEY_VALUE";
     private static final int BATCH_FORMAT = 0x80013700;
 
     private static final String CONFIG = """
@@ -94,23 +86,9 @@ class RawAmqpConformanceTest {
             }
             """;
 
-    static BrokerProcess broker;
-    static Client client;
-
     @BeforeAll
     static void start() throws Exception {
-        broker = BrokerProcess.start(CONFIG);
-        client = Client.create();
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (client != null) {
-            client.close();
-        }
-        if (broker != null) {
-            broker.close();
-        }
+        startBroker(CONFIG);
     }
 
     // ------------------------------------------------------------------------------------------------ SASL
@@ -479,29 +457,6 @@ class RawAmqpConformanceTest {
 
     // ------------------------------------------------------------------------------------------------ helpers
 
-    private static ConnectionOptions plainOptions(String user, String password) {
-        ConnectionOptions options = new ConnectionOptions();
-        options.user(user).password(password);
-        options.saslOptions().addAllowedMechanism("PLAIN");
-        return options;
-    }
-
-    private static Connection connectPlain(String user, String password) throws Exception {
-        Connection c = client.connect("127.0.0.1", broker.amqpPort(), plainOptions(user, password));
-        if (KEY.equals(password) && KEY_NAME.equals(user)) {
-            c.openFuture().get(10, TimeUnit.SECONDS);
-        }
-        return c;
-    }
-
-    private static Connection connectAnonymous() throws Exception {
-        ConnectionOptions options = new ConnectionOptions();
-        options.saslOptions().addAllowedMechanism("ANONYMOUS");
-        Connection c = client.connect("127.0.0.1", broker.amqpPort(), options);
-        c.openFuture().get(10, TimeUnit.SECONDS);
-        return c;
-    }
-
     /** The error a link was refused with (attach answered, then detached with the error). */
     private static ErrorCondition linkError(Link<?> link) {
         try {
@@ -546,18 +501,6 @@ class RawAmqpConformanceTest {
         m.property("type", "servicebus.windows.net:sastoken");
         m.property("name", audience);
         return m;
-    }
-
-    /** A SAS token as the SDKs build it: HMAC-SHA256 over the URL-encoded resource, newline, expiry. */
-    static String sasToken(String audience, String keyName, String key, long validitySeconds) throws Exception {
-        String sr = URLEncoder.encode(audience, StandardCharsets.UTF_8);
-        long se = System.currentTimeMillis() / 1000 + validitySeconds;
-        Mac mac = Mac.getInstance("HmacSHA256");
-        mac.init(new SecretKeySpec(key.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
-        String sig = Base64.getEncoder().encodeToString(
-                mac.doFinal((sr + "\n" + se).getBytes(StandardCharsets.UTF_8)));
-        return "SharedAccessSignature sr=" + sr + "&sig=" + URLEncoder.encode(sig, StandardCharsets.UTF_8)
-                + "&se=" + se + "&skn=" + keyName;
     }
 
     private static org.apache.qpid.proton.message.Message decode(byte[] bytes) {

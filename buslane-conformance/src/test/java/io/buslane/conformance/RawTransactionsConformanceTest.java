@@ -1,8 +1,6 @@
 package io.buslane.conformance;
 
-import org.apache.qpid.protonj2.client.Client;
 import org.apache.qpid.protonj2.client.Connection;
-import org.apache.qpid.protonj2.client.ConnectionOptions;
 import org.apache.qpid.protonj2.client.Delivery;
 import org.apache.qpid.protonj2.client.DeliveryState;
 import org.apache.qpid.protonj2.client.Message;
@@ -12,7 +10,6 @@ import org.apache.qpid.protonj2.client.Sender;
 import org.apache.qpid.protonj2.client.SenderOptions;
 import org.apache.qpid.protonj2.client.Session;
 import org.apache.qpid.protonj2.client.Tracker;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -28,10 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the receive-settle-forward pattern through a via entity, and rollback when the connection goes away.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class RawTransactionsConformanceTest {
+class RawTransactionsConformanceTest extends RawAmqpBase {
 
-    private static final String KEY_NAME = "RootManageSharedAccessKey";
-    private static final String KEY = "SAS_KEY_VALUE";
     private static final String TRANSFER_DESTINATION = "com.microsoft:transfer-destination-address";
 
     private static final String CONFIG = """
@@ -55,23 +50,9 @@ class RawTransactionsConformanceTest {
             }
             """;
 
-    static BrokerProcess broker;
-    static Client client;
-
     @BeforeAll
     static void start() throws Exception {
-        broker = BrokerProcess.start(CONFIG);
-        client = Client.create();
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (client != null) {
-            client.close();
-        }
-        if (broker != null) {
-            broker.close();
-        }
+        startBroker(CONFIG);
     }
 
     @Test
@@ -144,14 +125,5 @@ class RawTransactionsConformanceTest {
             d.accept();
             assertThat(r.receive(1, TimeUnit.SECONDS)).isNull();
         }
-    }
-
-    private static Connection connect() throws Exception {
-        ConnectionOptions options = new ConnectionOptions();
-        options.user(KEY_NAME).password(KEY);
-        options.saslOptions().addAllowedMechanism("PLAIN");
-        Connection c = client.connect("127.0.0.1", broker.amqpPort(), options);
-        c.openFuture().get(10, TimeUnit.SECONDS);
-        return c;
     }
 }

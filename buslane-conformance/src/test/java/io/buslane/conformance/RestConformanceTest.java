@@ -1,21 +1,16 @@
 package io.buslane.conformance;
 
 import com.azure.core.util.BinaryData;
-import com.azure.messaging.servicebus.ServiceBusClientBuilder;
 import com.azure.messaging.servicebus.ServiceBusMessage;
 import com.azure.messaging.servicebus.ServiceBusReceivedMessage;
 import com.azure.messaging.servicebus.ServiceBusReceiverClient;
 import com.azure.messaging.servicebus.ServiceBusSenderClient;
 import com.azure.messaging.servicebus.models.ServiceBusReceiveMode;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 import java.net.URI;
-import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -23,7 +18,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.util.Base64;
 import java.util.Date;
 import java.util.Iterator;
 import java.util.Map;
@@ -37,7 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * properties.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class RestConformanceTest {
+class RestConformanceTest extends ConformanceBase {
 
     private static final String CONFIG = """
             {
@@ -64,30 +58,17 @@ class RestConformanceTest {
             }
             """;
 
-    static BrokerProcess broker;
     static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(5)).build();
 
     @BeforeAll
     static void start() throws Exception {
-        broker = BrokerProcess.start(CONFIG);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        broker.close();
+        startBroker(CONFIG);
     }
 
     /** A SAS token for the emulator's well-known key, as the README's openssl one-liner makes it. */
     static String token() throws Exception {
-        String sr = URLEncoder.encode("http://localhost:" + broker.httpPort() + "/", StandardCharsets.UTF_8);
-        long se = Instant.now().getEpochSecond() + 3600;
-        Mac mac = Mac.getInstance("HmacSHA256");
-        mac.init(new SecretKeySpec("SAS_KEY_VALUE".getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
-        String sig = Base64.getEncoder().encodeToString(mac.doFinal((sr + "\n" + se)
-                .getBytes(StandardCharsets.UTF_8)));
-        return "SharedAccessSignature sr=" + sr + "&sig=" + URLEncoder.encode(sig, StandardCharsets.UTF_8) + "&se="
-                + se + "&skn=RootManageSharedAccessKey";
+        return sasToken("http://localhost:" + broker.httpPort() + "/");
     }
 
     static HttpResponse<byte[]> http(String method, String path, Map<String, String> headers, byte[] body)
@@ -99,10 +80,6 @@ class RestConformanceTest {
                 .header("Authorization", token());
         headers.forEach(b::header);
         return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
-    }
-
-    private static ServiceBusClientBuilder sdk() {
-        return new ServiceBusClientBuilder().connectionString(broker.connectionString());
     }
 
     @Test
@@ -119,7 +96,7 @@ class RestConformanceTest {
                 "{\"hello\":\"sdk\"}".getBytes(StandardCharsets.UTF_8));
         assertThat(sent.statusCode()).isEqualTo(201);
 
-        try (ServiceBusReceiverClient receiver = sdk().receiver().queueName("rest-to-sdk").buildClient()) {
+        try (ServiceBusReceiverClient receiver = clientBuilder().receiver().queueName("rest-to-sdk").buildClient()) {
             Iterator<ServiceBusReceivedMessage> it = receiver.receiveMessages(1, Duration.ofSeconds(10)).iterator();
             assertThat(it.hasNext()).isTrue();
             ServiceBusReceivedMessage m = it.next();
@@ -155,7 +132,7 @@ class RestConformanceTest {
         out.getApplicationProperties().put("Count", 7);
         out.getApplicationProperties().put("Big", 12345678901L);
         out.getApplicationProperties().put("Flag", false);
-        try (ServiceBusSenderClient sender = sdk().sender().queueName("sdk-to-rest").buildClient()) {
+        try (ServiceBusSenderClient sender = clientBuilder().sender().queueName("sdk-to-rest").buildClient()) {
             sender.sendMessage(out);
         }
         HttpResponse<byte[]> got = http("POST", "/sdk-to-rest/messages/head?timeout=10", Map.of(), null);
@@ -177,7 +154,7 @@ class RestConformanceTest {
         String lockPath = URI.create(location).getRawPath();
         assertThat(http("POST", lockPath, Map.of(), null).statusCode()).isEqualTo(200);
         assertThat(http("PUT", lockPath, Map.of(), null).statusCode()).isEqualTo(200);
-        try (ServiceBusReceiverClient receiver = sdk().receiver().queueName("sdk-to-rest").buildClient()) {
+        try (ServiceBusReceiverClient receiver = clientBuilder().receiver().queueName("sdk-to-rest").buildClient()) {
             ServiceBusReceivedMessage m = receiver.receiveMessages(1, Duration.ofSeconds(10)).iterator().next();
             assertThat(m.getMessageId()).isEqualTo("sdk-1");
             assertThat(m.getDeliveryCount()).as("unlocked once over REST").isEqualTo(1);
@@ -196,8 +173,8 @@ class RestConformanceTest {
         assertThat(http("POST", "/rest-topic/messages",
                 Map.of("Content-Type", "application/vnd.microsoft.servicebus.json"),
                 batch.getBytes(StandardCharsets.UTF_8)).statusCode()).isEqualTo(201);
-        try (ServiceBusReceiverClient receiver = sdk().receiver().topicName("rest-topic").subscriptionName("sub")
-                .receiveMode(ServiceBusReceiveMode.RECEIVE_AND_DELETE).buildClient()) {
+        try (ServiceBusReceiverClient receiver = clientBuilder().receiver().topicName("rest-topic")
+                .subscriptionName("sub").receiveMode(ServiceBusReceiveMode.RECEIVE_AND_DELETE).buildClient()) {
             Iterator<ServiceBusReceivedMessage> it = receiver.receiveMessages(2, Duration.ofSeconds(10)).iterator();
             ServiceBusReceivedMessage first = it.next();
             ServiceBusReceivedMessage second = it.hasNext() ? it.next()

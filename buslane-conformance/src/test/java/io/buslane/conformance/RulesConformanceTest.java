@@ -17,15 +17,11 @@ import com.azure.messaging.servicebus.administration.models.SqlRuleFilter;
 import com.azure.messaging.servicebus.administration.models.TrueRuleFilter;
 import com.azure.messaging.servicebus.models.ServiceBusReceiveMode;
 import com.azure.messaging.servicebus.models.SubQueue;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -42,7 +38,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
  * class; every test uses its own topic.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
-class RulesConformanceTest {
+class RulesConformanceTest extends ConformanceBase {
 
     private static final String CONFIG = """
             {
@@ -66,35 +62,13 @@ class RulesConformanceTest {
               }
             }
             """;
+
+    /** This class's receive timeout (longer than {@link ConformanceBase#SHORT}). */
     private static final Duration SHORT = Duration.ofSeconds(10);
-
-    static BrokerProcess broker;
-
-    private final List<AutoCloseable> toClose = new ArrayList<>();
 
     @BeforeAll
     static void start() throws Exception {
-        broker = BrokerProcess.start(CONFIG);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (broker != null) {
-            broker.close();
-        }
-    }
-
-    @AfterEach
-    void closeClients() {
-        Collections.reverse(toClose);
-        for (AutoCloseable c : toClose) {
-            try {
-                c.close();
-            } catch (Exception ignored) {
-                // best effort
-            }
-        }
-        toClose.clear();
+        startBroker(CONFIG);
     }
 
     @Test
@@ -148,7 +122,7 @@ class RulesConformanceTest {
                 message("d", Map.of("quantity", 50L)).setSubject("order-4"),
                 message("e", Map.of("quantity", 99)).setSubject("invoice-5"));
         ServiceBusReceiverClient receiver = receiver("rules-routed", "s", SubQueue.NONE);
-        assertThat(bodies(receive(receiver, 2))).containsExactly("a", "d");
+        assertThat(bodies(receive(receiver, 2, SHORT))).containsExactly("a", "d");
         assertThat(receiver.peekMessage()).isNull();
     }
 
@@ -160,7 +134,7 @@ class RulesConformanceTest {
                         + "SET sys.Label = 'stamped'; REMOVE secret")));
         send("rules-acted", message("x", Map.of("quantity", 21, "secret", "s")).setSubject("original"));
 
-        List<ServiceBusReceivedMessage> got = receive(receiver("rules-acted", "s", SubQueue.NONE), 2);
+        List<ServiceBusReceivedMessage> got = receive(receiver("rules-acted", "s", SubQueue.NONE), 2, SHORT);
         assertThat(got).hasSize(2);
         ServiceBusReceivedMessage plain = got.stream().filter(m -> !m.getApplicationProperties()
                 .containsKey("RuleName")).findFirst().orElseThrow();
@@ -176,7 +150,8 @@ class RulesConformanceTest {
         // a rule from Config.json with an action
         assertThat(receiver("rules-acted", "configured", SubQueue.NONE).peekMessage()).isNull(); // x was not blue
         send("rules-acted", message("blue", Map.of("color", "blue")));
-        ServiceBusReceivedMessage blue = receive(receiver("rules-acted", "configured", SubQueue.NONE), 1).get(0);
+        ServiceBusReceivedMessage blue =
+                receive(receiver("rules-acted", "configured", SubQueue.NONE), 1, SHORT).get(0);
         assertThat(blue.getApplicationProperties()).containsEntry("seen", true).containsEntry("RuleName", "blue");
     }
 
@@ -185,7 +160,8 @@ class RulesConformanceTest {
         rules("rules-empty", "s").deleteRule("$Default");
         assertThat(list(rules("rules-empty", "s"))).isEmpty();
         send("rules-empty", message("lost", Map.of()));
-        assertThat(bodies(receive(receiver("rules-empty", "witness", SubQueue.NONE), 1))).containsExactly("lost");
+        assertThat(bodies(receive(receiver("rules-empty", "witness", SubQueue.NONE), 1, SHORT)))
+                .containsExactly("lost");
         assertThat(receiver("rules-empty", "s", SubQueue.NONE).peekMessage()).isNull();
     }
 
@@ -196,8 +172,9 @@ class RulesConformanceTest {
         rules.createRule("divide", new CreateRuleOptions(new SqlRuleFilter("quantity / divisor > 1")));
         send("rules-failing", message("zero", Map.of("quantity", 4, "divisor", 0)), message("two", Map.of("quantity", 4,
                 "divisor", 2)));
-        assertThat(bodies(receive(receiver("rules-failing", "s", SubQueue.NONE), 1))).containsExactly("two");
-        ServiceBusReceivedMessage dead = receive(receiver("rules-failing", "s", SubQueue.DEAD_LETTER_QUEUE), 1).get(0);
+        assertThat(bodies(receive(receiver("rules-failing", "s", SubQueue.NONE), 1, SHORT))).containsExactly("two");
+        ServiceBusReceivedMessage dead =
+                receive(receiver("rules-failing", "s", SubQueue.DEAD_LETTER_QUEUE), 1, SHORT).get(0);
         assertThat(dead.getBody().toString()).isEqualTo("zero");
         assertThat(dead.getDeadLetterReason()).isEqualTo("DivideByZeroException");
         assertThat(dead.getDeadLetterErrorDescription()).isEqualTo("Attempted to divide by zero.");
@@ -205,14 +182,9 @@ class RulesConformanceTest {
 
     // ------------------------------------------------------------------------------------------------ helpers
 
-    private static ServiceBusClientBuilder builder() {
-        return new ServiceBusClientBuilder().connectionString(broker.connectionString())
-                .retryOptions(new AmqpRetryOptions().setTryTimeout(Duration.ofSeconds(10)).setMaxRetries(0));
-    }
-
-    private <T extends AutoCloseable> T track(T c) {
-        toClose.add(c);
-        return c;
+    @Override
+    ServiceBusClientBuilder builder() {
+        return builder(new AmqpRetryOptions().setTryTimeout(Duration.ofSeconds(10)).setMaxRetries(0));
     }
 
     private ServiceBusRuleManagerClient rules(String topic, String subscription) {
@@ -239,23 +211,5 @@ class RulesConformanceTest {
 
     private static List<RuleProperties> list(ServiceBusRuleManagerClient rules) {
         return StreamSupport.stream(rules.listRules().spliterator(), false).collect(Collectors.toList());
-    }
-
-    private static List<String> bodies(List<ServiceBusReceivedMessage> ms) {
-        return ms.stream().map(m -> m.getBody().toString()).collect(Collectors.toList());
-    }
-
-    /** Receives until n messages arrived or the timeout passed. */
-    private static List<ServiceBusReceivedMessage> receive(ServiceBusReceiverClient r, int n) {
-        List<ServiceBusReceivedMessage> all = new ArrayList<>();
-        long deadline = System.nanoTime() + SHORT.toNanos();
-        while (all.size() < n) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                break;
-            }
-            r.receiveMessages(n - all.size(), Duration.ofNanos(left)).forEach(all::add);
-        }
-        return all;
     }
 }

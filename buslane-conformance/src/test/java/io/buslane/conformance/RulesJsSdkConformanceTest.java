@@ -4,7 +4,6 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
@@ -33,11 +32,11 @@ class RulesJsSdkConformanceTest {
             }
             """;
 
-    private static final Path JS_DIR = Path.of(System.getProperty("buslane.conformance.js", "js")).toAbsolutePath();
+    private static final Path JS_DIR = JsSdkConformanceTest.JS_DIR;
 
     @Test
     void officialJavaScriptSdkManagesRules() throws Exception {
-        Assumptions.assumeTrue(onPath("node"), "node is not on the PATH");
+        Assumptions.assumeTrue(JsSdkConformanceTest.onPath("node"), "node is not on the PATH");
         Assumptions.assumeTrue(Files.isDirectory(JS_DIR.resolve("node_modules/@azure/service-bus")),
                 "the JavaScript SDK is not installed in js/node_modules");
         try (BrokerProcess broker = BrokerProcess.start(CONFIG)) {
@@ -56,18 +55,5 @@ class RulesJsSdkConformanceTest {
             assertThat(p.exitValue()).as("node rules.mjs failed:\n%s\n--- broker log ---\n%s", output, broker.log())
                     .isZero();
         }
-    }
-
-    private static boolean onPath(String executable) {
-        String path = System.getenv("PATH");
-        if (path == null) {
-            return false;
-        }
-        for (String dir : path.split(File.pathSeparator)) {
-            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, executable))) {
-                return true;
-            }
-        }
-        return false;
     }
 }

@@ -5,7 +5,6 @@ import com.azure.messaging.servicebus.ServiceBusMessage;
 import com.azure.messaging.servicebus.ServiceBusReceivedMessage;
 import com.azure.messaging.servicebus.ServiceBusReceiverClient;
 import com.azure.messaging.servicebus.ServiceBusSenderClient;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -16,23 +15,16 @@ import java.util.stream.StreamSupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-class SdkSmokeTest {
-
-    static BrokerProcess broker;
+class SdkSmokeTest extends ConformanceBase {
 
     @BeforeAll
     static void start() throws Exception {
-        broker = BrokerProcess.start(null);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        broker.close();
+        startBroker(null);
     }
 
     @Test
     void sendAndReceiveWithTheOfficialJavaSdk() {
-        ServiceBusClientBuilder builder = new ServiceBusClientBuilder().connectionString(broker.connectionString());
+        ServiceBusClientBuilder builder = clientBuilder();
         try (ServiceBusSenderClient sender = builder.sender().queueName("queue.1").buildClient();
              ServiceBusReceiverClient receiver = builder.receiver().queueName("queue.1").buildClient()) {
             sender.sendMessage(new ServiceBusMessage("hello"));

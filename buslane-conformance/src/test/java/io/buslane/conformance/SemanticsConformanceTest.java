@@ -1,9 +1,7 @@
 package io.buslane.conformance;
 
-import com.azure.core.amqp.AmqpRetryOptions;
 import com.azure.core.amqp.exception.AmqpErrorCondition;
 import com.azure.core.amqp.exception.AmqpException;
-import com.azure.messaging.servicebus.ServiceBusClientBuilder;
 import com.azure.messaging.servicebus.ServiceBusException;
 import com.azure.messaging.servicebus.ServiceBusFailureReason;
 import com.azure.messaging.servicebus.ServiceBusMessage;
@@ -19,8 +17,6 @@ import com.azure.messaging.servicebus.administration.models.QueueProperties;
 import com.azure.messaging.servicebus.administration.models.QueueRuntimeProperties;
 import com.azure.messaging.servicebus.models.DeadLetterOptions;
 import com.azure.messaging.servicebus.models.SubQueue;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -41,38 +37,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * AutoDeleteOnIdle (5 minutes at least) is covered by the engine's tests on a manual clock.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class SemanticsConformanceTest {
+class SemanticsConformanceTest extends ConformanceBase {
 
-    private static final Duration SHORT = Duration.ofSeconds(5);
-
-    static BrokerProcess broker;
     static ServiceBusAdministrationClient admin;
-
-    private final List<AutoCloseable> clients = new ArrayList<>();
 
     @BeforeAll
     static void start() throws Exception {
-        broker = BrokerProcess.start(null);
+        startBroker(null);
         admin = AdminClientConformanceTest.adminClient(broker.connectionString(), broker.httpPort());
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (broker != null) {
-            broker.close();
-        }
-    }
-
-    @AfterEach
-    void closeClients() {
-        for (AutoCloseable c : clients) {
-            try {
-                c.close();
-            } catch (Exception e) {
-                // best effort
-            }
-        }
-        clients.clear();
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -305,25 +277,6 @@ class SemanticsConformanceTest {
     // ---------------------------------------------------------------------------------------------------------
     // helpers
 
-    private ServiceBusClientBuilder builder() {
-        return new ServiceBusClientBuilder().connectionString(broker.connectionString())
-                .retryOptions(new AmqpRetryOptions().setTryTimeout(Duration.ofSeconds(10)).setMaxRetries(1)
-                        .setDelay(Duration.ofMillis(200)).setMaxDelay(Duration.ofSeconds(1)));
-    }
-
-    private <T extends AutoCloseable> T track(T client) {
-        clients.add(client);
-        return client;
-    }
-
-    private ServiceBusSenderClient sender(String entity) {
-        return track(builder().sender().queueName(entity).buildClient());
-    }
-
-    private ServiceBusReceiverClient receiver(String queue) {
-        return track(builder().receiver().queueName(queue).maxAutoLockRenewDuration(Duration.ZERO).buildClient());
-    }
-
     private static <T extends Throwable> T causeOfType(Throwable t, Class<T> type) {
         for (Throwable c = t; c != null; c = c.getCause()) {
             if (type.isInstance(c)) {
@@ -331,18 +284,5 @@ class SemanticsConformanceTest {
             }
         }
         return null;
-    }
-
-    private static List<ServiceBusReceivedMessage> receive(ServiceBusReceiverClient r, int n, Duration timeout) {
-        List<ServiceBusReceivedMessage> all = new ArrayList<>();
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (all.size() < n) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                break;
-            }
-            r.receiveMessages(n - all.size(), Duration.ofNanos(left)).forEach(all::add);
-        }
-        return all;
     }
 }

@@ -12,18 +12,14 @@ import com.azure.messaging.servicebus.ServiceBusReceivedMessage;
 import com.azure.messaging.servicebus.ServiceBusReceiverClient;
 import com.azure.messaging.servicebus.ServiceBusSenderClient;
 import com.azure.messaging.servicebus.ServiceBusSessionReceiverClient;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -44,7 +40,7 @@ import static org.awaitility.Awaitility.await;
  * (PT1M), whose session must stay locked while the test waits for accept-next timeouts.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
-class SessionsConformanceTest {
+class SessionsConformanceTest extends ConformanceBase {
 
     private static final String CONFIG = """
             {
@@ -82,77 +78,26 @@ class SessionsConformanceTest {
     /** The queues' LockDuration. */
     private static final Duration LOCK = Duration.ofSeconds(5);
 
-    static BrokerProcess broker;
-
-    private final List<AutoCloseable> toClose = new ArrayList<>();
-
     @BeforeAll
     static void start() throws Exception {
-        broker = BrokerProcess.start(CONFIG);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (broker != null) {
-            broker.close();
-        }
-    }
-
-    @AfterEach
-    void closeClients(TestInfo info) {
-        Collections.reverse(toClose);
-        for (AutoCloseable c : toClose) {
-            try {
-                c.close();
-            } catch (Exception ignored) {
-                // best effort
-            }
-        }
-        toClose.clear();
+        startBroker(CONFIG);
     }
 
     // ------------------------------------------------------------------------------------------------ helpers
 
     /** A builder with short try timeouts and no retries, so that expected failures surface quickly. */
-    private static ServiceBusClientBuilder builder() {
-        return new ServiceBusClientBuilder().connectionString(broker.connectionString())
-                .retryOptions(new AmqpRetryOptions().setTryTimeout(Duration.ofSeconds(5)).setMaxRetries(0));
-    }
-
-    private <T extends AutoCloseable> T closeLater(T c) {
-        toClose.add(c);
-        return c;
-    }
-
-    private ServiceBusSenderClient sender(String queue) {
-        return closeLater(builder().sender().queueName(queue).buildClient());
+    @Override
+    ServiceBusClientBuilder builder() {
+        return builder(new AmqpRetryOptions().setTryTimeout(Duration.ofSeconds(5)).setMaxRetries(0));
     }
 
     private ServiceBusSessionReceiverClient sessionClient(String queue) {
-        return closeLater(builder().sessionReceiver().queueName(queue).disableAutoComplete()
+        return track(builder().sessionReceiver().queueName(queue).disableAutoComplete()
                 .maxAutoLockRenewDuration(Duration.ZERO).buildClient());
     }
 
     private static ServiceBusMessage msg(String body, String sessionId) {
         return new ServiceBusMessage(body).setSessionId(sessionId);
-    }
-
-    /** Receives until {@code n} messages arrived or {@code within} elapsed. */
-    private static List<ServiceBusReceivedMessage> receive(ServiceBusReceiverClient r, int n, Duration within) {
-        List<ServiceBusReceivedMessage> got = new ArrayList<>();
-        long deadline = System.nanoTime() + within.toNanos();
-        while (got.size() < n) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                break;
-            }
-            r.receiveMessages(n - got.size(), Duration.ofNanos(Math.max(left, 1_000_000L))).forEach(got::add);
-        }
-        return got;
-    }
-
-    private static List<String> bodies(List<ServiceBusReceivedMessage> ms) {
-        return ms.stream().map(m -> m.getBody().toString()).toList();
     }
 
     /** The failure reason of the first ServiceBusException in the cause chain, or null. */
@@ -197,7 +142,7 @@ class SessionsConformanceTest {
         ServiceBusSessionReceiverClient client = sessionClient(q);
         Map<String, ServiceBusReceiverClient> receivers = new LinkedHashMap<>();
         for (String id : ids) {
-            receivers.put(id, closeLater(client.acceptSession(id)));
+            receivers.put(id, track(client.acceptSession(id)));
         }
         for (String id : ids) {
             ServiceBusReceiverClient r = receivers.get(id);
@@ -219,12 +164,12 @@ class SessionsConformanceTest {
         sender(q).sendMessages(List.of(msg("n1", "next-1"), msg("n2", "next-1")));
         ServiceBusSessionReceiverClient client = sessionClient(q);
 
-        ServiceBusReceiverClient first = closeLater(client.acceptNextSession());
+        ServiceBusReceiverClient first = track(client.acceptNextSession());
         assertThat(first.getSessionId()).isEqualTo("next-1");
         assertThat(bodies(receive(first, 2, Duration.ofSeconds(10)))).containsExactly("n1", "n2");
 
         // the session is locked by 'first': accepting it again fails
-        Throwable locked = catchThrowable(() -> closeLater(client.acceptSession("next-1")));
+        Throwable locked = catchThrowable(() -> track(client.acceptSession("next-1")));
         assertThat(locked).as("acceptSession of a locked session").isNotNull();
         // the SDK throws AmqpException for a refused session attach (ServiceBusException would carry the reason)
         if (locked instanceof ServiceBusException sbe) {
@@ -236,7 +181,7 @@ class SessionsConformanceTest {
         // nothing else available: accept-next times out within the try timeout (5 s) plus slack
         ServiceBusSessionReceiverClient emptyClient = sessionClient("sessions-empty");
         long t0 = System.nanoTime();
-        Throwable timeout = catchThrowable(() -> closeLater(emptyClient.acceptNextSession()));
+        Throwable timeout = catchThrowable(() -> track(emptyClient.acceptNextSession()));
         long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
         assertThat(timeout).as("acceptNextSession on an empty entity").isNotNull();
         assertThat(String.valueOf(timeout) + " " + String.valueOf(timeout.getCause()))
@@ -244,7 +189,7 @@ class SessionsConformanceTest {
         assertThat(elapsedMs).isBetween(2_000L, 20_000L);
 
         // on the queue whose only session is locked, accept-next also times out
-        Throwable lockedNext = catchThrowable(() -> closeLater(client.acceptNextSession()));
+        Throwable lockedNext = catchThrowable(() -> track(client.acceptNextSession()));
         assertThat(lockedNext).as("acceptNextSession with the only session locked").isNotNull();
     }
 
@@ -267,7 +212,7 @@ class SessionsConformanceTest {
 
         // re-accept from another client: the SDK names a session link after the session id and may hand back its
         // cached, just-closed link when the same client accepts the same session again right away
-        ServiceBusReceiverClient again = closeLater(sessionClient(q).acceptSession("stateful"));
+        ServiceBusReceiverClient again = track(sessionClient(q).acceptSession("stateful"));
         assertThat(again.getSessionState()).as("kept after closing and re-accepting").isEqualTo(state);
         byte[] next = new byte[] {0, 1, 2, (byte) 0xff};
         again.setSessionState(next);
@@ -280,7 +225,7 @@ class SessionsConformanceTest {
     void sessionLockRenewalExtendsTheLock() throws Exception {
         String q = "sessions-renew";
         sender(q).sendMessages(List.of(msg("r1", "renewed"), msg("r2", "renewed")));
-        ServiceBusReceiverClient r = closeLater(sessionClient(q).acceptSession("renewed"));
+        ServiceBusReceiverClient r = track(sessionClient(q).acceptSession("renewed"));
         assertThat(r.getSessionId()).isEqualTo("renewed");
         ServiceBusReceivedMessage m1 = receive(r, 1, Duration.ofSeconds(10)).get(0);
 
@@ -308,7 +253,7 @@ class SessionsConformanceTest {
         String q = "sessions-expiry";
         sender(q).sendMessages(List.of(msg("e1", "expiring"), msg("e2", "expiring")));
         ServiceBusSessionReceiverClient client = sessionClient(q);
-        ServiceBusReceiverClient r = closeLater(client.acceptSession("expiring"));
+        ServiceBusReceiverClient r = track(client.acceptSession("expiring"));
         ServiceBusReceivedMessage m1 = receive(r, 1, Duration.ofSeconds(10)).get(0);
         assertThat(m1.getBody().toString()).isEqualTo("e1");
 
@@ -323,7 +268,7 @@ class SessionsConformanceTest {
                 .isEqualTo(ServiceBusFailureReason.SESSION_LOCK_LOST);
 
         // the session is free again; its first message comes back with delivery count + 1
-        ServiceBusReceiverClient again = closeLater(sessionClient(q).acceptSession("expiring"));
+        ServiceBusReceiverClient again = track(sessionClient(q).acceptSession("expiring"));
         List<ServiceBusReceivedMessage> got = receive(again, 2, Duration.ofSeconds(10));
         assertThat(bodies(got)).containsExactly("e1", "e2");
         assertThat(got.get(0).getDeliveryCount()).isEqualTo(1);
@@ -335,7 +280,7 @@ class SessionsConformanceTest {
         String q = "sessions-expiry";
         sender(q).sendMessage(msg("st", "expiring-state"));
         ServiceBusSessionReceiverClient client = sessionClient(q);
-        ServiceBusReceiverClient r = closeLater(client.acceptSession("expiring-state"));
+        ServiceBusReceiverClient r = track(client.acceptSession("expiring-state"));
         r.setSessionState(new byte[] {7});
 
         Thread.sleep(LOCK.plusSeconds(1).toMillis());
@@ -348,7 +293,7 @@ class SessionsConformanceTest {
                 .isEqualTo(ServiceBusFailureReason.SESSION_LOCK_LOST);
 
         // the failed set changed nothing
-        ServiceBusReceiverClient again = closeLater(sessionClient(q).acceptSession("expiring-state"));
+        ServiceBusReceiverClient again = track(sessionClient(q).acceptSession("expiring-state"));
         assertThat(again.getSessionState()).containsExactly(7);
         again.setSessionState(null);
         receive(again, 1, Duration.ofSeconds(10)).forEach(again::complete);
@@ -358,7 +303,7 @@ class SessionsConformanceTest {
     void abandonedMessageIsRedeliveredFirstWithinTheSession() {
         String q = "sessions-abandon";
         sender(q).sendMessages(List.of(msg("a1", "ab"), msg("a2", "ab"), msg("a3", "ab")));
-        ServiceBusReceiverClient r = closeLater(sessionClient(q).acceptSession("ab"));
+        ServiceBusReceiverClient r = track(sessionClient(q).acceptSession("ab"));
         ServiceBusReceivedMessage first = receive(r, 1, Duration.ofSeconds(10)).get(0);
         assertThat(first.getBody().toString()).isEqualTo("a1");
         assertThat(first.getDeliveryCount()).isZero();
@@ -381,7 +326,7 @@ class SessionsConformanceTest {
                 .isInstanceOf(ServiceBusException.class);
         // the queue still works for session messages, and nothing of the rejected batch was enqueued
         sender.sendMessage(msg("fine", "s1"));
-        ServiceBusReceiverClient r = closeLater(sessionClient("sessions-reject").acceptSession("s1"));
+        ServiceBusReceiverClient r = track(sessionClient("sessions-reject").acceptSession("s1"));
         List<ServiceBusReceivedMessage> got = receive(r, 2, Duration.ofSeconds(3));
         assertThat(bodies(got)).containsExactly("fine");
         got.forEach(r::complete);
@@ -403,7 +348,7 @@ class SessionsConformanceTest {
 
         Map<String, List<String>> seen = new ConcurrentHashMap<>();
         List<Throwable> errors = new CopyOnWriteArrayList<>();
-        ServiceBusProcessorClient processor = closeLater(builder().sessionProcessor().queueName(q)
+        ServiceBusProcessorClient processor = track(builder().sessionProcessor().queueName(q)
                 .maxConcurrentSessions(3).disableAutoComplete()
                 .processMessage(ctx -> {
                     // complete before recording, so that every recorded message is settled
@@ -442,15 +387,15 @@ class SessionsConformanceTest {
 
     @Test
     void sessionEnabledSubscriptionReceivesPerSession() {
-        ServiceBusSenderClient sender = closeLater(builder().sender().topicName("sessions-topic").buildClient());
+        ServiceBusSenderClient sender = track(builder().sender().topicName("sessions-topic").buildClient());
         for (int i = 0; i < 3; i++) {
             sender.sendMessage(msg("t-x-" + i, "t-x"));
             sender.sendMessage(msg("t-y-" + i, "t-y"));
         }
-        ServiceBusSessionReceiverClient client = closeLater(builder().sessionReceiver().topicName("sessions-topic")
+        ServiceBusSessionReceiverClient client = track(builder().sessionReceiver().topicName("sessions-topic")
                 .subscriptionName("session-sub").disableAutoComplete().buildClient());
-        ServiceBusReceiverClient y = closeLater(client.acceptSession("t-y"));
-        ServiceBusReceiverClient x = closeLater(client.acceptSession("t-x"));
+        ServiceBusReceiverClient y = track(client.acceptSession("t-y"));
+        ServiceBusReceiverClient x = track(client.acceptSession("t-x"));
         List<ServiceBusReceivedMessage> gotY = receive(y, 3, Duration.ofSeconds(10));
         List<ServiceBusReceivedMessage> gotX = receive(x, 3, Duration.ofSeconds(10));
         assertThat(bodies(gotX)).containsExactly("t-x-0", "t-x-1", "t-x-2");

@@ -1,6 +1,5 @@
 package io.buslane.conformance;
 
-import com.azure.core.amqp.AmqpRetryOptions;
 import com.azure.messaging.servicebus.ServiceBusClientBuilder;
 import com.azure.messaging.servicebus.ServiceBusMessage;
 import com.azure.messaging.servicebus.ServiceBusMessageBatch;
@@ -12,8 +11,6 @@ import com.azure.messaging.servicebus.models.CompleteOptions;
 import com.azure.messaging.servicebus.models.DeadLetterOptions;
 import com.azure.messaging.servicebus.models.ServiceBusMessageState;
 import com.azure.messaging.servicebus.models.SubQueue;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -25,8 +22,6 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
-import java.util.stream.StreamSupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -37,7 +32,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * 100-message limit, and cross-entity transactions (send via the first entity). One queue (or pair) per test.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
-class TransactionsConformanceTest {
+class TransactionsConformanceTest extends ConformanceBase {
 
     private static final String CONFIG = """
             {
@@ -65,34 +60,9 @@ class TransactionsConformanceTest {
             }
             """;
 
-    private static final Duration SHORT = Duration.ofSeconds(5);
-
-    static BrokerProcess broker;
-
-    private final List<AutoCloseable> clients = new ArrayList<>();
-
     @BeforeAll
     static void start() throws Exception {
-        broker = BrokerProcess.start(CONFIG);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (broker != null) {
-            broker.close();
-        }
-    }
-
-    @AfterEach
-    void closeClients() {
-        for (AutoCloseable c : clients) {
-            try {
-                c.close();
-            } catch (Exception e) {
-                // best effort
-            }
-        }
-        clients.clear();
+        startBroker(CONFIG);
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -293,59 +263,5 @@ class TransactionsConformanceTest {
                 .hasMessageContaining("Local transactions cannot span multiple top-level entities");
         assertThat(peek(in, 10, 0)).as("not completed").hasSize(1);
         assertThat(peek(receiver(builder(), "txn-span-out"), 10, 0)).as("not sent").isEmpty();
-    }
-
-    // ---------------------------------------------------------------------------------------------------------
-    // helpers
-
-    private static ServiceBusClientBuilder builder() {
-        return new ServiceBusClientBuilder().connectionString(broker.connectionString())
-                .retryOptions(new AmqpRetryOptions().setTryTimeout(Duration.ofSeconds(10)).setMaxRetries(1)
-                        .setDelay(Duration.ofMillis(200)).setMaxDelay(Duration.ofSeconds(1)));
-    }
-
-    private <T extends AutoCloseable> T track(T client) {
-        clients.add(client);
-        return client;
-    }
-
-    private ServiceBusSenderClient sender(ServiceBusClientBuilder b, String queue) {
-        return track(b.sender().queueName(queue).buildClient());
-    }
-
-    private ServiceBusReceiverClient receiver(ServiceBusClientBuilder b, String queue) {
-        return track(b.receiver().queueName(queue).maxAutoLockRenewDuration(Duration.ZERO).buildClient());
-    }
-
-    private static List<ServiceBusReceivedMessage> receive(ServiceBusReceiverClient r, int n) {
-        return receive(r, n, SHORT);
-    }
-
-    /** Receives until n messages arrived or the timeout passed. */
-    private static List<ServiceBusReceivedMessage> receive(ServiceBusReceiverClient r, int n, Duration timeout) {
-        List<ServiceBusReceivedMessage> all = new ArrayList<>();
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (all.size() < n) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                break;
-            }
-            r.receiveMessages(n - all.size(), Duration.ofNanos(left)).forEach(all::add);
-        }
-        return all;
-    }
-
-    private static ServiceBusReceivedMessage receiveOne(ServiceBusReceiverClient r) {
-        return receiveOne(r, SHORT);
-    }
-
-    private static ServiceBusReceivedMessage receiveOne(ServiceBusReceiverClient r, Duration timeout) {
-        List<ServiceBusReceivedMessage> got = receive(r, 1, timeout);
-        assertThat(got).as("one message within %s", timeout).hasSize(1);
-        return got.get(0);
-    }
-
-    private static List<ServiceBusReceivedMessage> peek(ServiceBusReceiverClient r, int n, long from) {
-        return StreamSupport.stream(r.peekMessages(n, from).spliterator(), false).collect(Collectors.toList());
     }
 }

@@ -58,13 +58,7 @@ public final class RequestLink implements LinkHandler {
     }
 
     public void open() {
-        receiver.setSource(receiver.getRemoteSource());
-        receiver.setTarget(receiver.getRemoteTarget());
-        receiver.setSenderSettleMode(receiver.getRemoteSenderSettleMode());
-        receiver.setReceiverSettleMode(receiver.getRemoteReceiverSettleMode());
-        receiver.setContext(this);
-        receiver.open();
-        receiver.flow(CREDIT);
+        RequestReceivers.open(receiver, receiver.getRemoteReceiverSettleMode(), this, CREDIT);
     }
 
     @Override
@@ -72,9 +66,7 @@ public final class RequestLink implements LinkHandler {
         if (!d.isReadable() || d.isPartial()) {
             return;
         }
-        byte[] bytes = new byte[d.pending()];
-        receiver.recv(bytes, 0, bytes.length);
-        receiver.advance();
+        byte[] bytes = RequestReceivers.read(receiver, d);
         // a $management request under a transaction carries transactional-state on its transfer (§8)
         TransactionalState txn = d.getRemoteState() instanceof TransactionalState ts ? ts : null;
         if (!d.remotelySettled()) {
@@ -88,9 +80,7 @@ public final class RequestLink implements LinkHandler {
             }
         }
         d.settle();
-        if (receiver.getCredit() < CREDIT / 2) {
-            receiver.flow(CREDIT - receiver.getCredit());
-        }
+        RequestReceivers.replenish(receiver, CREDIT);
         Message request = Proton.message();
         try {
             request.decode(bytes, 0, bytes.length);

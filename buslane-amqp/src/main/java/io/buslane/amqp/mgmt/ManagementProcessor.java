@@ -9,6 +9,7 @@ import io.buslane.engine.ReceiveMode;
 import io.buslane.engine.SubQueue;
 import io.buslane.engine.SubscriptionEntity;
 import io.buslane.engine.TopicEntity;
+import io.buslane.engine.TransactionalBatch.SettleKind;
 import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
@@ -197,6 +198,25 @@ public final class ManagementProcessor {
     }
 
     private CompletableFuture<ManagementResponse> updateDisposition(EntityAddress entity, Map<String, Object> args) {
+        Disposition d = disposition(args);
+        List<CompletableFuture<Void>> all = new ArrayList<>(d.tokens().length);
+        for (UUID token : d.tokens()) {
+            all.add(switch (d.kind()) {
+                case COMPLETE -> engine.complete(entity, token);
+                case ABANDON -> engine.abandon(entity, token, d.props());
+                case DEAD_LETTER -> engine.deadLetter(entity, token, d.reason(), d.description(), d.props());
+                case DEFER -> engine.defer(entity, token, d.props());
+            });
+        }
+        return allOf(all).thenApply(x -> ManagementResponse.ok());
+    }
+
+    /** The arguments of an update-disposition request (outside or inside a transaction). */
+    private record Disposition(UUID[] tokens, SettleKind kind, String reason, String description,
+                               Map<String, Object> props) {
+    }
+
+    private static Disposition disposition(Map<String, Object> args) {
         UUID[] tokens = uuids(args, LOCK_TOKENS);
         String status = string(args, DISPOSITION_STATUS, true);
         String reason = string(args, DEADLETTER_REASON, false);
@@ -205,22 +225,15 @@ public final class ManagementProcessor {
         // session-id is accepted and not needed: lock tokens identify the message and the engine checks the
         // session lock of session messages itself.
         string(args, SESSION_ID, false);
-        String normalized = status.toLowerCase(Locale.ROOT);
-        if (!List.of(DISPOSITION_COMPLETED, DISPOSITION_ABANDONED, DISPOSITION_DEFERRED, "deferred",
-                DISPOSITION_SUSPENDED).contains(normalized)) {
-            throw new BrokerException(ErrorKind.ARGUMENT, "The '" + DISPOSITION_STATUS + "' value '" + status
-                    + "' is not one of completed, abandoned, defered, suspended.");
-        }
-        List<CompletableFuture<Void>> all = new ArrayList<>(tokens.length);
-        for (UUID token : tokens) {
-            all.add(switch (normalized) {
-                case DISPOSITION_COMPLETED -> engine.complete(entity, token);
-                case DISPOSITION_ABANDONED -> engine.abandon(entity, token, props);
-                case DISPOSITION_SUSPENDED -> engine.deadLetter(entity, token, reason, description, props);
-                default -> engine.defer(entity, token, props);
-            });
-        }
-        return allOf(all).thenApply(x -> ManagementResponse.ok());
+        SettleKind kind = switch (status.toLowerCase(Locale.ROOT)) {
+            case DISPOSITION_COMPLETED -> SettleKind.COMPLETE;
+            case DISPOSITION_ABANDONED -> SettleKind.ABANDON;
+            case DISPOSITION_SUSPENDED -> SettleKind.DEAD_LETTER;
+            case DISPOSITION_DEFERRED, "deferred" -> SettleKind.DEFER;
+            default -> throw new BrokerException(ErrorKind.ARGUMENT, "The '" + DISPOSITION_STATUS + "' value '"
+                    + status + "' is not one of completed, abandoned, defered, suspended.");
+        };
+        return new Disposition(tokens, kind, reason, description, props);
     }
 
     // ============================================================================================ sessions
@@ -289,6 +302,13 @@ public final class ManagementProcessor {
 
     private CompletableFuture<ManagementResponse> scheduleMessage(EntityAddress entity, Map<String, Object> args) {
         String path = sendPath(entity, SCHEDULE_MESSAGE);
+        List<Message> messages = scheduledMessages(args);
+        return engine.schedule(path, messages)
+                .thenApply(seqs -> ManagementResponse.ok(SEQUENCE_NUMBERS, boxed(seqs)));
+    }
+
+    /** The messages of a schedule-message request. */
+    private static List<Message> scheduledMessages(Map<String, Object> args) {
         Object raw = args.get(MESSAGES);
         if (raw == null) {
             throw missing(MESSAGES);
@@ -302,8 +322,7 @@ public final class ManagementProcessor {
             }
             messages.add(scheduledMessage(stringKeys(entry), i));
         }
-        return engine.schedule(path, messages)
-                .thenApply(seqs -> ManagementResponse.ok(SEQUENCE_NUMBERS, boxed(seqs)));
+        return messages;
     }
 
     /**
@@ -800,23 +819,10 @@ public final class ManagementProcessor {
 
     private ManagementResponse updateDispositionInTransaction(EntityAddress entity, Map<String, Object> args,
                                                               io.buslane.amqp.txn.TransactionScope txn) {
-        UUID[] tokens = uuids(args, LOCK_TOKENS);
-        String status = string(args, DISPOSITION_STATUS, true);
-        String reason = string(args, DEADLETTER_REASON, false);
-        String description = string(args, DEADLETTER_DESCRIPTION, false);
-        Map<String, Object> props = propertiesToModify(args);
-        string(args, SESSION_ID, false);
-        io.buslane.engine.TransactionalBatch.SettleKind kind = switch (status.toLowerCase(Locale.ROOT)) {
-            case DISPOSITION_COMPLETED -> io.buslane.engine.TransactionalBatch.SettleKind.COMPLETE;
-            case DISPOSITION_ABANDONED -> io.buslane.engine.TransactionalBatch.SettleKind.ABANDON;
-            case DISPOSITION_SUSPENDED -> io.buslane.engine.TransactionalBatch.SettleKind.DEAD_LETTER;
-            case DISPOSITION_DEFERRED, "deferred" -> io.buslane.engine.TransactionalBatch.SettleKind.DEFER;
-            default -> throw new BrokerException(ErrorKind.ARGUMENT, "The '" + DISPOSITION_STATUS + "' value '"
-                    + status + "' is not one of completed, abandoned, defered, suspended.");
-        };
-        for (UUID token : tokens) {
-            txn.stageSettlement(new io.buslane.engine.TransactionalBatch.Settle(entity, token, kind, props, reason,
-                    description));
+        Disposition d = disposition(args);
+        for (UUID token : d.tokens()) {
+            txn.stageSettlement(new io.buslane.engine.TransactionalBatch.Settle(entity, token, d.kind(), d.props(),
+                    d.reason(), d.description()));
         }
         return ManagementResponse.ok();
     }
@@ -824,19 +830,7 @@ public final class ManagementProcessor {
     private CompletableFuture<ManagementResponse> scheduleMessageInTransaction(
             EntityAddress entity, Map<String, Object> args, io.buslane.amqp.txn.TransactionScope txn) {
         String path = sendPath(entity, SCHEDULE_MESSAGE);
-        Object raw = args.get(MESSAGES);
-        if (raw == null) {
-            throw missing(MESSAGES);
-        }
-        List<Object> entries = elements(raw, MESSAGES);
-        List<Message> messages = new ArrayList<>(entries.size());
-        for (int i = 0; i < entries.size(); i++) {
-            if (!(entries.get(i) instanceof Map<?, ?> entry)) {
-                throw new BrokerException(ErrorKind.ARGUMENT, "Element " + i + " of '" + MESSAGES
-                        + "' must be a map.");
-            }
-            messages.add(scheduledMessage(stringKeys(entry), i));
-        }
+        List<Message> messages = scheduledMessages(args);
         txn.beforeSchedule(path, messages.size());
         return engine.schedule(path, messages).thenApply(seqs -> {
             txn.scheduled(path, seqs);

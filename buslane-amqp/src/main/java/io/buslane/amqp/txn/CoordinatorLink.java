@@ -1,6 +1,7 @@
 package io.buslane.amqp.txn;
 
 import io.buslane.amqp.link.LinkHandler;
+import io.buslane.amqp.link.RequestReceivers;
 import io.buslane.amqp.transport.AmqpConnection;
 import org.apache.qpid.proton.Proton;
 import org.apache.qpid.proton.amqp.Binary;
@@ -44,13 +45,7 @@ public final class CoordinatorLink implements LinkHandler {
     public static void attach(AmqpConnection connection, Receiver receiver, Transactions transactions) {
         CoordinatorLink link = new CoordinatorLink(connection, receiver, transactions);
         transactions.coordinatorAttached(receiver.getSession());
-        receiver.setSource(receiver.getRemoteSource());
-        receiver.setTarget(receiver.getRemoteTarget());
-        receiver.setSenderSettleMode(receiver.getRemoteSenderSettleMode());
-        receiver.setReceiverSettleMode(ReceiverSettleMode.FIRST);
-        receiver.setContext(link);
-        receiver.open();
-        receiver.flow(CREDIT);
+        RequestReceivers.open(receiver, ReceiverSettleMode.FIRST, link, CREDIT);
     }
 
     @Override
@@ -58,12 +53,8 @@ public final class CoordinatorLink implements LinkHandler {
         if (!d.isReadable() || d.isPartial()) {
             return;
         }
-        byte[] bytes = new byte[d.pending()];
-        receiver.recv(bytes, 0, bytes.length);
-        receiver.advance();
-        if (receiver.getCredit() < CREDIT / 2) {
-            receiver.flow(CREDIT - receiver.getCredit());
-        }
+        byte[] bytes = RequestReceivers.read(receiver, d);
+        RequestReceivers.replenish(receiver, CREDIT);
         Object body;
         try {
             Message m = Proton.message();

@@ -4,6 +4,7 @@ import io.buslane.engine.Engine;
 import io.buslane.engine.RuntimeCounts;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
+import io.buslane.management.Await;
 
 import java.util.ArrayList;
 import java.util.List;

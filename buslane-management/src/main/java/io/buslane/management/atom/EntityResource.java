@@ -9,6 +9,7 @@ import io.buslane.engine.RuntimeCounts;
 import io.buslane.engine.TopicEntity;
 import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.entity.TopicProperties;
+import io.buslane.management.Await;
 import org.w3c.dom.Element;
 
 import java.util.ArrayList;

@@ -6,6 +6,7 @@ import io.buslane.common.time.Clock;
 import io.buslane.engine.Engine;
 import io.buslane.engine.SubscriptionEntity;
 import io.buslane.engine.entity.RuleProperties;
+import io.buslane.management.Await;
 import org.w3c.dom.Element;
 
 import java.util.ArrayList;

@@ -8,6 +8,7 @@ import io.buslane.engine.SubscriptionEntity;
 import io.buslane.engine.TopicEntity;
 import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.entity.SubscriptionProperties;
+import io.buslane.management.Await;
 import org.w3c.dom.Element;
 
 import java.util.ArrayList;

@@ -83,28 +83,13 @@ public final class ConsoleApi {
                 number(ctx.request().getParam("from"), 0), (int) number(ctx.request().getParam("max"), 50))));
         router.get(API + "/sessions").handler(ctx -> api.authorized(ctx,
                 () -> api.service.sessions(ctx.request().getParam("entity"))));
-        api.post(router, "entities/create", req -> {
-            api.service.create(req);
-            return null;
-        });
-        api.post(router, "entities/delete", req -> {
-            api.service.delete(req);
-            return null;
-        });
+        api.postVoid(router, "entities/create", api.service::create);
+        api.postVoid(router, "entities/delete", api.service::delete);
         api.post(router, "send", api.service::send);
-        api.post(router, "cancel-scheduled", req -> {
-            api.service.cancelScheduled(req);
-            return null;
-        });
-        api.post(router, "dead-letter", req -> {
-            api.service.deadLetter(req);
-            return null;
-        });
+        api.postVoid(router, "cancel-scheduled", api.service::cancelScheduled);
+        api.postVoid(router, "dead-letter", api.service::deadLetter);
         api.post(router, "resubmit", api.service::resubmit);
-        api.post(router, "delete-message", req -> {
-            api.service.deleteMessage(req);
-            return null;
-        });
+        api.postVoid(router, "delete-message", api.service::deleteMessage);
         api.post(router, "purge", api.service::purge);
         router.route(API + "/*").handler(ctx -> api.writeError(ctx, 404, "NotFound", "No such console API call."));
         router.route("/console/*").handler(ctx -> {
@@ -120,6 +105,10 @@ public final class ConsoleApi {
         Object call(JsonNode body);
     }
 
+    private interface VoidJsonCall {
+        void call(JsonNode body);
+    }
+
     /** A POST taking a JSON object; CSRF-safe: needs an application/json body, which forms cannot send. */
     private void post(Router router, String name, JsonCall call) {
         router.post(API + "/" + name).handler(ctx -> {
@@ -131,6 +120,14 @@ public final class ConsoleApi {
                 return;
             }
             authorized(ctx, () -> call.call(body));
+        });
+    }
+
+    /** A {@link #post} for a call that returns nothing: answered as a call returning null. */
+    private void postVoid(Router router, String name, VoidJsonCall call) {
+        post(router, name, body -> {
+            call.call(body);
+            return null;
         });
     }
 

@@ -23,6 +23,7 @@ import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
 import io.buslane.engine.message.Symbol;
 import io.buslane.engine.message.Unsigned;
+import io.buslane.management.Await;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -122,7 +123,7 @@ final class ConsoleService {
     private void putCounts(ObjectNode n, String path) {
         RuntimeCounts c;
         try {
-            c = Waits.await(engine.counts(path));
+            c = Await.result(engine.counts(path));
         } catch (BrokerException e) {
             c = RuntimeCounts.ZERO; // deleted while listing
         }
@@ -181,18 +182,18 @@ final class ConsoleService {
                 if (req.hasNonNull("lockDurationSeconds")) {
                     b.lockDuration(Duration.ofSeconds(req.get("lockDurationSeconds").asLong()));
                 }
-                Waits.await(engine.createQueue(b.build()));
+                Await.result(engine.createQueue(b.build()));
             }
-            case "topic" -> Waits.await(engine.createTopic(TopicProperties.builder(name).build()));
+            case "topic" -> Await.result(engine.createTopic(TopicProperties.builder(name).build()));
             case "subscription" -> {
                 SubscriptionProperties.Builder b = SubscriptionProperties.builder(text(req, "topic", true), name)
                         .requiresSession(req.path("requiresSession").asBoolean(false));
                 if (req.hasNonNull("maxDeliveryCount")) {
                     b.maxDeliveryCount(req.get("maxDeliveryCount").asInt());
                 }
-                Waits.await(engine.createSubscription(b.build(), List.of()));
+                Await.result(engine.createSubscription(b.build(), List.of()));
             }
-            case "rule" -> Waits.await(engine.addRule(text(req, "topic", true), text(req, "subscription", true),
+            case "rule" -> Await.result(engine.addRule(text(req, "topic", true), text(req, "subscription", true),
                     new RuleProperties(name, filter(req), text(req, "action", false))));
             default -> throw new BrokerException(ErrorKind.ARGUMENT, "Unknown entity kind '" + kind
                     + "': expected queue, topic, subscription or rule.");
@@ -225,16 +226,16 @@ final class ConsoleService {
         switch (kind) {
             case "queue" -> {
                 requireQueue(name);
-                Waits.await(engine.deleteQueue(name));
+                Await.result(engine.deleteQueue(name));
             }
             case "topic" -> {
                 if (engine.topic(name) == null) {
                     throw BrokerException.entityNotFound(name);
                 }
-                Waits.await(engine.deleteTopic(name));
+                Await.result(engine.deleteTopic(name));
             }
-            case "subscription" -> Waits.await(engine.deleteSubscription(text(req, "topic", true), name));
-            case "rule" -> Waits.await(engine.removeRule(text(req, "topic", true), text(req, "subscription", true),
+            case "subscription" -> Await.result(engine.deleteSubscription(text(req, "topic", true), name));
+            case "rule" -> Await.result(engine.removeRule(text(req, "topic", true), text(req, "subscription", true),
                     name));
             default -> throw new BrokerException(ErrorKind.ARGUMENT, "Unknown entity kind '" + kind
                     + "': expected queue, topic, subscription or rule.");
@@ -257,7 +258,7 @@ final class ConsoleService {
     ObjectNode browse(String entity, String subQueue, long fromSeq, int max) {
         EntityAddress address = address(entity, subQueue);
         int n = Math.max(1, Math.min(max, MAX_BROWSE));
-        List<ReceivedMessage> messages = Waits.await(engine.peek(address, Math.max(0, fromSeq), n, null));
+        List<ReceivedMessage> messages = Await.result(engine.peek(address, Math.max(0, fromSeq), n, null));
         ObjectNode out = json.createObjectNode();
         out.put("entity", address.entityName());
         out.put("subQueue", subQueueName(address.subQueue()));
@@ -399,13 +400,13 @@ final class ConsoleService {
             }
             b.scheduledEnqueueTimeMs(at);
             if (at > clock.epochMillis()) {
-                long[] seqs = Waits.await(engine.schedule(entity, List.of(b.build())));
+                long[] seqs = Await.result(engine.schedule(entity, List.of(b.build())));
                 out.put("scheduled", true);
                 out.put("sequenceNumber", seqs[0]);
                 return out;
             }
         }
-        Waits.await(engine.send(entity, List.of(b.build())));
+        Await.result(engine.send(entity, List.of(b.build())));
         out.put("scheduled", false);
         return out;
     }
@@ -434,13 +435,13 @@ final class ConsoleService {
     void cancelScheduled(JsonNode req) {
         String entity = text(req, "entity", true);
         long seq = longValue(req, "sequenceNumber");
-        List<ReceivedMessage> found = Waits.await(engine.peek(EntityAddress.queueOrTopic(entity), seq, 1, null));
+        List<ReceivedMessage> found = Await.result(engine.peek(EntityAddress.queueOrTopic(entity), seq, 1, null));
         if (found.isEmpty() || found.get(0).sequenceNumber() != seq
                 || found.get(0).state() != io.buslane.engine.message.MessageState.SCHEDULED) {
             throw new BrokerException(ErrorKind.MESSAGE_NOT_FOUND, "No scheduled message with sequence number "
                     + seq + " exists in '" + entity + "'.");
         }
-        Waits.await(engine.cancelScheduled(entity, new long[] {seq}));
+        Await.result(engine.cancelScheduled(entity, new long[] {seq}));
     }
 
     /** Moves an active or deferred message of a queue or subscription to its dead-letter queue. */
@@ -449,7 +450,7 @@ final class ConsoleService {
         long seq = longValue(req, "sequenceNumber");
         String reason = text(req, "reason", false);
         String description = text(req, "description", false);
-        locker.withLocked(address, seq, locked -> Waits.await(engine.deadLetter(address,
+        locker.withLocked(address, seq, locked -> Await.result(engine.deadLetter(address,
                 locked.message().lockToken(), reason == null ? CONSOLE_DEAD_LETTER_REASON : reason,
                 description == null ? "Dead-lettered from the Buslane console." : description, null)));
     }
@@ -487,8 +488,8 @@ final class ConsoleService {
                     copy.applicationProperty(ORIGINAL_MESSAGE_ID, display(original.messageId()));
                 }
             }
-            Waits.await(engine.send(target, List.of(copy.build())));
-            Waits.await(engine.complete(address, locked.message().lockToken()));
+            Await.result(engine.send(target, List.of(copy.build())));
+            Await.result(engine.complete(address, locked.message().lockToken()));
             return id;
         });
         ObjectNode out = json.createObjectNode();
@@ -515,21 +516,21 @@ final class ConsoleService {
         EntityAddress address = address(text(req, "entity", true), text(req, "subQueue", false));
         long seq = longValue(req, "sequenceNumber");
         if (address.subQueue() == SubQueue.MAIN) {
-            List<ReceivedMessage> found = Waits.await(engine.peek(address, seq, 1, null));
+            List<ReceivedMessage> found = Await.result(engine.peek(address, seq, 1, null));
             if (!found.isEmpty() && found.get(0).sequenceNumber() == seq
                     && found.get(0).state() == io.buslane.engine.message.MessageState.SCHEDULED) {
-                Waits.await(engine.cancelScheduled(address.entityPath(), new long[] {seq}));
+                Await.result(engine.cancelScheduled(address.entityPath(), new long[] {seq}));
                 return;
             }
         }
-        locker.withLocked(address, seq, locked -> Waits.await(engine.complete(address,
+        locker.withLocked(address, seq, locked -> Await.result(engine.complete(address,
                 locked.message().lockToken())));
     }
 
     /** Deletes every message of a queue's, subscription's or dead-letter queue's; replies with how many. */
     ObjectNode purge(JsonNode req) {
         EntityAddress address = address(text(req, "entity", true), text(req, "subQueue", false));
-        int n = Waits.await(engine.purge(address));
+        int n = Await.result(engine.purge(address));
         ObjectNode out = json.createObjectNode();
         out.put("deleted", n);
         return out;
@@ -547,11 +548,11 @@ final class ConsoleService {
             return out;
         }
         out.put("requiresSession", true);
-        List<String> ids = Waits.await(engine.listSessions(address, 0, 0, MAX_SESSIONS));
+        List<String> ids = Await.result(engine.listSessions(address, 0, 0, MAX_SESSIONS));
         for (String id : ids) {
             ObjectNode s = list.addObject();
             s.put("sessionId", id);
-            byte[] state = Waits.await(engine.getSessionState(address, id));
+            byte[] state = Await.result(engine.getSessionState(address, id));
             if (state == null) {
                 s.putNull("state");
             } else {
@@ -559,7 +560,7 @@ final class ConsoleService {
             }
             boolean locked;
             try {
-                Waits.await(engine.checkSessionLocked(address, id));
+                Await.result(engine.checkSessionLocked(address, id));
                 locked = true;
             } catch (BrokerException e) {
                 locked = false;

@@ -9,6 +9,7 @@ import io.buslane.engine.ReceiveMode;
 import io.buslane.engine.Receiver;
 import io.buslane.engine.message.MessageState;
 import io.buslane.engine.message.ReceivedMessage;
+import io.buslane.management.Await;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -45,7 +46,7 @@ final class MessageLocker {
      * @throws BrokerException MESSAGE_NOT_FOUND when no such message is there, or it is scheduled, or it is locked
      */
     <T> T withLocked(EntityAddress address, long sequenceNumber, Function<Locked, T> action) {
-        List<ReceivedMessage> peeked = Waits.await(engine.peek(address, sequenceNumber, 1, null));
+        List<ReceivedMessage> peeked = Await.result(engine.peek(address, sequenceNumber, 1, null));
         if (peeked.isEmpty() || peeked.get(0).sequenceNumber() != sequenceNumber) {
             throw notFound(sequenceNumber);
         }
@@ -60,11 +61,11 @@ final class MessageLocker {
         List<ReceivedMessage> held = new ArrayList<>();
         try {
             if (sessionId != null) {
-                receiver = Waits.await(engine.acceptSession(address, sessionId, ReceiveMode.PEEK_LOCK, 0, sink));
+                receiver = Await.result(engine.acceptSession(address, sessionId, ReceiveMode.PEEK_LOCK, 0, sink));
             }
             ReceivedMessage target;
             if (found.state() == MessageState.DEFERRED) {
-                List<ReceivedMessage> got = Waits.await(engine.receiveDeferred(address, new long[] {sequenceNumber},
+                List<ReceivedMessage> got = Await.result(engine.receiveDeferred(address, new long[] {sequenceNumber},
                         ReceiveMode.PEEK_LOCK, sessionId));
                 if (got.isEmpty()) {
                     throw notFound(sequenceNumber);
@@ -86,7 +87,7 @@ final class MessageLocker {
             for (ReceivedMessage other : held) {
                 releases.add(engine.release(address, other.lockToken()).exceptionally(e -> null));
             }
-            Waits.await(java.util.concurrent.CompletableFuture.allOf(
+            Await.result(java.util.concurrent.CompletableFuture.allOf(
                     releases.toArray(new java.util.concurrent.CompletableFuture[0])));
             if (receiver != null) {
                 receiver.close();
@@ -100,7 +101,7 @@ final class MessageLocker {
                 throw sink.closed;
             }
             receiver.addCredit(BATCH);
-            Waits.await(receiver.drain());
+            Await.result(receiver.drain());
             ReceivedMessage m;
             int got = 0;
             ReceivedMessage target = null;

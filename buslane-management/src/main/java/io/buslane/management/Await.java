@@ -1,4 +1,4 @@
-package io.buslane.management.console;
+package io.buslane.management;
 
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
@@ -8,15 +8,18 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
-/** Waits for engine futures on Vert.x worker threads, rethrowing the engine's own exceptions. */
-final class Waits {
+/**
+ * Waits for engine futures on the Vert.x worker threads of the ATOM admin API and the web console, rethrowing the
+ * engine's own exceptions.
+ */
+public final class Await {
 
-    static final long TIMEOUT_SECONDS = 30;
+    public static final long TIMEOUT_SECONDS = 30;
 
-    private Waits() {
+    private Await() {
     }
 
-    static <T> T await(CompletableFuture<T> future) {
+    public static <T> T result(CompletableFuture<T> future) {
         try {
             return future.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
         } catch (ExecutionException e) {

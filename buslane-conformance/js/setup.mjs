@@ -1,0 +1,38 @@
+// Set-up shared by the conformance scripts (conformance.mjs, rules.mjs): the broker's connection string from
+// BUSLANE_CONNECTION_STRING, a watchdog, a ServiceBusClient and a receive helper.
+
+import { ServiceBusClient } from "@azure/service-bus";
+
+/**
+ * A client for BUSLANE_CONNECTION_STRING (exit code 2 when it is not set) with 10-second tries and `maxRetries`
+ * retries, and a watchdog (exit code 3 after 100 s, so that a hanging SDK call cannot hang the build) that the
+ * script clears when done. `what` names the script in the watchdog's message.
+ */
+export function connect(what, maxRetries) {
+  const connectionString = process.env.BUSLANE_CONNECTION_STRING;
+  if (!connectionString) {
+    console.error("BUSLANE_CONNECTION_STRING is not set");
+    process.exit(2);
+  }
+  const watchdog = setTimeout(() => {
+    console.error(`FAIL: the ${what} script did not finish within 100 s`);
+    process.exit(3);
+  }, 100_000);
+  const client = new ServiceBusClient(connectionString, {
+    retryOptions: { timeoutInMs: 10_000, maxRetries, retryDelayInMs: 500 },
+  });
+  return { client, watchdog };
+}
+
+/** Receives until `count` messages arrived or `withinMs` elapsed. */
+export async function receive(receiver, count, withinMs = 10_000) {
+  const got = [];
+  const deadline = Date.now() + withinMs;
+  while (got.length < count) {
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    const batch = await receiver.receiveMessages(count - got.length, { maxWaitTimeInMs: Math.max(left, 100) });
+    got.push(...batch);
+  }
+  return got;
+}
