@@ -1,6 +1,5 @@
 package io.buslane.conformance;
 
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -12,8 +11,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Runs {@code js/rules.mjs}: subscription rules with the official JavaScript SDK's {@code ServiceBusRuleManager}
- * (add-rule, remove-rule, enumerate-rules), SQL filters and actions. Skipped when {@code node} is not on the PATH or
- * the SDK is not installed in {@code js/node_modules} (JsSdkConformanceTest installs it).
+ * (add-rule, remove-rule, enumerate-rules), SQL filters and actions. Skipped when {@code node} or {@code npm} is not
+ * on the PATH; installs the SDK into {@code js/node_modules} first when it is missing.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class RulesJsSdkConformanceTest {
@@ -36,9 +35,7 @@ class RulesJsSdkConformanceTest {
 
     @Test
     void officialJavaScriptSdkManagesRules() throws Exception {
-        Assumptions.assumeTrue(JsSdkConformanceTest.onPath("node"), "node is not on the PATH");
-        Assumptions.assumeTrue(Files.isDirectory(JS_DIR.resolve("node_modules/@azure/service-bus")),
-                "the JavaScript SDK is not installed in js/node_modules");
+        JsSdkConformanceTest.ensureSdkInstalled();
         try (BrokerProcess broker = BrokerProcess.start(CONFIG)) {
             Path out = Files.createTempFile("buslane-js-rules-", ".log");
             ProcessBuilder pb = new ProcessBuilder("node", "rules.mjs").directory(JS_DIR.toFile())
