@@ -1,6 +1,7 @@
 package io.buslane.engine.persist;
 
 import io.buslane.engine.SubQueue;
+import io.buslane.engine.partition.DedupRunStore;
 import io.buslane.engine.partition.DedupWindow;
 import io.buslane.engine.partition.Entry;
 import io.buslane.engine.partition.MessageBodies;
@@ -22,6 +23,7 @@ public final class JournalPartitionLog implements PartitionLog {
 
     private final Journal journal;
     private final MessageBodies bodies;
+    private final DedupRunStore dedupRuns;
     private final RecordWriter w = new RecordWriter(512);
     private long nextRecordId = RecordTypes.FIRST_RECORD_ID;
     private boolean metaWritten;
@@ -32,8 +34,25 @@ public final class JournalPartitionLog implements PartitionLog {
      * @param bodies  the shard's resident messages, through which the messages to write are read
      */
     public JournalPartitionLog(Journal journal, MessageBodies bodies) {
+        this(journal, bodies, DedupRunStore.inHeap());
+    }
+
+    /**
+     * @param dedupRuns where duplicate-detection windows move keys beyond their heap budget
+     */
+    public JournalPartitionLog(Journal journal, MessageBodies bodies, DedupRunStore dedupRuns) {
         this.journal = journal;
         this.bodies = bodies;
+        this.dedupRuns = dedupRuns;
+    }
+
+    /** Moves replayed keys beyond the heap budget of the partition's windows into runs (block records unchanged). */
+    void spillReplayedKeys(Partition p) {
+        for (DedupWindow window : new DedupWindow[] {p.duplicates(), p.hasTransferKeys() ? p.transferKeys() : null}) {
+            if (window != null && window.needsSpill()) {
+                window.spill(dedupRuns, null);
+            }
+        }
     }
 
     /** Restores the id counter after replay so that no record id is ever reused. */
@@ -85,7 +104,10 @@ public final class JournalPartitionLog implements PartitionLog {
         }
     }
 
-    /** Appends the keys remembered since the last checkpoint as one block, and deletes expired blocks. */
+    /**
+     * Appends the keys remembered since the last checkpoint as one block, deletes expired blocks, and moves the
+     * oldest keys out of the heap when the window's budget requires it (replacing their blocks by one).
+     */
     private void writeKeys(Partition p, DedupWindow window) {
         if (window == null) {
             return;
@@ -94,21 +116,44 @@ public final class JournalPartitionLog implements PartitionLog {
         window.expire(now);
         window.expiredBlocks(now, id -> journal.append(JournalRecord.delete(id)));
         int n = window.pendingCount();
-        if (n == 0) {
-            return;
+        if (n > 0) {
+            w.reset();
+            w.writeVarLong(p.recordId());
+            w.writeByte(window.kind());
+            w.writeVarInt(n);
+            long newest = window.drainPending((hi, lo, t) -> {
+                w.writeLong(hi);
+                w.writeLong(lo);
+                w.writeLong(t);
+            });
+            long id = nextRecordId();
+            journal.append(JournalRecord.add(id, RecordTypes.KEY_BLOCK, bytes()));
+            window.blockWritten(id, newest);
         }
-        w.reset();
-        w.writeVarLong(p.recordId());
-        w.writeByte(window.kind());
-        w.writeVarInt(n);
-        long newest = window.drainPending((hi, lo, t) -> {
-            w.writeLong(hi);
-            w.writeLong(lo);
-            w.writeLong(t);
-        });
-        long id = nextRecordId();
-        journal.append(JournalRecord.add(id, RecordTypes.KEY_BLOCK, bytes()));
-        window.blockWritten(id, newest);
+        if (window.needsSpill()) {
+            window.spill(dedupRuns, (replaced, hi, lo, t, count) -> {
+                long id = -1;
+                if (count > 0) {
+                    // the replacement is appended before the deletions: replayed alone or together with the
+                    // blocks it replaces (a crash in between), it restores the same live keys
+                    w.reset();
+                    w.writeVarLong(p.recordId());
+                    w.writeByte(window.kind());
+                    w.writeVarInt(count);
+                    for (int i = 0; i < count; i++) {
+                        w.writeLong(hi[i]);
+                        w.writeLong(lo[i]);
+                        w.writeLong(t[i]);
+                    }
+                    id = nextRecordId();
+                    journal.append(JournalRecord.add(id, RecordTypes.KEY_BLOCK, bytes()));
+                }
+                for (long r : replaced) {
+                    journal.append(JournalRecord.delete(r));
+                }
+                return id;
+            });
+        }
     }
 
     @Override
