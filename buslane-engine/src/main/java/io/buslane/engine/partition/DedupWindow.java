@@ -21,9 +21,10 @@ import java.util.PriorityQueue;
  * full): 32 bytes per slot, the ring's capacity being the largest power of two that fits the budget. When a
  * checkpoint finds the ring more than half full, its oldest keys are moved out of the heap into an immutable run
  * sorted by hash ({@link DedupRunStore}: 24 bytes per key, a file in the data directory), until the ring is a
- * quarter full. Runs are merged like an LSM tree (the two newest while the newer is the bigger, and
- * never more than {@value #MAX_RUNS} runs, see {@link #compact}), dropping expired keys as they are rewritten; a
- * run whose newest key expired is deleted. A lookup probes the ring, then binary-searches each run from the newest. Only one
+ * quarter full. Runs are merged like an LSM tree (the two newest while the newer is the bigger, and at most
+ * {@value #MAX_RUNS} runs, see {@link #maintain}), dropping expired keys as they are rewritten; a run whose newest
+ * key expired is deleted. Merges advance a bounded step per checkpoint, so no checkpoint pauses the shard for long;
+ * while one runs, runs spilled meanwhile may briefly exceed the limit. A lookup probes the ring, then binary-searches each run from the newest. Only one
  * checkpoint's keys can push the ring beyond its budget (it then grows, and shrinks back to the budget's share
  * at the next spill).
  *
@@ -267,17 +268,7 @@ public final class DedupWindow {
                 continue;
             }
             DedupRunStore.Run run = ref.run;
-            long from = 0;
-            long to = run.count();
-            while (from < to) {
-                long mid = (from + to) >>> 1;
-                long mh = run.hi(mid);
-                if (mh < h || (mh == h && run.lo(mid) < l)) {
-                    from = mid + 1;
-                } else {
-                    to = mid;
-                }
-            }
+            long from = lowerBound(run, h, l);
             for (long i = from; i < run.count() && run.hi(i) == h && run.lo(i) == l; i++) {
                 if (live(Math.max(run.time(i), ref.floor))) {
                     return true;
@@ -285,6 +276,56 @@ public final class DedupWindow {
             }
         }
         return false;
+    }
+
+    /**
+     * The first index of a run whose key is not below (h, l). Hashes are uniform, so the first probes interpolate
+     * (about log log n of them find the place); binary search finishes any range they leave.
+     */
+    static long lowerBound(DedupRunStore.Run run, long h, long l) {
+        long from = 0;
+        long to = run.count();
+        if (to > 8) {
+            // the bounds' hashes are kept as the range narrows: each round reads the probe (far) and the new
+            // bound's neighbour (usually the same cache line); the run's first and last keys stay cached
+            long first = run.hi(from);
+            long last = run.hi(to - 1);
+            for (int round = 0; round < 8 && to - from > 8; round++) {
+                if (h < first) {
+                    return from;
+                }
+                if (h > last) {
+                    return to;
+                }
+                if (first == last) {
+                    break;
+                }
+                long mid = from + (long) (((double) h - first) / ((double) last - first) * (to - 1 - from));
+                mid = Math.max(from, Math.min(to - 1, mid));
+                long mh = run.hi(mid);
+                if (mh < h || (mh == h && run.lo(mid) < l)) {
+                    from = mid + 1;
+                    if (from < to) {
+                        first = run.hi(from);
+                    }
+                } else {
+                    to = mid;
+                    if (from < to) {
+                        last = run.hi(to - 1);
+                    }
+                }
+            }
+        }
+        while (from < to) {
+            long mid = (from + to) >>> 1;
+            long mh = run.hi(mid);
+            if (mh < h || (mh == h && run.lo(mid) < l)) {
+                from = mid + 1;
+            } else {
+                to = mid;
+            }
+        }
+        return from;
     }
 
     private void insertIndex(long h, int slot) {
@@ -372,7 +413,8 @@ public final class DedupWindow {
         }
         for (int r = runs.size() - 1; r >= 0; r--) {
             RunRef ref = runs.get(r);
-            if (expired(Math.max(ref.maxTime, ref.floor), nowMs)) {
+            boolean merging = job != null && (job.a == ref || job.b == ref);
+            if (!merging && expired(Math.max(ref.maxTime, ref.floor), nowMs)) {
                 runs.remove(r).run.delete();
             }
         }
@@ -452,7 +494,7 @@ public final class DedupWindow {
                     max = Math.max(max, ct[i]);
                 }
                 runs.add(new RunRef(w.finish(), min, max, 0));
-                compact(store);
+                mergeCredit += (long) n * MERGE_CREDIT_PER_SPILLED_KEY;
             }
             if (sealer != null) {
                 long[] replaced = new long[chosen.size()];
@@ -474,91 +516,145 @@ public final class DedupWindow {
         }
     }
 
+    /** Keys a merge may copy per checkpoint, at least. */
+    static final long MERGE_STEP_KEYS = 1 << 16;
+    /** Keys a merge may copy per checkpoint, at most (bounds the pause a checkpoint adds). */
+    static final long MAX_MERGE_STEP_KEYS = 1 << 17;
+    /** Merge credit earned per key spilled. */
+    static final int MERGE_CREDIT_PER_SPILLED_KEY = 16;
+
+    /** A merge in progress, copied a step per checkpoint; its sources stay searchable until it completes. */
+    private static final class MergeJob {
+        final RunRef a;
+        final RunRef b;
+        final int level;
+        final DedupRunStore.Writer w;
+        long i;
+        long j;
+        long min = Long.MAX_VALUE;
+        long max = Long.MIN_VALUE;
+
+        MergeJob(DedupRunStore store, RunRef a, RunRef b, int level) {
+            this.a = a;
+            this.b = b;
+            this.level = level;
+            this.w = store.create();
+        }
+    }
+
+    private MergeJob job;
+    private long mergeCredit;
+
+    /** True while runs are being merged. */
+    public boolean merging() {
+        return job != null;
+    }
+
     /**
-     * Keeps runs few and mostly live: rewrites a run whose keys have more than half expired (estimated from its
-     * time span), merges the two newest while the newer is at least as big as the older (a binary counter: each key
-     * is rewritten about log₂(runs' keys / spill) times), and while there are more than {@value #MAX_RUNS} runs
-     * merges the adjacent pair with the fewest keys.
+     * Advances run merging by one checkpoint's step (call at every checkpoint): at least {@link #MERGE_STEP_KEYS}
+     * keys plus {@value #MERGE_CREDIT_PER_SPILLED_KEY} per key spilled since, at most
+     * {@link #MAX_MERGE_STEP_KEYS} at a time, or everything when {@code unbounded} (replay).
      */
-    private void compact(DedupRunStore store) {
+    public void maintain(DedupRunStore store, boolean unbounded) {
+        if (job == null && !plan(store)) {
+            mergeCredit = 0;
+            return;
+        }
+        mergeCredit = Math.min(mergeCredit + MERGE_STEP_KEYS, 64 * MAX_MERGE_STEP_KEYS);
+        long budget = unbounded ? Long.MAX_VALUE : Math.min(mergeCredit, MAX_MERGE_STEP_KEYS);
+        while (budget > 0 && (job != null || plan(store))) {
+            long used = step(budget);
+            budget -= used;
+            mergeCredit -= Math.min(mergeCredit, used);
+        }
+    }
+
+    /**
+     * Starts the next merge, if any is due, keeping runs few and mostly live: rewrites a run whose keys have more
+     * than half expired (estimated from its time span), merges the two newest while the newer is at least as big
+     * as the older (a binary counter: each key is rewritten about log₂(runs' keys / spill) times), and while there
+     * are more than {@value #MAX_RUNS} runs merges the adjacent pair with the fewest keys.
+     */
+    private boolean plan(DedupRunStore store) {
         if (lastNowMs != Long.MIN_VALUE) {
             long cutoff = lastNowMs - windowMs;
-            for (int r = 0; r < runs.size(); r++) {
-                RunRef ref = runs.get(r);
+            for (RunRef ref : runs) {
                 if (ref.floor == Long.MIN_VALUE && ref.maxTime > ref.minTime && cutoff > ref.minTime
                         && (cutoff - ref.minTime) * 2 > ref.maxTime - ref.minTime) {
-                    RunRef kept = merge(store, ref, null, ref.level);
-                    ref.run.delete();
-                    if (kept == null) {
-                        runs.remove(r--);
-                    } else {
-                        runs.set(r, kept);
-                    }
+                    job = new MergeJob(store, ref, null, ref.level);
+                    return true;
                 }
             }
         }
-        while (runs.size() >= 2
-                && runs.get(runs.size() - 1).run.count() >= runs.get(runs.size() - 2).run.count()) {
-            mergeAt(store, runs.size() - 2);
+        int n = runs.size();
+        if (n >= 2 && runs.get(n - 1).run.count() >= runs.get(n - 2).run.count()) {
+            job = new MergeJob(store, runs.get(n - 2), runs.get(n - 1), runs.get(n - 2).level + 1);
+            return true;
         }
-        while (runs.size() > MAX_RUNS) {
+        if (n > MAX_RUNS) {
             int best = 0;
             long bestKeys = Long.MAX_VALUE;
-            for (int r = 0; r + 1 < runs.size(); r++) {
+            for (int r = 0; r + 1 < n; r++) {
                 long keys = runs.get(r).run.count() + runs.get(r + 1).run.count();
                 if (keys < bestKeys) {
                     bestKeys = keys;
                     best = r;
                 }
             }
-            mergeAt(store, best);
+            RunRef a = runs.get(best);
+            RunRef b = runs.get(best + 1);
+            job = new MergeJob(store, a, b, Math.max(a.level, b.level) + 1);
+            return true;
         }
+        return false;
     }
 
-    /** Merges runs {@code r} and {@code r + 1} into one at {@code r}. */
-    private void mergeAt(DedupRunStore store, int r) {
-        RunRef a = runs.get(r);
-        RunRef b = runs.remove(r + 1);
-        RunRef merged = merge(store, a, b, Math.max(a.level, b.level) + 1);
-        a.run.delete();
-        b.run.delete();
-        if (merged == null) {
-            runs.remove(r);
-        } else {
-            runs.set(r, merged);
-        }
-    }
-
-    private RunRef merge(DedupRunStore store, RunRef a, RunRef b, int level) {
-        DedupRunStore.Writer w = store.create();
-        long min = Long.MAX_VALUE;
-        long max = Long.MIN_VALUE;
-        long i = 0;
-        long j = 0;
+    /** Copies up to {@code budget} keys of the merge in progress, dropping expired ones; returns the keys read. */
+    private long step(long budget) {
+        MergeJob m = job;
+        RunRef a = m.a;
+        RunRef b = m.b;
         long na = a.run.count();
         long nb = b == null ? 0 : b.run.count();
-        while (i < na || j < nb) {
+        long used = 0;
+        while ((m.i < na || m.j < nb) && used < budget) {
             boolean takeA;
-            if (i == na) {
+            if (m.i == na) {
                 takeA = false;
-            } else if (j == nb) {
+            } else if (m.j == nb) {
                 takeA = true;
             } else {
-                long ha = a.run.hi(i);
-                long hb = b.run.hi(j);
-                takeA = ha < hb || (ha == hb && a.run.lo(i) <= b.run.lo(j));
+                long ha = a.run.hi(m.i);
+                long hb = b.run.hi(m.j);
+                takeA = ha < hb || (ha == hb && a.run.lo(m.i) <= b.run.lo(m.j));
             }
             RunRef src = takeA ? a : b;
-            long k = takeA ? i++ : j++;
+            long k = takeA ? m.i++ : m.j++;
             long t = Math.max(src.run.time(k), src.floor);
             if (live(t)) {
-                w.add(src.run.hi(k), src.run.lo(k), t);
-                min = Math.min(min, t);
-                max = Math.max(max, t);
+                m.w.add(src.run.hi(k), src.run.lo(k), t);
+                m.min = Math.min(m.min, t);
+                m.max = Math.max(m.max, t);
+            }
+            used++;
+        }
+        if (m.i == na && m.j == nb) {
+            job = null;
+            DedupRunStore.Run out = m.w.finish();
+            int at = runs.indexOf(a);
+            runs.remove(a);
+            a.run.delete();
+            if (b != null) {
+                runs.remove(b);
+                b.run.delete();
+            }
+            if (out != null) {
+                RunRef merged = new RunRef(out, m.min, m.max, m.level);
+                merged.floor = b == null ? a.floor : Math.max(a.floor, b.floor);
+                runs.add(at, merged);
             }
         }
-        DedupRunStore.Run run = w.finish();
-        return run == null ? null : new RunRef(run, min, max, level);
+        return Math.max(used, 1);
     }
 
     /** Sorts three parallel arrays by (hi, lo), in place (quicksort, insertion sort for short ranges). */
@@ -652,6 +748,13 @@ public final class DedupWindow {
         }
         while (!sealedBlocks.isEmpty()) {
             sink.accept(sealedBlocks.poll()[0]);
+        }
+        if (job != null) {
+            DedupRunStore.Run partial = job.w.finish();
+            if (partial != null) {
+                partial.delete();
+            }
+            job = null;
         }
         for (RunRef r : runs) {
             r.run.delete();

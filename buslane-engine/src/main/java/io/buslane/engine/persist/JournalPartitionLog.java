@@ -52,6 +52,9 @@ public final class JournalPartitionLog implements PartitionLog {
             if (window != null && window.needsSpill()) {
                 window.spill(dedupRuns, null);
             }
+            if (window != null) {
+                window.maintain(dedupRuns, true);
+            }
         }
     }
 
@@ -154,6 +157,7 @@ public final class JournalPartitionLog implements PartitionLog {
                 return id;
             });
         }
+        window.maintain(dedupRuns, false);
     }
 
     @Override

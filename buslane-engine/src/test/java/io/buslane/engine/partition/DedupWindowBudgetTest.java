@@ -61,6 +61,7 @@ public class DedupWindowBudgetTest {
                     return id;
                 });
             }
+            window.maintain(store, false);
         }
 
         /** A new window restored from the journal, as a replay does (spilling as the budget requires). */
@@ -77,6 +78,7 @@ public class DedupWindowBudgetTest {
                 if (w.needsSpill()) {
                     w.spill(store, null);
                 }
+                w.maintain(store, true);
             });
             w.sortAfterReplay();
             return w;
