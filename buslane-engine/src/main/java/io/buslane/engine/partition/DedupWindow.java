@@ -473,28 +473,42 @@ public final class DedupWindow {
             for (long[] b : chosen) {
                 newest = Math.max(newest, b[1]);
             }
-            for (; head < end; head++) {
-                int slot = (int) (head & ringMask);
+            for (long p = head; p < end; p++) {
+                int slot = (int) (p & ringMask);
                 if (live(time[slot])) {
                     ch[n] = hi[slot];
                     cl[n] = lo[slot];
                     ct[n] = time[slot];
                     n++;
                 }
-                removeIndex(slot);
             }
             sort(ch, cl, ct, 0, n - 1);
             if (n > 0) {
-                DedupRunStore.Writer w = store.create();
+                DedupRunStore.Run run;
+                try {
+                    DedupRunStore.Writer w = store.create();
+                    for (int i = 0; i < n; i++) {
+                        w.add(ch[i], cl[i], ct[i]);
+                    }
+                    run = w.finish();
+                } catch (RuntimeException e) {
+                    // the store failed (disk full?): the keys stay in the ring, the blocks as they were
+                    for (int i = chosen.size() - 1; i >= 0; i--) {
+                        ringBlocks.addFirst(chosen.get(i));
+                    }
+                    throw e;
+                }
                 long min = Long.MAX_VALUE;
                 long max = Long.MIN_VALUE;
                 for (int i = 0; i < n; i++) {
-                    w.add(ch[i], cl[i], ct[i]);
                     min = Math.min(min, ct[i]);
                     max = Math.max(max, ct[i]);
                 }
-                runs.add(new RunRef(w.finish(), min, max, 0));
+                runs.add(new RunRef(run, min, max, 0));
                 mergeCredit += (long) n * MERGE_CREDIT_PER_SPILLED_KEY;
+            }
+            for (; head < end; head++) {
+                removeIndex((int) (head & ringMask));
             }
             if (sealer != null) {
                 long[] replaced = new long[chosen.size()];
@@ -609,8 +623,27 @@ public final class DedupWindow {
         return false;
     }
 
-    /** Copies up to {@code budget} keys of the merge in progress, dropping expired ones; returns the keys read. */
+    /** Copies up to {@code budget} keys of the merge in progress; a failing store abandons the merge. */
     private long step(long budget) {
+        try {
+            return copy(budget);
+        } catch (RuntimeException e) {
+            MergeJob m = job;
+            job = null;
+            try {
+                DedupRunStore.Run partial = m.w.finish();
+                if (partial != null) {
+                    partial.delete();
+                }
+            } catch (RuntimeException ignored) {
+                // the store is failing already; its directory is emptied at the next start
+            }
+            throw e;
+        }
+    }
+
+    /** Copies up to {@code budget} keys of the merge in progress, dropping expired ones; returns the keys read. */
+    private long copy(long budget) {
         MergeJob m = job;
         RunRef a = m.a;
         RunRef b = m.b;

@@ -30,6 +30,7 @@ final class FileDedupRunStore implements DedupRunStore {
     private static final long CHUNK_MASK = (1L << CHUNK_SHIFT) - 1;
 
     private final Path directory;
+    private final String prefix = java.util.UUID.randomUUID().toString().substring(0, 8);
     private long nextFile;
 
     FileDedupRunStore(Path directory) {
@@ -38,7 +39,11 @@ final class FileDedupRunStore implements DedupRunStore {
             Files.createDirectories(directory);
             try (Stream<Path> files = Files.list(directory)) {
                 for (Path f : (Iterable<Path>) files::iterator) {
-                    Files.deleteIfExists(f);
+                    try {
+                        Files.deleteIfExists(f);
+                    } catch (IOException e) {
+                        // still mapped by an engine of this process (a restart in tests): names below differ
+                    }
                 }
             }
         } catch (IOException e) {
@@ -48,7 +53,7 @@ final class FileDedupRunStore implements DedupRunStore {
 
     @Override
     public Writer create() {
-        Path file = directory.resolve("run-" + (nextFile++) + ".keys");
+        Path file = directory.resolve("run-" + prefix + "-" + (nextFile++) + ".keys");
         FileChannel ch;
         try {
             ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
@@ -77,6 +82,7 @@ final class FileDedupRunStore implements DedupRunStore {
                     }
                 } catch (IOException e) {
                     close(ch);
+                    deleteQuietly(file);
                     throw new UncheckedIOException("cannot write " + file, e);
                 }
                 buf.clear();
@@ -102,10 +108,19 @@ final class FileDedupRunStore implements DedupRunStore {
                     return new FileRun(file, count, maps);
                 } catch (IOException e) {
                     close(ch);
+                    deleteQuietly(file);
                     throw new UncheckedIOException("cannot map " + file, e);
                 }
             }
         };
+    }
+
+    private static void deleteQuietly(Path file) {
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException ignored) {
+            // removed when the store next opens
+        }
     }
 
     private static void close(FileChannel ch) {

@@ -23,7 +23,10 @@ public final class JournalPartitionLog implements PartitionLog {
 
     private final Journal journal;
     private final MessageBodies bodies;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(JournalPartitionLog.class);
+
     private final DedupRunStore dedupRuns;
+    private boolean dedupRunsFailing;
     private final RecordWriter w = new RecordWriter(512);
     private long nextRecordId = RecordTypes.FIRST_RECORD_ID;
     private boolean metaWritten;
@@ -133,6 +136,19 @@ public final class JournalPartitionLog implements PartitionLog {
             journal.append(JournalRecord.add(id, RecordTypes.KEY_BLOCK, bytes()));
             window.blockWritten(id, newest);
         }
+        try {
+            spill(p, window);
+            dedupRunsFailing = false;
+        } catch (java.io.UncheckedIOException e) {
+            // the keys stay in the heap (beyond the budget) until the store works again; nothing is lost
+            if (!dedupRunsFailing) {
+                LOG.warn("Cannot move remembered message ids out of the heap: {}", e.getMessage());
+            }
+            dedupRunsFailing = true;
+        }
+    }
+
+    private void spill(Partition p, DedupWindow window) {
         if (window.needsSpill()) {
             window.spill(dedupRuns, (replaced, hi, lo, t, count) -> {
                 long id = -1;

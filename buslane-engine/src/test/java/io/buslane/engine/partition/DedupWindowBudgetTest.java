@@ -241,4 +241,55 @@ public class DedupWindowBudgetTest {
         assertThat(w.size() + w.runKeys()).isEqualTo(n);
         assertThat(w.runBytes()).isEqualTo(24 * w.runKeys());
     }
+
+    @Test
+    void aFailingRunStoreLosesNoKey() {
+        DedupWindow w = new DedupWindow(DedupWindow.DUPLICATES, 100_000, 4 * 1024);
+        boolean[] failing = {true};
+        DedupRunStore heap = DedupRunStore.inHeap();
+        DedupRunStore flaky = () -> {
+            DedupRunStore.Writer inner = heap.create();
+            return new DedupRunStore.Writer() {
+                @Override
+                public void add(long hi, long lo, long timeMs) {
+                    inner.add(hi, lo, timeMs);
+                }
+
+                @Override
+                public DedupRunStore.Run finish() {
+                    if (failing[0]) {
+                        throw new java.io.UncheckedIOException(new java.io.IOException("disk full"));
+                    }
+                    return inner.finish();
+                }
+            };
+        };
+        Driver d = new Driver(w, flaky);
+        for (int i = 0; i < 100; i++) {
+            long[] k = key(i);
+            w.add(k[0], k[1], i);
+        }
+        int blocks = 0;
+        try {
+            d.checkpoint(100);
+        } catch (java.io.UncheckedIOException expected) {
+            blocks = w.blockCount();
+        }
+        assertThat(blocks).isEqualTo(1);
+        assertThat(w.runCount()).isZero();
+        assertThat(d.journal).hasSize(1);
+        for (int i = 0; i < 100; i++) {
+            long[] k = key(i);
+            assertThat(w.contains(k[0], k[1])).isTrue();
+        }
+        failing[0] = false;
+        d.checkpoint(101);
+        assertThat(w.runCount()).isEqualTo(1);
+        assertThat(w.size()).isLessThanOrEqualTo(w.maxCapacity() / 4);
+        for (int i = 0; i < 100; i++) {
+            long[] k = key(i);
+            assertThat(w.contains(k[0], k[1])).isTrue();
+        }
+        assertThat(d.replay(100_000, 4 * 1024).runCount()).isEqualTo(1);
+    }
 }
