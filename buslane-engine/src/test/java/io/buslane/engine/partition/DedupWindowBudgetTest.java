@@ -292,4 +292,38 @@ public class DedupWindowBudgetTest {
         }
         assertThat(d.replay(100_000, 4 * 1024).runCount()).isEqualTo(1);
     }
+
+    @Test
+    void restoredTransferKeysInRunsAreRememberedForAWindowFromTheRestart() {
+        DedupWindow w = new DedupWindow(DedupWindow.TRANSFERS, 1_000, 4 * 1024);
+        DedupRunStore store = DedupRunStore.inHeap();
+        for (int b = 0; b < 10; b++) {
+            for (int i = b * 20; i < b * 20 + 20; i++) {
+                long[] k = key(i);
+                w.restore(k[0], k[1], 0);
+            }
+            w.blockWritten(b + 1, 0);
+            if (w.needsSpill()) {
+                w.spill(store, null);
+            }
+            w.maintain(store, true);
+        }
+        assertThat(w.runCount()).isPositive();
+        w.expire(5_000); // the first expiry after the replay: restored times are raised to it
+        List<Long> deleted = new ArrayList<>();
+        w.expiredBlocks(5_000, deleted::add);
+        assertThat(deleted).isEmpty();
+        for (int i = 0; i < 200; i++) {
+            long[] k = key(i);
+            assertThat(w.contains(k[0], k[1])).as("key %d", i).isTrue();
+        }
+        w.expire(6_000);
+        w.expiredBlocks(6_000, deleted::add);
+        assertThat(deleted).hasSize(10);
+        for (int i = 0; i < 200; i++) {
+            long[] k = key(i);
+            assertThat(w.contains(k[0], k[1])).isFalse();
+        }
+        assertThat(w.runCount()).isZero();
+    }
 }
