@@ -86,7 +86,8 @@ public final class ShardReplayer {
         });
         for (Map.Entry<Long, KeyBlock> b : keyBlocks.entrySet()) {
             KeyBlock k = b.getValue();
-            if (!k.partition().restoreKeyBlock(k.kind(), b.getKey(), readKeys(b.getKey()))) {
+            long[] keys = readKeys(b.getKey());
+            if (keys == null || !k.partition().restoreKeyBlock(k.kind(), b.getKey(), keys)) {
                 orphanRecords.add(b.getKey());
             } else {
                 log.spillReplayedKeys(k.partition());
@@ -302,10 +303,13 @@ public final class ShardReplayer {
         keyBlocks.put(r.id(), new KeyBlock(p, in.readByte()));
     }
 
-    /** Reads a live key block back from the journal: (hash high, hash low, time) triples. */
+    /** Reads a live key block back from the journal: (hash high, hash low, time) triples; null if it is gone. */
     private long[] readKeys(long recordId) {
-        byte[] payload = journal.read(recordId, io.buslane.journal.RecordKind.ADD).payload();
-        RecordReader in = new RecordReader(payload);
+        JournalRecord record = journal.read(recordId, RecordKind.ADD);
+        if (record == null) {
+            return null;
+        }
+        RecordReader in = new RecordReader(record.payload());
         in.readVarLong();
         in.readByte();
         int n = in.readVarInt();
