@@ -24,9 +24,10 @@ import java.util.PriorityQueue;
  * quarter full. Runs are merged like an LSM tree (the two newest while the newer is the bigger, and at most
  * {@value #MAX_RUNS} runs, see {@link #maintain}), dropping expired keys as they are rewritten; a run whose newest
  * key expired is deleted. Merges advance a bounded step per checkpoint, so no checkpoint pauses the shard for long;
- * while one runs, runs spilled meanwhile may briefly exceed the limit. A lookup probes the ring, then binary-searches each run from the newest. Only one
- * checkpoint's keys can push the ring beyond its budget (it then grows, and shrinks back to the budget's share
- * at the next spill).
+ * while one runs, runs spilled meanwhile may briefly exceed the limit. A lookup probes the ring, then searches each
+ * run from the newest ({@link #lowerBound}: interpolation, then binary search). Only the keys of one checkpoint (or
+ * of one replayed block) can push the ring beyond its budget (it then grows, and shrinks back to the budget at the
+ * next spill).
  *
  * <p>Durability: keys added since the last checkpoint are {@link #drainPending pending}; the journal writes them
  * as one block record per partition per duty cycle, and deletes a block once its newest key has expired. When keys
