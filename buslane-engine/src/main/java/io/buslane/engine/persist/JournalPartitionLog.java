@@ -1,6 +1,7 @@
 package io.buslane.engine.persist;
 
 import io.buslane.engine.SubQueue;
+import io.buslane.engine.partition.DedupRunStore;
 import io.buslane.engine.partition.DedupWindow;
 import io.buslane.engine.partition.Entry;
 import io.buslane.engine.partition.MessageBodies;
@@ -22,6 +23,10 @@ public final class JournalPartitionLog implements PartitionLog {
 
     private final Journal journal;
     private final MessageBodies bodies;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(JournalPartitionLog.class);
+
+    private final DedupRunStore dedupRuns;
+    private boolean dedupRunsFailing;
     private final RecordWriter w = new RecordWriter(512);
     private long nextRecordId = RecordTypes.FIRST_RECORD_ID;
     private boolean metaWritten;
@@ -32,8 +37,28 @@ public final class JournalPartitionLog implements PartitionLog {
      * @param bodies  the shard's resident messages, through which the messages to write are read
      */
     public JournalPartitionLog(Journal journal, MessageBodies bodies) {
+        this(journal, bodies, DedupRunStore.inHeap());
+    }
+
+    /**
+     * @param dedupRuns where duplicate-detection windows move keys beyond their heap budget
+     */
+    public JournalPartitionLog(Journal journal, MessageBodies bodies, DedupRunStore dedupRuns) {
         this.journal = journal;
         this.bodies = bodies;
+        this.dedupRuns = dedupRuns;
+    }
+
+    /** Moves replayed keys beyond the heap budget of the partition's windows into runs (block records unchanged). */
+    void spillReplayedKeys(Partition p) {
+        for (DedupWindow window : new DedupWindow[] {p.duplicates(), p.hasTransferKeys() ? p.transferKeys() : null}) {
+            if (window != null && window.needsSpill()) {
+                window.spill(dedupRuns, null);
+            }
+            if (window != null) {
+                window.maintain(dedupRuns, true);
+            }
+        }
     }
 
     /** Restores the id counter after replay so that no record id is ever reused. */
@@ -85,7 +110,10 @@ public final class JournalPartitionLog implements PartitionLog {
         }
     }
 
-    /** Appends the keys remembered since the last checkpoint as one block, and deletes expired blocks. */
+    /**
+     * Appends the keys remembered since the last checkpoint as one block, deletes expired blocks, and moves the
+     * oldest keys out of the heap when the window's budget requires it (replacing their blocks by one).
+     */
     private void writeKeys(Partition p, DedupWindow window) {
         if (window == null) {
             return;
@@ -94,21 +122,58 @@ public final class JournalPartitionLog implements PartitionLog {
         window.expire(now);
         window.expiredBlocks(now, id -> journal.append(JournalRecord.delete(id)));
         int n = window.pendingCount();
-        if (n == 0) {
-            return;
+        if (n > 0) {
+            w.reset();
+            w.writeVarLong(p.recordId());
+            w.writeByte(window.kind());
+            w.writeVarInt(n);
+            long newest = window.drainPending((hi, lo, t) -> {
+                w.writeLong(hi);
+                w.writeLong(lo);
+                w.writeLong(t);
+            });
+            long id = nextRecordId();
+            journal.append(JournalRecord.add(id, RecordTypes.KEY_BLOCK, bytes()));
+            window.blockWritten(id, newest);
         }
-        w.reset();
-        w.writeVarLong(p.recordId());
-        w.writeByte(window.kind());
-        w.writeVarInt(n);
-        long newest = window.drainPending((hi, lo, t) -> {
-            w.writeLong(hi);
-            w.writeLong(lo);
-            w.writeLong(t);
-        });
-        long id = nextRecordId();
-        journal.append(JournalRecord.add(id, RecordTypes.KEY_BLOCK, bytes()));
-        window.blockWritten(id, newest);
+        try {
+            spill(p, window);
+            dedupRunsFailing = false;
+        } catch (java.io.UncheckedIOException e) {
+            // the keys stay in the heap (beyond the budget) until the store works again; nothing is lost
+            if (!dedupRunsFailing) {
+                LOG.warn("Cannot move remembered message ids out of the heap: {}", e.getMessage());
+            }
+            dedupRunsFailing = true;
+        }
+    }
+
+    private void spill(Partition p, DedupWindow window) {
+        if (window.needsSpill()) {
+            window.spill(dedupRuns, (replaced, hi, lo, t, count) -> {
+                long id = -1;
+                if (count > 0) {
+                    // the replacement is appended before the deletions: replayed alone or together with the
+                    // blocks it replaces (a crash in between), it restores the same live keys
+                    w.reset();
+                    w.writeVarLong(p.recordId());
+                    w.writeByte(window.kind());
+                    w.writeVarInt(count);
+                    for (int i = 0; i < count; i++) {
+                        w.writeLong(hi[i]);
+                        w.writeLong(lo[i]);
+                        w.writeLong(t[i]);
+                    }
+                    id = nextRecordId();
+                    journal.append(JournalRecord.add(id, RecordTypes.KEY_BLOCK, bytes()));
+                }
+                for (long r : replaced) {
+                    journal.append(JournalRecord.delete(r));
+                }
+                return id;
+            });
+        }
+        window.maintain(dedupRuns, false);
     }
 
     @Override

@@ -30,11 +30,19 @@ public final class ShardJournal {
      *                            {@link MessageBodies}
      */
     ShardJournal(String name, Journal journal, long residentBudgetBytes) {
+        this(name, journal, residentBudgetBytes, io.buslane.engine.partition.DedupRunStore.inHeap());
+    }
+
+    /**
+     * @param dedupRuns where duplicate-detection windows move keys beyond their heap budget
+     */
+    ShardJournal(String name, Journal journal, long residentBudgetBytes,
+                 io.buslane.engine.partition.DedupRunStore dedupRuns) {
         this.name = name;
         this.journal = journal;
         this.bodies = new MessageBodies(residentBudgetBytes, MessageBodies.defaultCacheBytes(residentBudgetBytes),
                 this::readMessage);
-        this.log = new JournalPartitionLog(journal, bodies);
+        this.log = new JournalPartitionLog(journal, bodies, dedupRuns);
     }
 
     public JournalPartitionLog log() {

@@ -56,7 +56,8 @@ public final class ShardReplayer {
     private boolean metaSeen;
     private long records;
 
-    private record KeyBlock(Partition partition, byte kind, long[] keys) {
+    /** A replayed block of remembered keys; its keys are read back after the replay (bounded memory). */
+    private record KeyBlock(Partition partition, byte kind) {
     }
 
     private record SessionRef(SubQueueState queue, String sessionId) {
@@ -85,8 +86,11 @@ public final class ShardReplayer {
         });
         for (Map.Entry<Long, KeyBlock> b : keyBlocks.entrySet()) {
             KeyBlock k = b.getValue();
-            if (!k.partition().restoreKeyBlock(k.kind(), b.getKey(), k.keys())) {
+            long[] keys = readKeys(b.getKey());
+            if (keys == null || !k.partition().restoreKeyBlock(k.kind(), b.getKey(), keys)) {
                 orphanRecords.add(b.getKey());
+            } else {
+                log.spillReplayedKeys(k.partition());
             }
         }
         // entries whose topic body never arrived or whose owner vanished are dropped
@@ -296,13 +300,24 @@ public final class ShardReplayer {
         if (p == null) {
             return;
         }
-        byte kind = in.readByte();
+        keyBlocks.put(r.id(), new KeyBlock(p, in.readByte()));
+    }
+
+    /** Reads a live key block back from the journal: (hash high, hash low, time) triples; null if it is gone. */
+    private long[] readKeys(long recordId) {
+        JournalRecord record = journal.read(recordId, RecordKind.ADD);
+        if (record == null) {
+            return null;
+        }
+        RecordReader in = new RecordReader(record.payload());
+        in.readVarLong();
+        in.readByte();
         int n = in.readVarInt();
         long[] keys = new long[n * 3];
         for (int i = 0; i < keys.length; i++) {
             keys[i] = in.readLong();
         }
-        keyBlocks.put(r.id(), new KeyBlock(p, kind, keys));
+        return keys;
     }
 
     private void applyDelete(long id) {

@@ -69,7 +69,11 @@ public final class Storage implements AutoCloseable {
      * @param residentBudgetBytes message bytes the shard keeps in the heap before evicting the newest
      */
     public ShardJournal openShard(int index, long residentBudgetBytes) {
-        return new ShardJournal("shard-" + index, journals.open("shard-" + index), residentBudgetBytes);
+        String name = "shard-" + index;
+        io.buslane.engine.partition.DedupRunStore dedupRuns = journals instanceof io.buslane.journal.file.FileJournalFactory f
+                ? new FileDedupRunStore(f.dataDirectory().resolve(FileDedupRunStore.DIRECTORY).resolve(name))
+                : io.buslane.engine.partition.DedupRunStore.inHeap();
+        return new ShardJournal(name, journals.open(name), residentBudgetBytes, dedupRuns);
     }
 
     @Override
