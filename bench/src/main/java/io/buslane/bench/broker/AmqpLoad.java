@@ -200,18 +200,29 @@ final class AmqpLoad implements AutoCloseable {
         });
     }
 
+    private Sender scheduleSender;
+    private long scheduleBaseWall;
+    private long scheduleBaseNano;
+
     /**
-     * Sends {@code count} messages scheduled {@code firstDueMs} (epoch ms) onwards, evenly spread over
-     * {@code spreadMs}; the body carries the due time in this JVM's nanoTime. Blocks until all are settled.
+     * Sends messages {@code from} to {@code to} (exclusive) of {@code count} scheduled {@code firstDueMs} (epoch ms)
+     * onwards, evenly spread over {@code spreadMs}; the body carries the due time in this JVM's nanoTime. Blocks
+     * until all are settled.
      */
-    void sendScheduled(String address, int count, long firstDueMs, long spreadMs, int window) throws Exception {
-        Connection c = connect();
-        Sender sender = c.openSender(address);
-        sender.openFuture().get(30, TimeUnit.SECONDS);
-        long baseWall = System.currentTimeMillis();
-        long baseNano = System.nanoTime();
+    void sendScheduled(String address, int from, int to, int count, long firstDueMs, long spreadMs, int window)
+            throws Exception {
+        if (scheduleSender == null) {
+            Connection c = connect();
+            scheduleSender = c.openSender(address);
+            scheduleSender.openFuture().get(30, TimeUnit.SECONDS);
+            scheduleBaseWall = System.currentTimeMillis();
+            scheduleBaseNano = System.nanoTime();
+        }
+        Sender sender = scheduleSender;
+        long baseWall = scheduleBaseWall;
+        long baseNano = scheduleBaseNano;
         ArrayDeque<Tracker> unsettled = new ArrayDeque<>(window);
-        for (int i = 0; i < count; i++) {
+        for (int i = from; i < to; i++) {
             long dueMs = firstDueMs + (long) ((double) spreadMs * i / count);
             long dueNano = baseNano + (dueMs - baseWall) * 1_000_000L;
             Message<byte[]> m = message(dueNano);
@@ -263,7 +274,10 @@ final class AmqpLoad implements AutoCloseable {
 
     void receiver(Connection c, String address, boolean recordLatency, long recordAfterNanos, AtomicLong counter)
             throws Exception {
-        Receiver r = c.openReceiver(address, new ReceiverOptions().creditWindow(1000).autoAccept(false));
+        // One AMQP session per receiver, as the Service Bus SDKs do (protonj2's default session window, about 1,600
+        // transfers, would otherwise be shared by every receiver on the connection).
+        Receiver r = c.openSession().openReceiver(address,
+                new ReceiverOptions().creditWindow(1000).autoAccept(false));
         r.openFuture().get(30, TimeUnit.SECONDS);
         spawn("receiver-" + address, () -> {
             while (!stop.get()) {
