@@ -114,6 +114,7 @@ public final class AmqpConnection {
         transport.setMaxFrameSize(options.maxFrameSize());
         transport.setChannelMax(65535);
         transport.setIdleTimeout(options.idleTimeoutMs());
+        ProtonTuning.encodePerPass(transport, options.maxFrameSize());
         connection.collect(collector);
         transport.bind(connection);
         sasl = transport.sasl();
@@ -291,27 +292,27 @@ public final class AmqpConnection {
         if (closed) {
             return;
         }
+        // Every head()/pending() call makes proton-j walk the connection's transport work list: one call per chunk
+        // (head() computes what is pending), one more at the end to see whether the output is closed.
+        int pending = 0;
         try {
-            int pending;
-            while ((pending = transport.pending()) > 0) {
-                ByteBuffer head = transport.head();
-                byte[] out = new byte[pending];
+            ByteBuffer head;
+            while ((head = transport.head()).hasRemaining()) {
+                int n = head.remaining();
+                byte[] out = new byte[n];
                 head.get(out);
-                transport.pop(pending);
+                transport.pop(n);
                 socket.write(Buffer.buffer(out));
             }
+            pending = transport.pending();
         } catch (TransportException e) {
             LOG.debug("connection {}: transport error on output: {}", id, e.getMessage());
         }
-        if (transport.isClosed() || pendingClose()) {
+        if (transport.isClosed() || pending < 0) {
             closeSocket();
         } else {
             scheduleTick();
         }
-    }
-
-    private boolean pendingClose() {
-        return transport.pending() < 0;
     }
 
     /** Coalesces flushes requested from several completions into one. */

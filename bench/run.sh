@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Side-by-side broker benchmark: Buslane against an embedded Apache Artemis 2.55.0, same client, same heap.
+#
+#   bench/run.sh            full run (3 rounds, 1,000,000-message workloads; under 20 minutes), rewrites the
+#                           broker section of docs/benchmarks.md and docs/images/bench-*.png
+#   bench/run.sh --quick    short run (one round, small counts; under 3 minutes once built); prints the RESULT
+#                           lines and leaves the docs alone (add --docs to write them anyway)
+#   bench/run.sh [--quick] --only 1,2  only some workloads (0 = client ceiling against a no-op sink)
+#
+# Extra JVM options for a broker: BENCH_BUSLANE_JVM_OPTS / BENCH_ARTEMIS_JVM_OPTS (e.g. a JFR recording).
+# The build and the measurement both hold the shared lock /tmp/buslane-mvn.lock (no build runs during a
+# measurement). Broker data goes to bench/target/broker-bench.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+LOCK=/tmp/buslane-mvn.lock
+cd "$ROOT"
+
+quick=0
+write_docs=1
+args=()
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1; write_docs=0; args+=(--quick) ;;
+    --docs) write_docs=1 ;;
+    --only) args+=(--only "$2"); write_docs=0; shift ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ "$write_docs" = 1 ] || args+=(--no-docs)
+
+# Offline once the bench dependencies are in the local repository (the first build has to fetch them).
+offline=-o
+[ -f "${MAVEN_REPO:-$HOME/.m2/repository}/org/apache/artemis/artemis-server/2.55.0/artemis-server-2.55.0.jar" ] || offline=
+echo "Building the broker jar and the bench module (mvn $offline -Pbench -pl bench -am package -DskipTests) ..."
+timeout 1200 flock "$LOCK" mvn -q -B $offline -Pbench -pl bench -am package -DskipTests
+
+CP="$ROOT/bench/target/classes:$(cat "$ROOT/bench/target/classpath.txt")"
+BENCH_COMMIT="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+BENCH_MEMORY="$(free -h | awk '/^Mem:/ {print $2}')"
+BENCH_CPU="$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') ($(nproc) CPUs)"
+mkdir -p "$ROOT/bench/target/broker-bench"
+BENCH_DISK="$(df -T "$ROOT/bench/target/broker-bench" | awk 'NR==2 {print $2 " on " $1 " (" $7 ")"}')"
+BENCH_COMMAND="bench/run.sh${quick:+}$([ "$quick" = 1 ] && echo ' --quick')"
+export BENCH_COMMIT BENCH_MEMORY BENCH_CPU BENCH_DISK BENCH_COMMAND
+
+echo "Running the broker benchmark (holding $LOCK) ..."
+timeout 2400 flock "$LOCK" java -Xms512m -Xmx2g -Djava.awt.headless=true \
+  -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dio.netty.leakDetection.level=disabled \
+  -Dorg.slf4j.simpleLogger.log.org.apache.qpid.protonj2=error -Dorg.slf4j.simpleLogger.log.com.azure=error -cp "$CP" io.buslane.bench.broker.BrokerBench \
+  --jar "$ROOT/buslane-server/target/buslane.jar" --work "$ROOT/bench/target/broker-bench" \
+  --docs "$ROOT/docs/benchmarks.md" "${args[@]}"

@@ -1,0 +1,49 @@
+package io.buslane.bench.broker;
+
+import java.nio.file.Path;
+
+/** What one run measures and for how long: {@code --quick} (under 3 minutes) or the full run (under 20). */
+final class BenchConfig {
+
+    final boolean quick;
+    /** Rounds of workloads 1 to 4; the brokers alternate which goes first; figures are medians over rounds. */
+    final int rounds;
+    final long warmupMs;
+    final long measureMs;
+    /** Pipelined-send window per connection (unsettled transfers in flight). */
+    final int window = 1000;
+    /** End-to-end: at most this many messages sent and not yet received. */
+    final int inFlight = 5000;
+    final int fixedRate = 5000;
+    final int sessions;
+    final int messagesPerSession = 10;
+    final int scheduled;
+    final long scheduleSpreadMs;
+    final int smallBacklog = 1000;
+    final int largeBacklog;
+    final int sdkMessages;
+    final String heap = "1g";
+    final int shards = 2;
+    final Path buslaneJar;
+    final Path workDir;
+    final String buslaneJvmOptions;
+    final String artemisJvmOptions;
+    final Path docs;
+
+    BenchConfig(boolean quick, Path buslaneJar, Path workDir, Path docs) {
+        this.quick = quick;
+        this.rounds = quick ? 1 : 3;
+        this.warmupMs = quick ? 1000 : 2000;
+        this.measureMs = quick ? 2500 : 6000;
+        this.sessions = quick ? 500 : 10_000;
+        this.scheduled = quick ? 50_000 : 1_000_000;
+        this.scheduleSpreadMs = quick ? 10_000 : 60_000;
+        this.largeBacklog = quick ? 100_000 : 1_000_000;
+        this.sdkMessages = quick ? 5_000 : 50_000;
+        this.buslaneJar = buslaneJar;
+        this.workDir = workDir;
+        this.docs = docs;
+        this.buslaneJvmOptions = System.getenv().getOrDefault("BENCH_BUSLANE_JVM_OPTS", "");
+        this.artemisJvmOptions = System.getenv().getOrDefault("BENCH_ARTEMIS_JVM_OPTS", "");
+    }
+}
