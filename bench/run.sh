@@ -42,12 +42,13 @@ BENCH_MEMORY="$(free -h | awk '/^Mem:/ {print $2}')"
 BENCH_CPU="$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') ($(nproc) CPUs)"
 mkdir -p "$ROOT/bench/target/broker-bench"
 BENCH_DISK="$(df -T "$ROOT/bench/target/broker-bench" | awk 'NR==2 {print $2 " on " $1 " (" $7 ")"}')"
-BENCH_COMMAND="bench/run.sh${quick:+}$([ "$quick" = 1 ] && echo ' --quick')"
+BENCH_COMMAND="bench/run.sh"
+[ "$quick" = 1 ] && BENCH_COMMAND="$BENCH_COMMAND --quick"
 export BENCH_COMMIT BENCH_MEMORY BENCH_CPU BENCH_DISK BENCH_COMMAND
 
 echo "Running the broker benchmark (holding $LOCK) ..."
 timeout 2400 flock "$LOCK" java -Xms512m -Xmx2g -Djava.awt.headless=true \
-  -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dio.netty.leakDetection.level=disabled \
+  -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dio.netty.leakDetection.level=disabled -Dio.netty.allocator.type=unpooled -Dio.netty.noPreferDirect=true \
   -Dorg.slf4j.simpleLogger.log.org.apache.qpid.protonj2=error -Dorg.slf4j.simpleLogger.log.com.azure=error -cp "$CP" io.buslane.bench.broker.BrokerBench \
   --jar "$ROOT/buslane-server/target/buslane.jar" --work "$ROOT/bench/target/broker-bench" \
   --docs "$ROOT/docs/benchmarks.md" "${args[@]}"
