@@ -201,6 +201,7 @@ final class AmqpLoad implements AutoCloseable {
     }
 
     private Sender scheduleSender;
+    /** Epoch nanoseconds at {@link #scheduleBaseNano}. */
     private long scheduleBaseWall;
     private long scheduleBaseNano;
 
@@ -215,8 +216,10 @@ final class AmqpLoad implements AutoCloseable {
             Connection c = connect();
             scheduleSender = c.openSender(address);
             scheduleSender.openFuture().get(30, TimeUnit.SECONDS);
-            scheduleBaseWall = System.currentTimeMillis();
+            // the wall clock to the microsecond (currentTimeMillis truncates: up to 1 ms of error in the lag)
+            java.time.Instant now = java.time.Instant.now();
             scheduleBaseNano = System.nanoTime();
+            scheduleBaseWall = now.getEpochSecond() * 1_000_000_000L + now.getNano();
         }
         Sender sender = scheduleSender;
         long baseWall = scheduleBaseWall;
@@ -224,7 +227,7 @@ final class AmqpLoad implements AutoCloseable {
         ArrayDeque<Tracker> unsettled = new ArrayDeque<>(window);
         for (int i = from; i < to; i++) {
             long dueMs = firstDueMs + (long) ((double) spreadMs * i / count);
-            long dueNano = baseNano + (dueMs - baseWall) * 1_000_000L;
+            long dueNano = baseNano + (dueMs * 1_000_000L - baseWall);
             Message<byte[]> m = message(dueNano);
             m.annotation(SCHEDULED_ENQUEUE_TIME, new Date(dueMs));
             unsettled.add(sender.send(m));

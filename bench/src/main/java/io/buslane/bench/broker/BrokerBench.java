@@ -57,6 +57,7 @@ public final class BrokerBench {
     private final Set<Integer> only;
     private final Path configJson;
     private long artemisBufferTimeoutNs;
+    final List<String> failures = new java.util.ArrayList<>();
     private int instance;
 
     private BrokerBench(BenchConfig cfg, Set<Integer> only) throws IOException {
@@ -98,9 +99,13 @@ public final class BrokerBench {
         for (Results.Entry e : bench.results.entries()) {
             System.out.println(e.resultLine());
         }
+        for (String f : bench.failures) {
+            System.out.println("FAILED " + f);
+        }
         System.out.printf(Locale.ROOT, "Benchmark time: %.0f s%n", (System.nanoTime() - start) / 1e9);
         if (docs) {
-            Report.write(docsFile, cfg, bench.results, bench.facts(), System.getenv().getOrDefault("BENCH_COMMAND",
+            Report.write(docsFile, cfg, bench.results, bench.failures, bench.facts(),
+                    System.getenv().getOrDefault("BENCH_COMMAND",
                     "bench/run.sh" + (quick ? " --quick" : "")));
         }
         System.exit(0);
@@ -111,44 +116,69 @@ public final class BrokerBench {
         System.out.printf(Locale.ROOT, "Disk sync (4 KiB write + fsync): %.3f ms -> Artemis journal-buffer-timeout "
                 + "%d ns%n", artemisBufferTimeoutNs / 1e6, artemisBufferTimeoutNs);
         if (only.contains(0)) {
-            clientCeiling();
+            phase("client ceiling", this::clientCeiling);
         }
         if (only.stream().anyMatch(w -> w >= 1 && w <= 4)) {
             for (int round = 0; round < cfg.rounds; round++) {
                 Kind[] order = round % 2 == 0 ? new Kind[] {Kind.BUSLANE, Kind.ARTEMIS}
                         : new Kind[] {Kind.ARTEMIS, Kind.BUSLANE};
                 for (Kind kind : order) {
-                    System.out.println("Round " + (round + 1) + " of " + cfg.rounds + ": " + kind.label);
-                    try (BrokerProcess b = fresh(kind)) {
-                        core(b);
-                    }
+                    String name = "round " + (round + 1) + " of " + cfg.rounds + ": " + kind.label;
+                    phase(name, () -> {
+                        try (BrokerProcess b = fresh(kind)) {
+                            core(b);
+                        }
+                    });
                 }
             }
         }
         if (only.contains(7) || only.contains(8)) {
             for (Kind kind : new Kind[] {Kind.BUSLANE, Kind.ARTEMIS}) {
-                System.out.println("Backlog and recovery: " + kind.label);
-                try (BrokerProcess b = fresh(kind)) {
-                    backlogAndRecovery(b);
-                }
+                phase("backlog and recovery: " + kind.label, () -> {
+                    try (BrokerProcess b = fresh(kind)) {
+                        backlogAndRecovery(b);
+                    }
+                });
             }
         }
-        if (only.contains(5) || only.contains(9)) {
-            try (BrokerProcess b = fresh(Kind.BUSLANE)) {
-                if (only.contains(5)) {
+        if (only.contains(5)) {
+            phase("sessions", () -> {
+                try (BrokerProcess b = fresh(Kind.BUSLANE)) {
                     sessions(b);
                 }
-                if (only.contains(9)) {
+            });
+        }
+        if (only.contains(9)) {
+            phase("Java SDK", () -> {
+                try (BrokerProcess b = fresh(Kind.BUSLANE)) {
                     sdk(b);
                 }
-            }
+            });
         }
         if (only.contains(6)) {
-            try (BrokerProcess b = fresh(Kind.BUSLANE)) {
-                scheduled(b);
-            }
+            phase("scheduled", () -> {
+                try (BrokerProcess b = fresh(Kind.BUSLANE)) {
+                    scheduled(b);
+                }
+            });
         }
         targets();
+    }
+
+    interface Phase {
+        void run() throws Exception;
+    }
+
+    /** Runs one phase; a failure is reported (and listed in the docs) and the run goes on with the next. */
+    private void phase(String name, Phase body) {
+        System.out.println("== " + name);
+        try {
+            body.run();
+        } catch (Exception | Error e) {
+            System.out.println("FAILED " + name + ": " + e);
+            e.printStackTrace(System.out);
+            failures.add(name + ": " + e);
+        }
     }
 
     private void targets() {

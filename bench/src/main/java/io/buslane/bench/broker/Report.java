@@ -28,7 +28,8 @@ final class Report {
     private Report() {
     }
 
-    static void write(Path docs, BenchConfig cfg, Results results, Map<String, String> facts, String command)
+    static void write(Path docs, BenchConfig cfg, Results results, List<String> failures, Map<String, String> facts,
+                      String command)
             throws IOException {
         Path images = docs.resolveSibling("images");
         Files.createDirectories(images);
@@ -68,6 +69,12 @@ final class Report {
                     .append(" | ").append(artemis).append(" | ").append(Double.isNaN(r) ? "" : Results.fmt(r))
                     .append(" | ").append(e.target == null ? "" : e.target).append(" | ").append(e.met())
                     .append(" |\n");
+        }
+        if (!failures.isEmpty()) {
+            s.append("\n**Failed in this run** (their figures are missing above):\n\n");
+            for (String f : failures) {
+                s.append("- ").append(f).append('\n');
+            }
         }
         s.append("\nThe RESULT lines of this run:\n\n```\n");
         for (Results.Entry e : all) {
