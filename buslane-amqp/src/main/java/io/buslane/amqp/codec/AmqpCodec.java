@@ -95,7 +95,7 @@ public final class AmqpCodec {
      * Message.bodyFormat value: the body is the verbatim AMQP encoding of every section after
      * application-properties (body sections and footer).
      */
-    public static final int BODY_AMQP_SECTIONS = 1;
+    public static final int BODY_AMQP_SECTIONS = Message.BODY_AMQP_SECTIONS;
 
     /** The deepest nesting of lists, maps and described values converted (as the engine's persistence allows). */
     public static final int MAX_NESTING_DEPTH = 256;

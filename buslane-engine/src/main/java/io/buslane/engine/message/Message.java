@@ -19,6 +19,14 @@ import java.util.Map;
  */
 public final class Message {
 
+    /** {@link #bodyFormat()}: the body is the payload's bytes as they are (the default). */
+    public static final int BODY_RAW = 0;
+    /**
+     * {@link #bodyFormat()}: the body is the verbatim AMQP encoding of every section after application-properties
+     * (body sections and footer), as the AMQP front end keeps it; readers in other front ends decode it.
+     */
+    public static final int BODY_AMQP_SECTIONS = 1;
+
     private final Object messageId;
     private final byte[] userId;
     private final String to;

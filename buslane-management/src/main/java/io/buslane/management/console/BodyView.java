@@ -1,5 +1,6 @@
 package io.buslane.management.console;
 
+import io.buslane.engine.message.Message;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -24,8 +25,6 @@ import java.util.Locale;
  */
 final class BodyView {
 
-    /** Message.bodyFormat of a body that is the verbatim AMQP encoding of the sections after the properties. */
-    static final int BODY_AMQP_SECTIONS = 1;
     /** Bodies above this are cut for display (the rest is reported as truncated). */
     static final int MAX_SHOWN_BYTES = 64 * 1024;
 
@@ -41,7 +40,7 @@ final class BodyView {
     static void render(int bodyFormat, byte[] body, String contentType, ObjectNode out) {
         String section = "data";
         byte[] bytes = body;
-        if (bodyFormat == BODY_AMQP_SECTIONS) {
+        if (bodyFormat == Message.BODY_AMQP_SECTIONS) {
             Section decoded = decodeBody(body);
             if (decoded instanceof Data d) {
                 bytes = d.getValue() == null ? new byte[0] : d.getValue().getArray() == null ? new byte[0]

@@ -21,9 +21,6 @@ import java.nio.charset.StandardCharsets;
  */
 final class RestBody {
 
-    /** Message.bodyFormat of a body held as the verbatim AMQP sections (as the AMQP front end stores it). */
-    static final int AMQP_SECTIONS = 1;
-
     private static final ThreadLocal<DecoderImpl> DECODER = ThreadLocal.withInitial(() -> {
         DecoderImpl decoder = new DecoderImpl();
         EncoderImpl encoder = new EncoderImpl(decoder);
@@ -35,7 +32,7 @@ final class RestBody {
     }
 
     static byte[] bytes(Message m) {
-        if (m.bodyFormat() != AMQP_SECTIONS || m.body().length == 0) {
+        if (m.bodyFormat() != Message.BODY_AMQP_SECTIONS || m.body().length == 0) {
             return m.body();
         }
         DecoderImpl decoder = DECODER.get();

@@ -227,10 +227,10 @@ class ConsoleApiTest {
         server.ok("/console/api/entities/create", "{\"kind\":\"queue\",\"name\":\"bodies\"}");
         server.engine.send("bodies", List.of(
                 Message.builder().messageId("bin").body(new byte[] {0, 1, 2, (byte) 0xff, 'A'}).build(),
-                Message.builder().messageId("data").bodyFormat(BodyView.BODY_AMQP_SECTIONS)
+                Message.builder().messageId("data").bodyFormat(Message.BODY_AMQP_SECTIONS)
                         .body(sections(new Data(new Binary("plain text".getBytes(StandardCharsets.UTF_8)))))
                         .build(),
-                Message.builder().messageId("value").bodyFormat(BodyView.BODY_AMQP_SECTIONS)
+                Message.builder().messageId("value").bodyFormat(Message.BODY_AMQP_SECTIONS)
                         .body(sections(new AmqpValue("a string value"))).build())).join();
 
         JsonNode ms = browse("bodies", "main");

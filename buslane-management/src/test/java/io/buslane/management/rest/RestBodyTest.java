@@ -34,7 +34,7 @@ class RestBodyTest {
     }
 
     private static Message amqp(byte[] body) {
-        return Message.builder().bodyFormat(RestBody.AMQP_SECTIONS).body(body).build();
+        return Message.builder().bodyFormat(Message.BODY_AMQP_SECTIONS).body(body).build();
     }
 
     @Test
