@@ -474,6 +474,10 @@ public final class BrokerBench {
             if (!all) {
                 System.out.println("  WARNING: only " + load.received.get() + " of " + cfg.scheduled + " activated");
             }
+            String dump = System.getenv("BENCH_LAG_DUMP");
+            if (dump != null) {
+                load.latency.dump(java.nio.file.Path.of(dump));
+            }
             results.add(w, "activation_lag_p50_ms", Better.LOWER, "buslane", load.latency.ms(50));
             results.add(w, "activation_lag_p99_ms", Better.LOWER, "buslane", load.latency.ms(99));
             results.add(w, "activation_lag_max_ms", Better.LOWER, "buslane", load.latency.ms(100));

@@ -43,6 +43,15 @@ final class Stats {
             return n;
         }
 
+        /** Writes the values in recording order, one per line in nanoseconds (a timeline for diagnosis). */
+        synchronized void dump(java.nio.file.Path file) throws java.io.IOException {
+            StringBuilder b = new StringBuilder(n * 8);
+            for (int i = 0; i < n; i++) {
+                b.append(values[i]).append('\n');
+            }
+            java.nio.file.Files.writeString(file, b);
+        }
+
         /** Percentile in milliseconds. */
         synchronized double ms(double p) {
             return percentile(values, n, p) / 1e6;

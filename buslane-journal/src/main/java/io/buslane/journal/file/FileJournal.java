@@ -11,6 +11,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -100,10 +101,13 @@ import java.util.zip.CRC32C;
  * reading (least recently read closed first); compaction, which replaces segment files, closes them all.
  *
  * <h2>Compaction</h2>
- * {@link #compact(double)} is called by the owner thread between batches. In addition, when
- * {@code autoCompactLiveRatio} is above zero, the first successful {@link #sync} after a segment roll compacts with
- * that ratio; compaction never runs inside {@code append}, and a failed automatic compaction is logged, not thrown,
- * since the synced batch is durable regardless. Compaction first makes every appended record durable (forcing even
+ * {@link #compact(double)} is called by the owner thread between batches and compacts everything at once. In
+ * addition, when {@code autoCompactLiveRatio} is above zero, the first successful {@link #sync} after a segment roll
+ * starts a pass with that ratio, and every successful sync while it is unfinished carries it on by one bounded step
+ * ({@link #COMPACTION_STEP_BYTES} of source read; a group is swapped in at once when its copy is done), so a
+ * segment's rewrite is spread over many batches instead of stalling one. Compaction never runs inside
+ * {@code append}, and a failed automatic compaction is logged, not thrown, since the synced batch is durable
+ * regardless. Before a swap compaction makes every appended record durable (forcing even
  * with {@link SyncPolicy#NONE}: it must never drop a record on the strength of one a crash could still lose). The
  * protocol, its crash safety and the liveness rules are in {@link SegmentCompactor} and {@link LiveIndex}.
  */
@@ -115,6 +119,12 @@ public final class FileJournal implements Journal {
     static final int MAX_READ_CHANNELS = 8;
     /** Frames up to this size are read through one reused buffer; larger ones get a buffer of their own. */
     private static final int RECORD_READ_BUFFER_BYTES = 64 * 1024;
+    /**
+     * Source bytes an automatic compaction step reads after a sync: about a millisecond of work, so that rewriting
+     * a 64 MiB segment never holds the owner thread (and the acknowledgements waiting on it) for long.
+     */
+    static final long COMPACTION_STEP_BYTES = 1024 * 1024;
+    private static final int COMPACTION_WRITE_BUFFER_BYTES = 256 * 1024;
 
     private final Path directory;
     private final FileJournalOptions options;
@@ -146,6 +156,8 @@ public final class FileJournal implements Journal {
     private int pendingCount;
     private long appendedCount;
     private boolean rolledSinceAutoCompaction;
+    /** Source bytes one automatic compaction step reads after a sync (see {@link SegmentCompactor#step}). */
+    private long compactionStepBytes = COMPACTION_STEP_BYTES;
     private RecoveryReport recoveryReport;
     private boolean replayed;
     private boolean closed;
@@ -201,8 +213,8 @@ public final class FileJournal implements Journal {
         } catch (IOException e) {
             throw DiskErrors.toJournalException("cannot open journal " + directory, e);
         }
-        this.compactor = new SegmentCompactor(directory, segments, index, io, options.segmentSizeBytes(), writeBuffer,
-                crc);
+        this.compactor = new SegmentCompactor(directory, segments, index, io, options.segmentSizeBytes(),
+                ByteBuffer.allocateDirect(COMPACTION_WRITE_BUFFER_BYTES), new CRC32C(), this::forceBeforeCompactionSwap);
         if (options.syncPolicy() == SyncPolicy.NONE) {
             LOG.warn("Journal {} uses SyncPolicy.NONE: synced records are NOT durable and may be lost on power "
                     + "failure or an operating-system crash", directory);
@@ -369,13 +381,18 @@ public final class FileJournal implements Journal {
         }
         syncListener.onSync(pendingCount, System.nanoTime() - startNs); // ops (metrics)
         pendingCount = 0;
-        if (options.autoCompactLiveRatio() > 0 && rolledSinceAutoCompaction) {
-            rolledSinceAutoCompaction = false;
-            try {
-                compactDurable(options.autoCompactLiveRatio());
-            } catch (JournalException e) {
-                LOG.warn("Automatic compaction of journal {} failed; the synced batch is durable and appends "
-                        + "continue", directory, e);
+        if (options.autoCompactLiveRatio() > 0) {
+            if (rolledSinceAutoCompaction) {
+                rolledSinceAutoCompaction = false;
+                compactor.requestPass(options.autoCompactLiveRatio());
+            }
+            if (compactor.hasWork()) {
+                try {
+                    compactDurable(compactionStepBytes);
+                } catch (JournalException e) {
+                    LOG.warn("Automatic compaction of journal {} failed; the synced batch is durable and appends "
+                            + "continue", directory, e);
+                }
             }
         }
     }
@@ -396,23 +413,33 @@ public final class FileJournal implements Journal {
         }
         checkUsable();
         rolledSinceAutoCompaction = false; // this call stands in for the automatic compaction
-        sync();
-        return compactDurable(liveRatioThreshold);
+        long saved = compactionStepBytes;
+        compactionStepBytes = 0; // the sync below leaves a pass under way alone: the full pass finishes it
+        try {
+            sync();
+        } finally {
+            compactionStepBytes = saved;
+        }
+        compactor.requestPass(liveRatioThreshold);
+        return compactDurable(Long.MAX_VALUE);
     }
 
-    private CompactionResult compactDurable(double liveRatioThreshold) {
-        if (compactor.disabledReason() != null) {
+    /**
+     * Runs compaction for about {@code budgetBytes} of source bytes (see {@link SegmentCompactor#step}); nothing
+     * when the budget is zero.
+     */
+    private CompactionResult compactDurable(long budgetBytes) {
+        if (compactor.disabledReason() != null || budgetBytes <= 0) {
             return CompactionResult.NONE;
         }
         try {
-            if (options.syncPolicy() == SyncPolicy.NONE) {
-                active.force();
-            }
-            CompactionResult result;
+            CompactionResult result = null;
             try {
-                result = compactor.compact(liveRatioThreshold, activeSegment.number);
+                result = compactor.step(activeSegment.number, budgetBytes);
             } finally {
-                closeReadChannels(); // segment files may have been replaced or deleted
+                if (result == null || result.segmentsCompacted() > 0) {
+                    closeReadChannels(); // segment files may have been replaced or deleted
+                }
             }
             if (result.segmentsCompacted() > 0) {
                 LOG.info("Compacted {} segments of journal {} into {}: {} -> {} bytes", result.segmentsCompacted(),
@@ -421,6 +448,8 @@ public final class FileJournal implements Journal {
             return result;
         } catch (IOException e) {
             throw DiskErrors.toJournalException("cannot compact journal " + directory, e);
+        } catch (UncheckedIOException e) {
+            throw DiskErrors.toJournalException("cannot compact journal " + directory, e.getCause());
         } catch (RuntimeException e) {
             failure = e;
             throw e;
@@ -605,10 +634,30 @@ public final class FileJournal implements Journal {
         } catch (IOException | RuntimeException e) {
             LOG.warn("Could not discard the unsynced records of journal {}; recovery will", directory, e);
         } finally {
+            compactor.close(failure != null);
             closeActiveQuietly();
             closeReadChannels();
             onClose.run();
         }
+    }
+
+    /**
+     * Forces the active segment before a compaction swap when syncs do not: compaction must never drop a record on
+     * the strength of a DELETE that a crash could still lose.
+     */
+    private void forceBeforeCompactionSwap() {
+        if (options.syncPolicy() == SyncPolicy.NONE) {
+            try {
+                active.force();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
+    /** Package-private test seam: the source bytes one automatic compaction step reads (0: none). */
+    void compactionStepBytes(long bytes) {
+        compactionStepBytes = bytes;
     }
 
     /** Package-private test seam: called after each compaction step, to simulate a crash there. */

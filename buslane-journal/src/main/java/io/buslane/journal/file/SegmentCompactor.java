@@ -31,10 +31,15 @@ import java.util.zip.CRC32C;
  * old ADDs can make a later DELETE dead. Oldest first is also what keeps every intermediate state correct: a DELETE
  * is only dropped once no older segment still holds what it deletes.
  *
+ * <p><b>Steps.</b> A pass is requested ({@link #requestPass}) and carried out by {@link #step}s of bounded size, so
+ * that the owner thread appends and syncs between them; the copy of one group may span many steps (the group's
+ * sources are sealed and change only in their liveness flags meanwhile), its swap (2 to 5 below) never does.
+ *
  * <p><b>Compacting one group</b> {@code a..b} (the output takes number {@code a}, so append order is preserved):
  * <ol>
  *   <li>copy the group's live records, in order, to {@code a.seg.compacted} and force it (no file if none is
- *       live) — {@link CompactionStep#OUTPUT_WRITTEN};</li>
+ *       live) — {@link CompactionStep#OUTPUT_WRITTEN}; a record live when copied and deleted before the swap is
+ *       kept (dead in the index from the swap on, dropped by a later pass);</li>
  *   <li>write {@code compaction.manifest} ({@link CompactionManifest}: target {@code a}, sources {@code a..b},
  *       output size), force it, fsync the directory — {@link CompactionStep#MANIFEST_WRITTEN};</li>
  *   <li>delete sources {@code b..a+1} (and {@code a} when there is no output) —
@@ -70,8 +75,15 @@ final class SegmentCompactor {
     private final ByteBuffer writeBuffer;
     private final CRC32C crc;
     private final ByteBuffer readBuffer = ByteBuffer.allocate(READ_BUFFER_BYTES);
+    private final Runnable beforeSwap;
     private CompactionStep.Hook hook = CompactionStep.Hook.NONE;
     private String disabledReason;
+    /** The group being copied, or null. */
+    private Job job;
+    /** A pass is under way: groups are picked from {@link #cursor} on with {@link #passThreshold}. */
+    private boolean passRequested;
+    private Long cursor;
+    private double passThreshold;
 
     /** The surviving index entries of one id while its records in a group are copied. */
     private static final class Survivors {
@@ -104,11 +116,12 @@ final class SegmentCompactor {
      * @param index            the journal's live index, updated in place
      * @param io               the write/force seam
      * @param segmentSizeBytes the most live bytes one group may have
-     * @param writeBuffer      the journal's write buffer, empty whenever compaction runs
-     * @param crc              the journal's checksum instance
+     * @param writeBuffer      a write buffer of the compactor's own (appends go on between steps)
+     * @param crc              a checksum instance of the compactor's own
+     * @param beforeSwap       run before a group's manifest is written (the journal forces its active segment)
      */
     SegmentCompactor(Path directory, NavigableMap<Long, Segment> segments, LiveIndex index, SegmentIo io,
-                     long segmentSizeBytes, ByteBuffer writeBuffer, CRC32C crc) {
+                     long segmentSizeBytes, ByteBuffer writeBuffer, CRC32C crc, Runnable beforeSwap) {
         this.directory = directory;
         this.segments = segments;
         this.index = index;
@@ -116,6 +129,7 @@ final class SegmentCompactor {
         this.segmentSizeBytes = segmentSizeBytes;
         this.writeBuffer = writeBuffer;
         this.crc = crc;
+        this.beforeSwap = beforeSwap;
     }
 
     void hook(CompactionStep.Hook newHook) {
@@ -127,15 +141,110 @@ final class SegmentCompactor {
         return disabledReason;
     }
 
-    /** Compacts sealed segments before {@code activeSegment} whose live fraction is below {@code threshold}. */
+    /**
+     * Compacts sealed segments before {@code activeSegment} whose live fraction is below {@code threshold}, all of
+     * them now: a group that {@link #step} left half-copied is finished first, then a whole pass runs.
+     */
     CompactionResult compact(double threshold, long activeSegment) throws IOException {
+        requestPass(threshold);
+        return step(activeSegment, Long.MAX_VALUE);
+    }
+
+    /**
+     * Asks for a pass over the sealed segments with {@code threshold}, carried out by later {@link #step}s; a pass
+     * already under way starts again from the oldest segment once its current group is done (a roll may have made
+     * older segments worth rewriting).
+     */
+    void requestPass(double threshold) {
+        passThreshold = threshold;
+        cursor = segments.isEmpty() ? null : segments.firstKey();
+        passRequested = true;
+    }
+
+    /** Whether a pass or a group is unfinished: {@link #step} has work to do. */
+    boolean hasWork() {
+        return disabledReason == null && (job != null || passRequested);
+    }
+
+    /**
+     * Does at most about {@code budgetBytes} of the requested pass (source bytes read; a group's swap, a few
+     * directory syncs, is never split), so the owner thread is never held for a whole segment. Between steps the
+     * journal appends, syncs and reads as usual: a record copied while live and deleted later stays in the output
+     * until the next pass, and {@link LiveIndex#replace} recomputes every survivor's liveness at the swap.
+     *
+     * @return what the groups finished in this step did
+     */
+    CompactionResult step(long activeSegment, long budgetBytes) throws IOException {
         CompactionResult total = CompactionResult.NONE;
-        Long cursor = segments.isEmpty() ? null : segments.firstKey();
-        while (disabledReason == null && cursor != null && cursor < activeSegment) {
-            Segment first = segments.get(cursor);
-            Long next = segments.higherKey(cursor);
+        long budget = budgetBytes;
+        while (disabledReason == null) {
+            if (job == null) {
+                job = nextGroup(activeSegment);
+                if (job == null) {
+                    passRequested = false;
+                    return total;
+                }
+            }
+            long used = job.copy(budget);
+            if (job == null) {
+                return total; // abandoned: the source failed verification
+            }
+            budget -= used;
+            if (!job.copied) {
+                return total;
+            }
+            Job done = job;
+            job = null;
+            total = total.plus(done.swap());
+            if (budget <= 0) {
+                return total;
+            }
+        }
+        return total;
+    }
+
+    /** Abandons a group being copied: its partial output is deleted (no manifest exists for it yet). */
+    void abandon() {
+        Job j = job;
+        job = null;
+        passRequested = false;
+        if (j != null) {
+            j.closeReader();
+            abandonOutput(j.writer, j.output);
+        }
+    }
+
+    /**
+     * The journal is closing: abandons a group being copied, deleting its partial output unless the journal failed
+     * (then only the file handles are released, and the next open cleans up, as after a crash).
+     */
+    void close(boolean failed) {
+        Job j = job;
+        if (!failed || j == null) {
+            abandon();
+            return;
+        }
+        job = null;
+        passRequested = false;
+        j.closeReader();
+        try {
+            if (j.writer != null) {
+                j.writer.close();
+            }
+        } catch (IOException e) {
+            LOG.debug("Ignoring failure to close {}", j.output, e);
+        }
+    }
+
+    /** The next group of the pass, from {@link #cursor} on, or null when the pass is done. */
+    private Job nextGroup(long activeSegment) {
+        double threshold = passThreshold;
+        Long key = cursor == null ? null : segments.ceilingKey(cursor);
+        while (key != null && key < activeSegment) {
+            Segment first = segments.get(key);
+            Long next = segments.higherKey(key);
             if (!isMergeable(first, threshold)) {
-                cursor = next;
+                key = next;
                 continue;
             }
             List<Segment> group = new ArrayList<>();
@@ -153,12 +262,14 @@ final class SegmentCompactor {
                 groupLiveBytes += following.liveBytes;
                 next = segments.higherKey(next);
             }
-            if (hasCandidate || group.size() > 1) {
-                total = total.plus(compactGroup(group));
-            }
             cursor = next;
+            if (hasCandidate || group.size() > 1) {
+                return new Job(group);
+            }
+            key = next;
         }
-        return total;
+        cursor = null;
+        return null;
     }
 
     /** Worth rewriting on its own: live bytes below {@code threshold} of its size, or empty. */
@@ -175,22 +286,44 @@ final class SegmentCompactor {
                 || (!segment.corrupt && threshold > 0 && segment.sizeBytes < segmentSizeBytes / 2);
     }
 
-    private CompactionResult compactGroup(List<Segment> group) throws IOException {
-        long target = group.get(0).number;
-        long last = group.get(group.size() - 1).number;
-        Path output = SegmentFiles.compactedPath(directory, target);
-        Map<Long, Survivors> survivorsById = new LinkedHashMap<>();
-        long bytesBefore = 0;
-        long outputBytes = -1;
+    /** One group {@code a..b} being rewritten: copied over any number of steps, then swapped in at once. */
+    private final class Job {
+        final List<Segment> group;
+        final long target;
+        final long last;
+        final Path output;
+        final Map<Long, Survivors> survivorsById = new LinkedHashMap<>();
+        SegmentWriter writer;
+        SegmentReader reader;
+        int sourceIndex;
+        long bytesBefore;
+        boolean copied;
 
-        // 1. copy the live records to <target>.seg.compacted and force it
-        SegmentWriter writer = null;
-        try {
-            for (Segment source : group) {
-                bytesBefore += source.sizeBytes;
-                try (SegmentReader reader = new SegmentReader(source.path, readBuffer)) {
+        Job(List<Segment> group) {
+            this.group = group;
+            this.target = group.get(0).number;
+            this.last = group.get(group.size() - 1).number;
+            this.output = SegmentFiles.compactedPath(directory, target);
+        }
+
+        /**
+         * 1. Copies live records, in order, to {@code <target>.seg.compacted} until about {@code budget} source bytes
+         * were read or the group is done (then forces the output and sets {@link #copied}).
+         *
+         * @return the source bytes read
+         */
+        long copy(long budget) throws IOException {
+            long used = 0;
+            try {
+                while (sourceIndex < group.size()) {
+                    Segment source = group.get(sourceIndex);
+                    if (reader == null) {
+                        bytesBefore += source.sizeBytes;
+                        reader = new SegmentReader(source.path, readBuffer);
+                    }
+                    long startPosition = reader.position();
                     JournalRecord record;
-                    while ((record = reader.next()) != null) {
+                    while (used + (reader.position() - startPosition) < budget && (record = reader.next()) != null) {
                         long outputOffset = writer == null ? 0 : writer.logicalSizeBytes();
                         if (keep(record, reader.lastFrameBytes(), source.number, target, outputOffset,
                                 survivorsById)) {
@@ -200,90 +333,116 @@ final class SegmentCompactor {
                             writer.append(record);
                         }
                     }
+                    used += reader.position() - startPosition;
                     if (reader.failure() != null) {
                         source.corrupt = true;
                         disable("segment " + source.path + " failed verification at offset " + reader.position()
                                 + " (" + reader.failure() + ") after the journal was opened");
-                        abandonOutput(writer, output);
-                        return CompactionResult.NONE;
+                        abandon();
+                        return used;
                     }
+                    if (reader.position() < reader.fileSizeBytes()) {
+                        return used; // budget spent inside this source
+                    }
+                    closeReader();
+                    sourceIndex++;
                 }
+                checkAllEntriesVisited(survivorsById, last);
+                if (writer != null) {
+                    writer.flush();
+                    writer.force();
+                }
+                copied = true;
+                return used;
+            } catch (IOException e) {
+                abandon();
+                throw e;
             }
-            checkAllEntriesVisited(survivorsById, last);
+        }
+
+        void closeReader() {
+            if (reader != null) {
+                try {
+                    reader.close();
+                } catch (IOException e) {
+                    LOG.debug("Ignoring failure to close {}", group.get(sourceIndex).path, e);
+                }
+                reader = null;
+            }
+        }
+
+        /** 2 to 5: manifest, delete the sources, rename the output over the target, delete the manifest. */
+        CompactionResult swap() throws IOException {
+            long outputBytes = -1;
             if (writer != null) {
-                writer.flush();
-                writer.force();
                 outputBytes = writer.writtenBytes();
                 writer.close();
                 writer = null;
+                hook.afterStep(CompactionStep.OUTPUT_WRITTEN, target);
             }
-        } catch (IOException e) {
-            abandonOutput(writer, output);
-            throw e;
-        }
-        if (outputBytes >= 0) {
-            hook.afterStep(CompactionStep.OUTPUT_WRITTEN, target);
-        }
+            beforeSwap.run();
 
-        // 2. make the manifest durable: from here on, recovery rolls forward
-        long[] sources = group.stream().mapToLong(s -> s.number).toArray();
-        Path manifestPath = directory.resolve(SegmentFiles.MANIFEST_NAME);
-        try {
-            new CompactionManifest(target, sources, outputBytes).write(directory);
-            SegmentFiles.fsyncDirectory(directory);
-        } catch (IOException e) {
+            // 2. make the manifest durable: from here on, recovery rolls forward
+            long[] sources = group.stream().mapToLong(s -> s.number).toArray();
+            Path manifestPath = directory.resolve(SegmentFiles.MANIFEST_NAME);
             try {
-                Files.deleteIfExists(manifestPath);
+                new CompactionManifest(target, sources, outputBytes).write(directory);
                 SegmentFiles.fsyncDirectory(directory);
-                Files.deleteIfExists(output); // only once the manifest is gone, or recovery would see "renamed"
-            } catch (IOException cleanupFailure) {
-                e.addSuppressed(cleanupFailure);
-                disable("could not undo the compaction of segments " + target + ".." + last + " (" + cleanupFailure
+            } catch (IOException e) {
+                try {
+                    Files.deleteIfExists(manifestPath);
+                    SegmentFiles.fsyncDirectory(directory);
+                    Files.deleteIfExists(output); // only once the manifest is gone, or recovery would see "renamed"
+                } catch (IOException cleanupFailure) {
+                    e.addSuppressed(cleanupFailure);
+                    disable("could not undo the compaction of segments " + target + ".." + last + " ("
+                            + cleanupFailure + "); reopening the journal finishes it");
+                }
+                throw e;
+            }
+            hook.afterStep(CompactionStep.MANIFEST_WRITTEN, target);
+
+            // 3-5. delete the sources, swap the output in, delete the manifest
+            try {
+                for (int i = group.size() - 1; i >= (outputBytes >= 0 ? 1 : 0); i--) {
+                    Files.delete(group.get(i).path);
+                    hook.afterStep(CompactionStep.SOURCE_DELETED, target);
+                }
+                if (outputBytes >= 0) {
+                    Files.move(output, group.get(0).path, StandardCopyOption.ATOMIC_MOVE);
+                }
+                SegmentFiles.fsyncDirectory(directory);
+                if (outputBytes >= 0) {
+                    hook.afterStep(CompactionStep.OUTPUT_RENAMED, target);
+                }
+                Files.delete(manifestPath);
+                SegmentFiles.fsyncDirectory(directory);
+            } catch (IOException e) {
+                disable("the compaction of segments " + target + ".." + last + " stopped half-way (" + e
                         + "); reopening the journal finishes it");
+                throw e;
             }
-            throw e;
-        }
-        hook.afterStep(CompactionStep.MANIFEST_WRITTEN, target);
+            hook.afterStep(CompactionStep.MANIFEST_DELETED, target);
 
-        // 3-5. delete the sources, swap the output in, delete the manifest
-        try {
-            for (int i = group.size() - 1; i >= (outputBytes >= 0 ? 1 : 0); i--) {
-                Files.delete(group.get(i).path);
-                hook.afterStep(CompactionStep.SOURCE_DELETED, target);
+            // the disk is done: bring the segment table and the index (liveness and record positions) up to date
+            for (Long id : survivorsById.keySet()) {
+                index.unaccount(id);
+            }
+            for (Segment source : group) {
+                segments.remove(source.number);
             }
             if (outputBytes >= 0) {
-                Files.move(output, group.get(0).path, StandardCopyOption.ATOMIC_MOVE);
+                segments.put(target, new Segment(target, group.get(0).path, outputBytes));
             }
-            SegmentFiles.fsyncDirectory(directory);
-            if (outputBytes >= 0) {
-                hook.afterStep(CompactionStep.OUTPUT_RENAMED, target);
+            for (Map.Entry<Long, Survivors> e : survivorsById.entrySet()) {
+                Survivors s = e.getValue();
+                index.replace(e.getKey(), s.from, s.next, s.kept, s.keptCount);
             }
-            Files.delete(manifestPath);
-            SegmentFiles.fsyncDirectory(directory);
-        } catch (IOException e) {
-            disable("the compaction of segments " + target + ".." + last + " stopped half-way (" + e
-                    + "); reopening the journal finishes it");
-            throw e;
+            LOG.debug("Compacted segments {}..{} of {}: {} -> {} bytes", target, last, directory, bytesBefore,
+                    Math.max(outputBytes, 0));
+            return new CompactionResult(group.size(), outputBytes >= 0 ? 1 : 0, bytesBefore,
+                    Math.max(outputBytes, 0));
         }
-        hook.afterStep(CompactionStep.MANIFEST_DELETED, target);
-
-        // the disk is done: bring the segment table and the index (liveness and record positions) up to date
-        for (Long id : survivorsById.keySet()) {
-            index.unaccount(id);
-        }
-        for (Segment source : group) {
-            segments.remove(source.number);
-        }
-        if (outputBytes >= 0) {
-            segments.put(target, new Segment(target, group.get(0).path, outputBytes));
-        }
-        for (Map.Entry<Long, Survivors> e : survivorsById.entrySet()) {
-            Survivors s = e.getValue();
-            index.replace(e.getKey(), s.from, s.next, s.kept, s.keptCount);
-        }
-        LOG.debug("Compacted segments {}..{} of {}: {} -> {} bytes", target, last, directory, bytesBefore,
-                Math.max(outputBytes, 0));
-        return new CompactionResult(group.size(), outputBytes >= 0 ? 1 : 0, bytesBefore, Math.max(outputBytes, 0));
     }
 
     /** Matches a record read from a source to its index entry and decides whether the output keeps it. */

@@ -218,6 +218,58 @@ class FileJournalCompactionTest {
         }
     }
 
+    /**
+     * Automatic compaction in small steps (a few hundred source bytes per sync, so one group's copy spans many
+     * syncs) while random appends, updates and deletes go on and live records are read back between the steps:
+     * reads always return the latest record, a later full compaction leaves only live bytes, and a reopened journal
+     * replays exactly the model's live state.
+     */
+    @ParameterizedTest(name = "seed {0}")
+    @ValueSource(longs = {11, 12, 13, 14})
+    void automaticCompactionInStepsInterleavesWithAppendsAndStaysExact(long seed) {
+        SplittableRandom random = new SplittableRandom(seed);
+        Path directory = temp.resolve("journal");
+        FileJournalOptions options = SMALL.withSegmentSizeBytes(4096).withAutoCompactLiveRatio(0.6);
+        JournalModel model = new JournalModel();
+        Map<Long, JournalRecord> latestAdd = new java.util.HashMap<>();
+        int syncsWithACopyUnderWay = 0;
+        try (FileJournal journal = new FileJournal(directory, options)) {
+            replay(journal);
+            journal.compactionStepBytes(300);
+            for (int step = 0; step < 4000; step++) {
+                JournalRecord record = RandomOps.next(random, model, 60);
+                journal.append(record);
+                model.apply(record);
+                if (record.kind() == io.buslane.journal.RecordKind.ADD) {
+                    latestAdd.put(record.id(), record);
+                }
+                if (random.nextInt(4) == 0) {
+                    journal.sync();
+                    if (JournalFiles.fileNames(directory).stream()
+                            .anyMatch(n -> n.endsWith(SegmentFiles.COMPACTED_SUFFIX))) {
+                        syncsWithACopyUnderWay++;
+                    }
+                    for (int k = 0; k < 3; k++) {
+                        long id = random.nextInt(60);
+                        byte[] stored = journal.read(id);
+                        if (model.isLive(id)) {
+                            assertThat(stored).as("ADD of live id %d", id).isEqualTo(latestAdd.get(id).payload());
+                        }
+                    }
+                }
+            }
+            journal.sync();
+            assertThat(syncsWithACopyUnderWay).as("syncs that returned with a group half-copied").isPositive();
+
+            journal.sealActiveSegment();
+            journal.compact(1.0);
+            assertThat(journal.liveBytes()).isEqualTo(journal.storedBytes());
+        }
+        try (FileJournal journal = new FileJournal(directory, options)) {
+            assertThat(JournalModel.liveOf(replay(journal))).isEqualTo(model.live());
+        }
+    }
+
     @Test
     void thresholdZeroCompactsNothing() {
         try (FileJournal journal = new FileJournal(temp.resolve("journal"), SMALL)) {
