@@ -26,6 +26,10 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.zip.CRC32C;
 
 /**
@@ -156,6 +160,8 @@ public final class FileJournal implements Journal {
     private int pendingCount;
     private long appendedCount;
     private boolean rolledSinceAutoCompaction;
+    /** The latest background deletion of replaced segments; {@link #close} waits for it. */
+    private Future<?> obsoleteDeletion;
     /** Source bytes one automatic compaction step reads after a sync (see {@link SegmentCompactor#step}). */
     private long compactionStepBytes = COMPACTION_STEP_BYTES;
     private RecoveryReport recoveryReport;
@@ -445,6 +451,14 @@ public final class FileJournal implements Journal {
                 LOG.info("Compacted {} segments of journal {} into {}: {} -> {} bytes", result.segmentsCompacted(),
                         directory, result.segmentsWritten(), result.bytesBefore(), result.bytesAfter());
             }
+            List<Path> obsolete = compactor.takeObsoleteFiles();
+            if (!obsolete.isEmpty()) {
+                if (budgetBytes == Long.MAX_VALUE) {
+                    ObsoleteFiles.deleteNow(obsolete);
+                } else {
+                    obsoleteDeletion = ObsoleteFiles.deleteLater(obsolete);
+                }
+            }
             return result;
         } catch (IOException e) {
             throw DiskErrors.toJournalException("cannot compact journal " + directory, e);
@@ -635,6 +649,7 @@ public final class FileJournal implements Journal {
             LOG.warn("Could not discard the unsynced records of journal {}; recovery will", directory, e);
         } finally {
             compactor.close(failure != null);
+            awaitObsoleteDeletion();
             closeActiveQuietly();
             closeReadChannels();
             onClose.run();
@@ -652,6 +667,21 @@ public final class FileJournal implements Journal {
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
+        }
+    }
+
+    /** Waits (a bounded time) for the background deletion of replaced segments, so none outlives the journal. */
+    private void awaitObsoleteDeletion() {
+        Future<?> deletion = obsoleteDeletion;
+        if (deletion == null) {
+            return;
+        }
+        try {
+            deletion.get(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.warn("Replaced segments of journal {} are still being deleted; the next open finishes", directory);
         }
     }
 

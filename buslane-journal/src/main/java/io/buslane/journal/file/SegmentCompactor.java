@@ -43,7 +43,10 @@ import java.util.zip.CRC32C;
  *   <li>write {@code compaction.manifest} ({@link CompactionManifest}: target {@code a}, sources {@code a..b},
  *       output size), force it, fsync the directory — {@link CompactionStep#MANIFEST_WRITTEN};</li>
  *   <li>delete sources {@code b..a+1} (and {@code a} when there is no output) —
- *       {@link CompactionStep#SOURCE_DELETED} after each;</li>
+ *       {@link CompactionStep#SOURCE_DELETED} after each; then move {@code a} out of the way when there is output. A
+ *       source is deleted by renaming it to {@code n.seg.obsolete}: the journal frees its blocks later, on a
+ *       background thread (explicit {@link FileJournal#compact} at once), so that the writer thread never waits for
+ *       the file system to release tens of megabytes;</li>
  *   <li>rename {@code a.seg.compacted} over {@code a.seg} (an atomic {@code rename(2)} that replaces the target),
  *       fsync the directory — {@link CompactionStep#OUTPUT_RENAMED};</li>
  *   <li>delete the manifest, fsync the directory — {@link CompactionStep#MANIFEST_DELETED}.</li>
@@ -58,6 +61,7 @@ import java.util.zip.CRC32C;
  *       happened (the output file only disappears by that rename), fsync, delete the manifest, fsync.</li>
  *   <li>Any {@code *.seg.compacted} left without a manifest is a step 1 that never finished: delete it. Rolled
  *       back.</li>
+ *   <li>Any {@code *.seg.obsolete} is a source a swap already replaced (see step 3): delete it.</li>
  * </ol>
  * A failure before the manifest is durable deletes the partial output and leaves the journal as it was; a failure
  * after it disables compaction until the journal is reopened, which rolls the step forward.
@@ -78,6 +82,8 @@ final class SegmentCompactor {
     private final Runnable beforeSwap;
     private CompactionStep.Hook hook = CompactionStep.Hook.NONE;
     private String disabledReason;
+    /** Replaced segments renamed out of the way by finished swaps, for the journal to delete. */
+    private final List<Path> obsoleteFiles = new ArrayList<>();
     /** The group being copied, or null. */
     private Job job;
     /** A pass is under way: groups are picked from {@link #cursor} on with {@link #passThreshold}. */
@@ -201,6 +207,16 @@ final class SegmentCompactor {
             }
         }
         return total;
+    }
+
+    /** Takes the replaced segment files that finished swaps left to delete. */
+    List<Path> takeObsoleteFiles() {
+        if (obsoleteFiles.isEmpty()) {
+            return List.of();
+        }
+        List<Path> taken = new ArrayList<>(obsoleteFiles);
+        obsoleteFiles.clear();
+        return taken;
     }
 
     /** Abandons a group being copied: its partial output is deleted (no manifest exists for it yet). */
@@ -402,11 +418,17 @@ final class SegmentCompactor {
             }
             hook.afterStep(CompactionStep.MANIFEST_WRITTEN, target);
 
-            // 3-5. delete the sources, swap the output in, delete the manifest
+            // 3-5. delete the sources, swap the output in, delete the manifest; a source is "deleted" by renaming it
+            // to <n>.seg.obsolete (metadata only), its blocks are freed later off this thread
             try {
-                for (int i = group.size() - 1; i >= (outputBytes >= 0 ? 1 : 0); i--) {
-                    Files.delete(group.get(i).path);
-                    hook.afterStep(CompactionStep.SOURCE_DELETED, target);
+                for (int i = group.size() - 1; i >= 0; i--) {
+                    Path source = group.get(i).path;
+                    Path obsolete = SegmentFiles.obsoletePath(source);
+                    Files.move(source, obsolete, StandardCopyOption.ATOMIC_MOVE);
+                    obsoleteFiles.add(obsolete);
+                    if (i > 0 || outputBytes < 0) {
+                        hook.afterStep(CompactionStep.SOURCE_DELETED, target);
+                    }
                 }
                 if (outputBytes >= 0) {
                     Files.move(output, group.get(0).path, StandardCopyOption.ATOMIC_MOVE);
@@ -523,6 +545,9 @@ final class SegmentCompactor {
                 SegmentFiles.fsyncDirectory(directory);
                 outcome = InterruptedCompaction.ROLLED_BACK;
             }
+        }
+        for (Path obsolete : SegmentFiles.listObsolete(directory)) {
+            Files.deleteIfExists(obsolete); // replaced by a finished compaction: never needed again
         }
         List<Path> strays = SegmentFiles.listCompacted(directory);
         for (Path stray : strays) {

@@ -271,6 +271,22 @@ class FileJournalCompactionTest {
     }
 
     @Test
+    void replacedSegmentsLeftByACrashAreDeletedAtOpen() throws IOException {
+        Path directory = temp.resolve("journal");
+        try (FileJournal journal = new FileJournal(directory, SMALL)) {
+            replay(journal);
+            journal.append(add(1, 24));
+            journal.sync();
+        }
+        Path leftover = directory.resolve(SegmentFiles.segmentName(7) + ".obsolete");
+        Files.write(leftover, new byte[100]);
+        try (FileJournal journal = new FileJournal(directory, SMALL)) {
+            assertThat(JournalModel.liveOf(replay(journal))).containsOnlyKeys(1L);
+        }
+        assertThat(leftover).doesNotExist();
+    }
+
+    @Test
     void thresholdZeroCompactsNothing() {
         try (FileJournal journal = new FileJournal(temp.resolve("journal"), SMALL)) {
             replay(journal);

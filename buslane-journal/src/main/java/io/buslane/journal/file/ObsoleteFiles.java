@@ -1,0 +1,59 @@
+package io.buslane.journal.file;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Thread-safe. Deletes segment files that a finished compaction replaced ({@code *.seg.obsolete}) on one daemon
+ * thread shared by every journal of the process: unlinking a 64 MiB file and dropping its cached pages costs the
+ * file system tens of milliseconds, which a journal's writer thread (holding acknowledgements) must not wait for.
+ * Nothing depends on when a file goes: no reader ever opens an obsolete file, and the next open of the journal
+ * deletes any that a crash left behind.
+ */
+final class ObsoleteFiles {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ObsoleteFiles.class);
+
+    /** Created on first use; its thread ends after a minute without work. */
+    private static final ExecutorService DELETER = newDeleter();
+
+    private ObsoleteFiles() {
+    }
+
+    private static ExecutorService newDeleter() {
+        ThreadPoolExecutor executor = new ThreadPoolExecutor(1, 1, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                r -> {
+                    Thread t = new Thread(r, "buslane-journal-janitor");
+                    t.setDaemon(true);
+                    return t;
+                });
+        executor.allowCoreThreadTimeOut(true);
+        return executor;
+    }
+
+    /** Deletes the files on the shared thread; the future completes when they are gone (or failed to go). */
+    static Future<?> deleteLater(List<Path> files) {
+        return DELETER.submit(() -> deleteNow(files));
+    }
+
+    static void deleteNow(List<Path> files) {
+        for (Path file : files) {
+            try {
+                Files.deleteIfExists(file);
+            } catch (IOException e) {
+                LOG.warn("Could not delete {}, which compaction replaced; the next open of its journal deletes it",
+                        file, e);
+            }
+        }
+    }
+}
