@@ -125,9 +125,9 @@ public final class FileJournal implements Journal {
     private static final int RECORD_READ_BUFFER_BYTES = 64 * 1024;
     /**
      * Source bytes an automatic compaction step reads after a sync: about a millisecond of work, so that rewriting
-     * a 64 MiB segment never holds the owner thread (and the acknowledgements waiting on it) for long.
+     * a segment never holds the owner thread (and the acknowledgements waiting on it) for long.
      */
-    static final long COMPACTION_STEP_BYTES = 1024 * 1024;
+    static final long COMPACTION_STEP_BYTES = 256 * 1024;
     private static final int COMPACTION_WRITE_BUFFER_BYTES = 256 * 1024;
 
     private final Path directory;
@@ -454,9 +454,9 @@ public final class FileJournal implements Journal {
             List<Path> obsolete = compactor.takeObsoleteFiles();
             if (!obsolete.isEmpty()) {
                 if (budgetBytes == Long.MAX_VALUE) {
-                    ObsoleteFiles.deleteNow(obsolete);
+                    BackgroundIo.deleteNow(obsolete);
                 } else {
-                    obsoleteDeletion = ObsoleteFiles.deleteLater(obsolete);
+                    obsoleteDeletion = BackgroundIo.deleteLater(obsolete);
                 }
             }
             return result;

@@ -14,8 +14,11 @@ package io.buslane.journal.file;
 public record FileJournalOptions(
         long segmentSizeBytes, SyncPolicy syncPolicy, int writeBufferSizeBytes, double autoCompactLiveRatio) {
 
-    /** 64 MiB, as Kafka's default segment is a GiB and NATS blocks are a few MiB: large enough to batch deletes. */
-    public static final long DEFAULT_SEGMENT_SIZE_BYTES = 64L * 1024 * 1024;
+    /**
+     * 16 MiB: large enough to batch deletes (NATS blocks are a few MiB), small enough that compacting one segment
+     * (whose swap updates the index of every record it held, at once) stays a short pause for the writer thread.
+     */
+    public static final long DEFAULT_SEGMENT_SIZE_BYTES = 16L * 1024 * 1024;
     public static final int DEFAULT_WRITE_BUFFER_SIZE_BYTES = 256 * 1024;
     public static final double DEFAULT_AUTO_COMPACT_LIVE_RATIO = 0.5;
     /** Smallest accepted segment and buffer size; tiny sizes exist for tests that roll often. */
@@ -38,7 +41,7 @@ public record FileJournalOptions(
         }
     }
 
-    /** 64 MiB segments, {@link SyncPolicy#ALWAYS}, a 256 KiB write buffer, automatic compaction below 50% live. */
+    /** 16 MiB segments, {@link SyncPolicy#ALWAYS}, a 256 KiB write buffer, automatic compaction below 50% live. */
     public static FileJournalOptions defaults() {
         return new FileJournalOptions(DEFAULT_SEGMENT_SIZE_BYTES, SyncPolicy.ALWAYS, DEFAULT_WRITE_BUFFER_SIZE_BYTES,
                 DEFAULT_AUTO_COMPACT_LIVE_RATIO);

@@ -193,11 +193,8 @@ final class LiveIndex {
     }
 
     /** Stops counting an id's live bytes, before compaction changes its entries or removes segments. */
-    void unaccount(long id) {
-        IdRecords records = ids.get(id);
-        if (records != null) {
-            account(records, -1);
-        }
+    void unaccount(IdRecords records) {
+        account(records, -1);
     }
 
     /**
@@ -207,15 +204,20 @@ final class LiveIndex {
      * @param kept      the surviving records as slot pairs (packed entry, offset in the output segment)
      * @param keptCount the number of surviving records ({@code kept} holds twice as many longs)
      */
-    void replace(long id, int from, int to, long[] kept, int keptCount) {
-        IdRecords records = ids.get(id);
+    void replace(long id, IdRecords records, int from, int to, long[] kept, int keptCount) {
         int tail = records.count - to;
         int count = from + keptCount + tail;
-        long[] slots = new long[Math.max(2, count << 1)];
-        System.arraycopy(records.slots, 0, slots, 0, from << 1);
-        System.arraycopy(kept, 0, slots, from << 1, keptCount << 1);
-        System.arraycopy(records.slots, to << 1, slots, (from + keptCount) << 1, tail << 1);
-        records.slots = slots;
+        if (keptCount <= to - from) {
+            // in place: the surviving entries and the tail move down (most ids lose records, none gains any)
+            System.arraycopy(kept, 0, records.slots, from << 1, keptCount << 1);
+            System.arraycopy(records.slots, to << 1, records.slots, (from + keptCount) << 1, tail << 1);
+        } else {
+            long[] slots = new long[Math.max(2, count << 1)];
+            System.arraycopy(records.slots, 0, slots, 0, from << 1);
+            System.arraycopy(kept, 0, slots, from << 1, keptCount << 1);
+            System.arraycopy(records.slots, to << 1, slots, (from + keptCount) << 1, tail << 1);
+            records.slots = slots;
+        }
         records.count = count;
         if (records.count == 0) {
             ids.remove(id);

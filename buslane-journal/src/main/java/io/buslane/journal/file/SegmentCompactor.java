@@ -6,6 +6,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,6 +18,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.zip.CRC32C;
 
 /**
@@ -26,7 +29,7 @@ import java.util.zip.CRC32C;
  * <p><b>Choosing groups.</b> Segments are walked oldest first; the active (last) segment and corrupt segments are
  * never touched. A candidate has live bytes below {@code threshold × size} (or is empty). A run of adjacent
  * segments that are candidates or smaller than half a segment becomes one group while its live bytes fit in one
- * segment, and is rewritten if it holds a candidate or more than one segment: so the small outputs of earlier
+ * segment (and its bytes in {@link #MAX_GROUP_SEGMENTS}), and is rewritten if it holds a candidate or more than one segment: so the small outputs of earlier
  * compactions merge instead of piling up. Each decision is taken after the previous group is done, because dropping
  * old ADDs can make a later DELETE dead. Oldest first is also what keeps every intermediate state correct: a DELETE
  * is only dropped once no older segment still holds what it deletes.
@@ -70,6 +73,13 @@ final class SegmentCompactor {
 
     private static final Logger LOG = LoggerFactory.getLogger(SegmentCompactor.class);
     private static final int READ_BUFFER_BYTES = 64 * 1024;
+    /**
+     * A group's sources hold at most this many segments' worth of bytes: the swap updates the index entry of every
+     * record they hold at once, so its pause grows with them (not with the live bytes).
+     */
+    private static final int MAX_GROUP_SEGMENTS = 2;
+    /** An output at least this large is forced on the background thread (see {@link BackgroundIo}). */
+    private static final long BACKGROUND_FORCE_BYTES = 256 * 1024;
 
     private final Path directory;
     private final NavigableMap<Long, Segment> segments;
@@ -191,7 +201,7 @@ final class SegmentCompactor {
                     return total;
                 }
             }
-            long used = job.copy(budget);
+            long used = job.copy(budget, budgetBytes == Long.MAX_VALUE);
             if (job == null) {
                 return total; // abandoned: the source failed verification
             }
@@ -225,6 +235,7 @@ final class SegmentCompactor {
         job = null;
         passRequested = false;
         if (j != null) {
+            j.awaitForceQuietly();
             j.closeReader();
             abandonOutput(j.writer, j.output);
         }
@@ -242,6 +253,7 @@ final class SegmentCompactor {
         }
         job = null;
         passRequested = false;
+        j.awaitForceQuietly();
         j.closeReader();
         try {
             if (j.writer != null) {
@@ -267,15 +279,18 @@ final class SegmentCompactor {
             group.add(first);
             boolean hasCandidate = isCandidate(first, threshold);
             long groupLiveBytes = first.liveBytes;
+            long groupBytes = first.sizeBytes;
             while (next != null && next < activeSegment) {
                 Segment following = segments.get(next);
                 if (!isMergeable(following, threshold)
-                        || groupLiveBytes + following.liveBytes > segmentSizeBytes) {
+                        || groupLiveBytes + following.liveBytes > segmentSizeBytes
+                        || groupBytes + following.sizeBytes > MAX_GROUP_SEGMENTS * segmentSizeBytes) {
                     break;
                 }
                 group.add(following);
                 hasCandidate |= isCandidate(following, threshold);
                 groupLiveBytes += following.liveBytes;
+                groupBytes += following.sizeBytes;
                 next = segments.higherKey(next);
             }
             cursor = next;
@@ -313,6 +328,8 @@ final class SegmentCompactor {
         SegmentReader reader;
         int sourceIndex;
         long bytesBefore;
+        /** The background force of the finished output, or null. */
+        Future<?> forcing;
         boolean copied;
 
         Job(List<Segment> group) {
@@ -324,13 +341,22 @@ final class SegmentCompactor {
 
         /**
          * 1. Copies live records, in order, to {@code <target>.seg.compacted} until about {@code budget} source bytes
-         * were read or the group is done (then forces the output and sets {@link #copied}).
+         * were read or the group is done; then forces the output (a large one on the background thread, unless
+         * {@code wait}: a later call finds the force done) and sets {@link #copied}.
          *
          * @return the source bytes read
          */
-        long copy(long budget) throws IOException {
+        long copy(long budget, boolean wait) throws IOException {
             long used = 0;
             try {
+                if (forcing != null) {
+                    if (!forcing.isDone() && !wait) {
+                        return 0;
+                    }
+                    awaitForce();
+                    copied = true;
+                    return 0;
+                }
                 while (sourceIndex < group.size()) {
                     Segment source = group.get(sourceIndex);
                     if (reader == null) {
@@ -366,6 +392,15 @@ final class SegmentCompactor {
                 checkAllEntriesVisited(survivorsById, last);
                 if (writer != null) {
                     writer.flush();
+                    if (!wait && writer.writtenBytes() >= BACKGROUND_FORCE_BYTES) {
+                        // megabytes of writeback: forced on the background thread, the swap waits for it
+                        SegmentWriter w = writer;
+                        forcing = BackgroundIo.submit(() -> {
+                            w.force();
+                            return null;
+                        });
+                        return used;
+                    }
                     writer.force();
                 }
                 copied = true;
@@ -373,6 +408,37 @@ final class SegmentCompactor {
             } catch (IOException e) {
                 abandon();
                 throw e;
+            }
+        }
+
+        /** Waits for the background force of the output; its failure is this job's. */
+        private void awaitForce() throws IOException {
+            Future<?> f = forcing;
+            forcing = null;
+            try {
+                f.get();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException("interrupted while forcing " + output);
+            } catch (ExecutionException e) {
+                Throwable cause = e.getCause();
+                if (cause instanceof IOException io) {
+                    throw io;
+                }
+                if (cause instanceof RuntimeException re) {
+                    throw re;
+                }
+                throw new IOException("cannot force " + output, cause);
+            }
+        }
+
+        void awaitForceQuietly() {
+            if (forcing != null) {
+                try {
+                    awaitForce();
+                } catch (IOException | RuntimeException e) {
+                    LOG.debug("Ignoring the failed force of abandoned output {}", output, e);
+                }
             }
         }
 
@@ -447,8 +513,8 @@ final class SegmentCompactor {
             hook.afterStep(CompactionStep.MANIFEST_DELETED, target);
 
             // the disk is done: bring the segment table and the index (liveness and record positions) up to date
-            for (Long id : survivorsById.keySet()) {
-                index.unaccount(id);
+            for (Survivors s : survivorsById.values()) {
+                index.unaccount(s.records);
             }
             for (Segment source : group) {
                 segments.remove(source.number);
@@ -458,7 +524,7 @@ final class SegmentCompactor {
             }
             for (Map.Entry<Long, Survivors> e : survivorsById.entrySet()) {
                 Survivors s = e.getValue();
-                index.replace(e.getKey(), s.from, s.next, s.kept, s.keptCount);
+                index.replace(e.getKey(), s.records, s.from, s.next, s.kept, s.keptCount);
             }
             LOG.debug("Compacted segments {}..{} of {}: {} -> {} bytes", target, last, directory, bytesBefore,
                     Math.max(outputBytes, 0));

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -14,31 +15,37 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Thread-safe. Deletes segment files that a finished compaction replaced ({@code *.seg.obsolete}) on one daemon
- * thread shared by every journal of the process: unlinking a 64 MiB file and dropping its cached pages costs the
- * file system tens of milliseconds, which a journal's writer thread (holding acknowledgements) must not wait for.
- * Nothing depends on when a file goes: no reader ever opens an obsolete file, and the next open of the journal
- * deletes any that a crash left behind.
+ * Thread-safe. The slow file-system work of compaction, on one daemon thread shared by every journal of the
+ * process, so that a journal's writer thread (holding acknowledgements) never waits for it: forcing a compaction
+ * output (megabytes of writeback) and deleting segment files that a finished compaction replaced
+ * ({@code *.seg.obsolete}; unlinking a large file and dropping its cached pages costs the file system tens of
+ * milliseconds). Nothing depends on when a replaced file goes: no reader ever opens one, and the next open of the
+ * journal deletes any that a crash left behind.
  */
-final class ObsoleteFiles {
+final class BackgroundIo {
 
-    private static final Logger LOG = LoggerFactory.getLogger(ObsoleteFiles.class);
+    private static final Logger LOG = LoggerFactory.getLogger(BackgroundIo.class);
 
     /** Created on first use; its thread ends after a minute without work. */
     private static final ExecutorService DELETER = newDeleter();
 
-    private ObsoleteFiles() {
+    private BackgroundIo() {
     }
 
     private static ExecutorService newDeleter() {
         ThreadPoolExecutor executor = new ThreadPoolExecutor(1, 1, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
                 r -> {
-                    Thread t = new Thread(r, "buslane-journal-janitor");
+                    Thread t = new Thread(r, "buslane-journal-io");
                     t.setDaemon(true);
                     return t;
                 });
         executor.allowCoreThreadTimeOut(true);
         return executor;
+    }
+
+    /** Runs {@code work} on the shared thread. */
+    static Future<?> submit(Callable<?> work) {
+        return DELETER.submit(work);
     }
 
     /** Deletes the files on the shared thread; the future completes when they are gone (or failed to go). */
