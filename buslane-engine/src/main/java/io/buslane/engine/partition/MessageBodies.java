@@ -28,7 +28,9 @@ import java.util.Map;
  * evicted (reads go through the cache below) until it is modified, which makes it resident (and newest) again.
  * Holders admitted in a cycle whose sync failed are pinned: their records may not be on disk, so they are never
  * evicted. At start-up the same rule applied record by record during replay keeps the oldest messages that fit in
- * the budget resident and never holds more.
+ * the budget resident and never holds more. A scheduled message due more than
+ * {@link #SCHEDULED_RESIDENT_HORIZON_MS} ahead is evicted as soon as it is durable, whatever the budget: waiting
+ * messages would otherwise keep the budget from the active ones, and its activation reads it back once.
  *
  * <p><b>Cache.</b> Messages read back are kept in a small LRU cache (bounded in bytes and entries), so that peeking
  * and then receiving a message, or browsing the same page twice, reads the disk once. It is not counted in the
@@ -42,6 +44,8 @@ public final class MessageBodies {
 
     /** Default resident budget of one shard. */
     public static final long DEFAULT_BUDGET_BYTES = 64L * 1024 * 1024;
+    /** Scheduled messages due later than this after they are written are not kept resident (see {@link #admit}). */
+    static final long SCHEDULED_RESIDENT_HORIZON_MS = 10_000;
     /** Most messages the read cache holds, whatever their size. */
     static final int MAX_CACHE_ENTRIES = 4096;
     private static final int MIN_SWEEP_SIZE = 1024;
@@ -65,6 +69,8 @@ public final class MessageBodies {
     private final Reader reader;
     /** Holders made resident (new, or modified) in the current cycle, in order; evictable after the sync. */
     private final ArrayList<Object> admitted = new ArrayList<>();
+    /** Scheduled messages admitted in the current cycle that are evicted as soon as they are durable. */
+    private final ArrayList<ScheduledEntry> admittedCold = new ArrayList<>();
     /** Resident entries modified in the current cycle: pinned if the cycle's sync fails. */
     private final ArrayList<Entry> touched = new ArrayList<>();
     /** Resident holders that may be evicted, oldest first; may hold stale slots (holders no longer resident). */
@@ -159,9 +165,18 @@ public final class MessageBodies {
         admitHolder(e, e.message, e.sizeBytes);
     }
 
-    /** A new scheduled message: resident from now on. */
-    void admit(ScheduledEntry s) {
-        admitHolder(s, s.message, s.sizeBytes);
+    /**
+     * A new (or replayed) scheduled message: resident until its record is durable, and then only if it is due within
+     * {@link #SCHEDULED_RESIDENT_HORIZON_MS}; one due later is evicted then (its activation reads it back), so that
+     * messages waiting for their time never crowd the active ones out of the budget.
+     */
+    void admit(ScheduledEntry s, long nowMs) {
+        if (s.scheduledTimeMs - nowMs <= SCHEDULED_RESIDENT_HORIZON_MS) {
+            admitHolder(s, s.message, s.sizeBytes);
+        } else if (s.message != null) {
+            residentBytes += s.sizeBytes;
+            admittedCold.add(s);
+        }
     }
 
     /** A new topic body: resident from now on. */
@@ -237,6 +252,16 @@ public final class MessageBodies {
                 }
             }
             admitted.clear();
+        }
+        if (!admittedCold.isEmpty()) {
+            for (ScheduledEntry cold : admittedCold) {
+                if (!durable) {
+                    cold.pinned = true;
+                } else if (cold.message != null && !cold.pinned) { // else it left in the same cycle
+                    evict(cold);
+                }
+            }
+            admittedCold.clear();
         }
         if (!touched.isEmpty()) {
             if (!durable) {

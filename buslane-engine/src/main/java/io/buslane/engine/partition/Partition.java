@@ -275,7 +275,7 @@ public final class Partition {
         se.partition = this;
         scheduled.put(se.seq, se);
         ctx.schedule(se, se.scheduledTimeMs);
-        ctx.bodies().admit(se);
+        ctx.bodies().admit(se, ctx.nowMs());
     }
 
     /**

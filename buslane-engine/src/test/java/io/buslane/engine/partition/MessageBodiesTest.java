@@ -67,6 +67,36 @@ class MessageBodiesTest {
     }
 
     @Test
+    void scheduledMessagesDueBeyondTheHorizonLeaveTheHeapOnceDurable() {
+        MessageBodies bodies = bodies(1_000_000, 0);
+        long now = 1_000_000;
+        Message soonMessage = message("soon", 100);
+        Message laterMessage = message("later", 100);
+        adds.put(2L, laterMessage);
+        ScheduledEntry soon = new ScheduledEntry(1, 1, now, now + 1_000, soonMessage);
+        ScheduledEntry later = new ScheduledEntry(2, 2, now,
+                now + MessageBodies.SCHEDULED_RESIDENT_HORIZON_MS + 1, laterMessage);
+        bodies.admit(soon, now);
+        bodies.admit(later, now);
+        assertThat(later.message).isNotNull(); // not durable yet
+        assertThat(bodies.residentBytes()).isEqualTo(200);
+
+        bodies.afterSync(true);
+
+        assertThat(soon.message).isNotNull();
+        assertThat(later.message).isNull();
+        assertThat(bodies.residentBytes()).isEqualTo(100);
+        assertThat(bodies.of(later).messageId()).isEqualTo("later");
+        assertThat(reads).containsExactly("add 2");
+
+        ScheduledEntry failed = new ScheduledEntry(3, 3, now, now + 60_000, message("failed", 100));
+        bodies.admit(failed, now);
+        bodies.afterSync(false);
+        assertThat(failed.message).isNotNull(); // its record may not be on disk: never evicted
+        assertThat(failed.pinned).isTrue();
+    }
+
+    @Test
     void holdersAdmittedInACycleWhoseSyncFailedAreNeverEvicted() {
         MessageBodies bodies = bodies(0, 0);
         Entry failed = entry(1, 100);
