@@ -177,7 +177,8 @@ public final class AmqpConnection {
                 closeWithError("amqp:internal-error", "Internal error: " + e.getMessage());
             }
             processEvents();
-            flush();
+            // not flush(): the completions of one shard cycle arrive as many tasks; one write after them all
+            requestFlush();
         });
     }
 
