@@ -75,7 +75,7 @@ import static org.assertj.core.api.Assertions.fail;
  *   <li>and every body delivered or peeked is the one sent (bodies are derived from the message id).</li>
  * </ol>
  *
- * <p>The second seed adds large messages (32 to 224 KB) so that the shard journal rolls its 64 MiB segments and
+ * <p>The second seed adds large messages (32 to 224 KB) so that the shard journal rolls its 16 MiB segments and
  * compacts them between kills (the broker has no option for smaller segments); the run's summary on stdout reports
  * the segments, compactions and torn tails seen.
  *
@@ -132,7 +132,7 @@ class CrashRecoveryTest {
 
     /**
      * One broker per seed, {@value #CYCLES} crash cycles, then a last crash and a drain of everything outstanding. The
-     * second seed sends large bodies too, so that the queue's shard rolls 64 MiB journal segments and compacts them
+     * second seed sends large bodies too, so that the queue's shard rolls 16 MiB journal segments and compacts them
      * while being killed: replay then reads compacted segments, and bodies are read back from them.
      */
     @ParameterizedTest(name = "seed {0}, large bodies: {1}")

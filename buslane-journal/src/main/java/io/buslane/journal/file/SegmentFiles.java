@@ -19,7 +19,7 @@ final class SegmentFiles {
     static final String COMPACTED_SUFFIX = ".seg.compacted";
     /**
      * A segment a finished compaction replaced, renamed out of the way so that freeing its blocks (tens of
-     * milliseconds for a 64 MiB file) happens off the writer thread: {@code <number>.seg.obsolete}. Never read;
+     * milliseconds for a large file) happens off the writer thread: {@code <number>.seg.obsolete}. Never read;
      * deleted in the background, or at the next open.
      */
     static final String OBSOLETE_SUFFIX = ".seg.obsolete";
