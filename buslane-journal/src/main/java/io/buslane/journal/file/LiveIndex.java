@@ -207,8 +207,9 @@ final class LiveIndex {
     void replace(long id, IdRecords records, int from, int to, long[] kept, int keptCount) {
         int tail = records.count - to;
         int count = from + keptCount + tail;
-        if (keptCount <= to - from) {
-            // in place: the surviving entries and the tail move down (most ids lose records, none gains any)
+        if (keptCount <= to - from && records.slots.length <= 4 * Math.max(2, count << 1)) {
+            // in place: the surviving entries and the tail move down (most ids lose records, none gains any);
+            // an array four times too large is replaced instead, so that one busy past does not stay in the heap
             System.arraycopy(kept, 0, records.slots, from << 1, keptCount << 1);
             System.arraycopy(records.slots, to << 1, records.slots, (from + keptCount) << 1, tail << 1);
         } else {
