@@ -220,7 +220,8 @@ public final class FileJournal implements Journal {
             throw DiskErrors.toJournalException("cannot open journal " + directory, e);
         }
         this.compactor = new SegmentCompactor(directory, segments, index, io, options.segmentSizeBytes(),
-                ByteBuffer.allocateDirect(COMPACTION_WRITE_BUFFER_BYTES), new CRC32C(), this::forceBeforeCompactionSwap);
+                ByteBuffer.allocateDirect(COMPACTION_WRITE_BUFFER_BYTES), new CRC32C(),
+                this::forceBeforeCompactionSwap);
         if (options.syncPolicy() == SyncPolicy.NONE) {
             LOG.warn("Journal {} uses SyncPolicy.NONE: synced records are NOT durable and may be lost on power "
                     + "failure or an operating-system crash", directory);
