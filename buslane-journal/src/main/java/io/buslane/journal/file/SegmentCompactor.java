@@ -31,8 +31,9 @@ import java.util.zip.CRC32C;
  * segments that are candidates or smaller than half a segment becomes one group while its live bytes fit in one
  * segment (and its bytes in {@link #MAX_GROUP_SEGMENTS} segments), and is rewritten if it holds a candidate or more
  * than one segment: so the small outputs of earlier compactions merge instead of piling up. Each decision is taken
- * after the previous group is done, because dropping old ADDs can make a later DELETE dead. Oldest first is also what keeps every intermediate state correct: a DELETE
- * is only dropped once no older segment still holds what it deletes.
+ * after the previous group is done, because dropping old ADDs can make a later DELETE dead. Oldest first is also
+ * what keeps every intermediate state correct: a DELETE is only dropped once no older segment still holds what it
+ * deletes.
  *
  * <p><b>Steps.</b> A pass is requested ({@link #requestPass}) and carried out by {@link #step}s of bounded size, so
  * that the owner thread appends and syncs between them; the copy of one group may span many steps (the group's
