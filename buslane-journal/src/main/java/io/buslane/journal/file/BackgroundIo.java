@@ -27,12 +27,12 @@ final class BackgroundIo {
     private static final Logger LOG = LoggerFactory.getLogger(BackgroundIo.class);
 
     /** Created on first use; its thread ends after a minute without work. */
-    private static final ExecutorService DELETER = newDeleter();
+    private static final ExecutorService EXECUTOR = newExecutor();
 
     private BackgroundIo() {
     }
 
-    private static ExecutorService newDeleter() {
+    private static ExecutorService newExecutor() {
         ThreadPoolExecutor executor = new ThreadPoolExecutor(1, 1, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
                 r -> {
                     Thread t = new Thread(r, "buslane-journal-io");
@@ -45,12 +45,12 @@ final class BackgroundIo {
 
     /** Runs {@code work} on the shared thread. */
     static Future<?> submit(Callable<?> work) {
-        return DELETER.submit(work);
+        return EXECUTOR.submit(work);
     }
 
     /** Deletes the files on the shared thread; the future completes when they are gone (or failed to go). */
     static Future<?> deleteLater(List<Path> files) {
-        return DELETER.submit(() -> deleteNow(files));
+        return EXECUTOR.submit(() -> deleteNow(files));
     }
 
     static void deleteNow(List<Path> files) {
