@@ -75,6 +75,13 @@ final class AmqpLoad implements AutoCloseable {
         return c;
     }
 
+    /** A sender on a connection of its own, open. */
+    private Sender openSender(String address) throws Exception {
+        Sender sender = connect().openSender(address);
+        sender.openFuture().get(30, TimeUnit.SECONDS);
+        return sender;
+    }
+
     static Message<byte[]> message(long stamp) {
         byte[] body = new byte[BODY_BYTES];
         ByteBuffer.wrap(body).putLong(stamp);
@@ -160,9 +167,7 @@ final class AmqpLoad implements AutoCloseable {
 
     /** Sends at a fixed rate (scheduled send times, so a stall shows in the latency: no coordinated omission). */
     void fixedRateSender(String address, int perSecond) throws Exception {
-        Connection c = connect();
-        Sender sender = c.openSender(address);
-        sender.openFuture().get(30, TimeUnit.SECONDS);
+        Sender sender = openSender(address);
         spawn("rate-sender", () -> {
             long interval = 1_000_000_000L / perSecond;
             long start = System.nanoTime();
@@ -184,9 +189,7 @@ final class AmqpLoad implements AutoCloseable {
 
     /** One send at a time, each awaited; records send-to-settlement latency once {@code recordAfterNanos} passed. */
     void oneAtATimeSender(String address, long recordAfterNanos) throws Exception {
-        Connection c = connect();
-        Sender sender = c.openSender(address);
-        sender.openFuture().get(30, TimeUnit.SECONDS);
+        Sender sender = openSender(address);
         spawn("sync-sender", () -> {
             while (!stop.get()) {
                 long t0 = System.nanoTime();
@@ -213,9 +216,7 @@ final class AmqpLoad implements AutoCloseable {
     void sendScheduled(String address, int from, int to, int count, long firstDueMs, long spreadMs, int window)
             throws Exception {
         if (scheduleSender == null) {
-            Connection c = connect();
-            scheduleSender = c.openSender(address);
-            scheduleSender.openFuture().get(30, TimeUnit.SECONDS);
+            scheduleSender = openSender(address);
             // the wall clock to the microsecond (currentTimeMillis truncates: up to 1 ms of error in the lag)
             java.time.Instant now = java.time.Instant.now();
             scheduleBaseNano = System.nanoTime();
@@ -244,9 +245,7 @@ final class AmqpLoad implements AutoCloseable {
 
     /** Sends {@code sessions × perSession} messages, session id {@code s-<n>}, round-robin over sessions. */
     void sendSessions(String address, int sessions, int perSession, int window) throws Exception {
-        Connection c = connect();
-        Sender sender = c.openSender(address);
-        sender.openFuture().get(30, TimeUnit.SECONDS);
+        Sender sender = openSender(address);
         ArrayDeque<Tracker> unsettled = new ArrayDeque<>(window);
         for (int k = 0; k < perSession; k++) {
             for (int s = 0; s < sessions; s++) {

@@ -369,6 +369,25 @@ public final class FileJournal implements Journal {
         if (pendingCount == 0) {
             return;
         }
+        syncPending();
+        if (options.autoCompactLiveRatio() > 0) {
+            if (rolledSinceAutoCompaction) {
+                rolledSinceAutoCompaction = false;
+                compactor.requestPass(options.autoCompactLiveRatio());
+            }
+            if (compactor.hasWork()) {
+                try {
+                    compactDurable(compactionStepBytes);
+                } catch (JournalException e) {
+                    LOG.warn("Automatic compaction of journal {} failed; the synced batch is durable and appends "
+                            + "continue", directory, e);
+                }
+            }
+        }
+    }
+
+    /** Makes the records appended since the last sync durable and indexes them ({@code pendingCount > 0}). */
+    private void syncPending() {
         long startNs = System.nanoTime(); // ops (metrics)
         try {
             active.flush();
@@ -388,20 +407,6 @@ public final class FileJournal implements Journal {
         }
         syncListener.onSync(pendingCount, System.nanoTime() - startNs); // ops (metrics)
         pendingCount = 0;
-        if (options.autoCompactLiveRatio() > 0) {
-            if (rolledSinceAutoCompaction) {
-                rolledSinceAutoCompaction = false;
-                compactor.requestPass(options.autoCompactLiveRatio());
-            }
-            if (compactor.hasWork()) {
-                try {
-                    compactDurable(compactionStepBytes);
-                } catch (JournalException e) {
-                    LOG.warn("Automatic compaction of journal {} failed; the synced batch is durable and appends "
-                            + "continue", directory, e);
-                }
-            }
-        }
     }
 
     /**
@@ -420,12 +425,8 @@ public final class FileJournal implements Journal {
         }
         checkUsable();
         rolledSinceAutoCompaction = false; // this call stands in for the automatic compaction
-        long saved = compactionStepBytes;
-        compactionStepBytes = 0; // the sync below leaves a pass under way alone: the full pass finishes it
-        try {
-            sync();
-        } finally {
-            compactionStepBytes = saved;
+        if (pendingCount > 0) {
+            syncPending(); // no automatic step: the full pass below finishes a pass under way
         }
         compactor.requestPass(liveRatioThreshold);
         return compactDurable(Long.MAX_VALUE);

@@ -232,14 +232,7 @@ final class SegmentCompactor {
 
     /** Abandons a group being copied: its partial output is deleted (no manifest exists for it yet). */
     void abandon() {
-        Job j = job;
-        job = null;
-        passRequested = false;
-        if (j != null) {
-            j.awaitForceQuietly();
-            j.closeReader();
-            abandonOutput(j.writer, j.output);
-        }
+        drop(true);
     }
 
     /**
@@ -247,21 +240,26 @@ final class SegmentCompactor {
      * (then only the file handles are released, and the next open cleans up, as after a crash).
      */
     void close(boolean failed) {
+        drop(!failed);
+    }
+
+    private void drop(boolean deleteOutput) {
         Job j = job;
-        if (!failed || j == null) {
-            abandon();
-            return;
-        }
         job = null;
         passRequested = false;
+        if (j == null) {
+            return;
+        }
         j.awaitForceQuietly();
         j.closeReader();
-        try {
-            if (j.writer != null) {
+        if (deleteOutput) {
+            abandonOutput(j.writer, j.output);
+        } else if (j.writer != null) {
+            try {
                 j.writer.close();
+            } catch (IOException e) {
+                LOG.debug("Ignoring failure to close {}", j.output, e);
             }
-        } catch (IOException e) {
-            LOG.debug("Ignoring failure to close {}", j.output, e);
         }
     }
 
