@@ -13,9 +13,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
@@ -104,6 +102,7 @@ final class SegmentCompactor {
 
     /** The surviving index entries of one id while its records in a group are copied. */
     private static final class Survivors {
+        final long id;
         final LiveIndex.IdRecords records;
         final int from;
         int next;
@@ -111,7 +110,8 @@ final class SegmentCompactor {
         long[] kept = new long[4];
         int keptCount;
 
-        Survivors(LiveIndex.IdRecords records, int from) {
+        Survivors(long id, LiveIndex.IdRecords records, int from) {
+            this.id = id;
             this.records = records;
             this.from = from;
             this.next = from;
@@ -322,7 +322,9 @@ final class SegmentCompactor {
         final long target;
         final long last;
         final Path output;
-        final Map<Long, Survivors> survivorsById = new LinkedHashMap<>();
+        /** Per id met in the group: looked up by id for every record read, walked in first-met order at the swap. */
+        final LongHashMap<Survivors> survivorsById = new LongHashMap<>();
+        final List<Survivors> survivors = new ArrayList<>();
         SegmentWriter writer;
         SegmentReader reader;
         int sourceIndex;
@@ -367,7 +369,7 @@ final class SegmentCompactor {
                     while (used + (reader.position() - startPosition) < budget && (record = reader.next()) != null) {
                         long outputOffset = writer == null ? 0 : writer.logicalSizeBytes();
                         if (keep(record, reader.lastFrameBytes(), source.number, target, outputOffset,
-                                survivorsById)) {
+                                survivorsById, survivors)) {
                             if (writer == null) {
                                 writer = SegmentWriter.create(output, io, writeBuffer, crc);
                             }
@@ -388,7 +390,7 @@ final class SegmentCompactor {
                     closeReader();
                     sourceIndex++;
                 }
-                checkAllEntriesVisited(survivorsById, last);
+                checkAllEntriesVisited(survivors, last);
                 if (writer != null) {
                     writer.flush();
                     if (!wait && writer.writtenBytes() >= BACKGROUND_FORCE_BYTES) {
@@ -512,7 +514,7 @@ final class SegmentCompactor {
             hook.afterStep(CompactionStep.MANIFEST_DELETED, target);
 
             // the disk is done: bring the segment table and the index (liveness and record positions) up to date
-            for (Survivors s : survivorsById.values()) {
+            for (Survivors s : survivors) {
                 index.unaccount(s.records);
             }
             for (Segment source : group) {
@@ -521,9 +523,8 @@ final class SegmentCompactor {
             if (outputBytes >= 0) {
                 segments.put(target, new Segment(target, group.get(0).path, outputBytes));
             }
-            for (Map.Entry<Long, Survivors> e : survivorsById.entrySet()) {
-                Survivors s = e.getValue();
-                index.replace(e.getKey(), s.records, s.from, s.next, s.kept, s.keptCount);
+            for (Survivors s : survivors) {
+                index.replace(s.id, s.records, s.from, s.next, s.kept, s.keptCount);
             }
             LOG.debug("Compacted segments {}..{} of {}: {} -> {} bytes", target, last, directory, bytesBefore,
                     Math.max(outputBytes, 0));
@@ -534,16 +535,19 @@ final class SegmentCompactor {
 
     /** Matches a record read from a source to its index entry and decides whether the output keeps it. */
     private boolean keep(JournalRecord record, int frameBytes, long sourceSegment, long target, long outputOffset,
-                         Map<Long, Survivors> survivorsById) {
-        LiveIndex.IdRecords records = index.records(record.id());
-        if (records == null) {
-            throw outOfSync(record, sourceSegment);
-        }
+                         LongHashMap<Survivors> survivorsById, List<Survivors> inOrder) {
+        // an id's IdRecords stays the same object while its group is copied: only a swap removes ids from the index
         Survivors survivors = survivorsById.get(record.id());
         if (survivors == null) {
-            survivors = new Survivors(records, LiveIndex.firstIndexAtOrAfter(records, target));
+            LiveIndex.IdRecords found = index.records(record.id());
+            if (found == null) {
+                throw outOfSync(record, sourceSegment);
+            }
+            survivors = new Survivors(record.id(), found, LiveIndex.firstIndexAtOrAfter(found, target));
             survivorsById.put(record.id(), survivors);
+            inOrder.add(survivors);
         }
+        LiveIndex.IdRecords records = survivors.records;
         if (survivors.next >= records.count()) {
             throw outOfSync(record, sourceSegment);
         }
@@ -560,13 +564,13 @@ final class SegmentCompactor {
     }
 
     /** Every index entry inside the group must have matched a record read from it. */
-    private static void checkAllEntriesVisited(Map<Long, Survivors> survivorsById, long lastSegment) {
-        survivorsById.forEach((id, s) -> {
+    private static void checkAllEntriesVisited(List<Survivors> survivors, long lastSegment) {
+        for (Survivors s : survivors) {
             if (s.next < s.records.count() && LiveIndex.segmentOf(s.records.entry(s.next)) <= lastSegment) {
-                throw new IllegalStateException("journal index out of sync: id " + id + " has more records in "
+                throw new IllegalStateException("journal index out of sync: id " + s.id + " has more records in "
                         + "segments up to " + lastSegment + " than the files hold");
             }
-        });
+        }
     }
 
     private static IllegalStateException outOfSync(JournalRecord record, long segment) {
