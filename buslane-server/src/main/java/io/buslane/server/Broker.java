@@ -67,7 +67,8 @@ public final class Broker implements AutoCloseable {
             LOG.warn("Running in memory: nothing is kept across a restart.");
         } else {
             FileJournalOptions fileOptions = FileJournalOptions.defaults()
-                    .withSyncPolicy(options.syncEnabled() ? SyncPolicy.ALWAYS : SyncPolicy.NONE);
+                    .withSyncPolicy(options.syncEnabled() ? SyncPolicy.ALWAYS : SyncPolicy.NONE)
+                    .withPreallocate(true);
             FileJournalFactory files = new FileJournalFactory(options.dataDir().toAbsolutePath(), fileOptions);
             files.syncListener(metrics.journalSyncListener());
             journals = files;
