@@ -67,8 +67,7 @@ public final class Broker implements AutoCloseable {
             LOG.warn("Running in memory: nothing is kept across a restart.");
         } else {
             FileJournalOptions fileOptions = FileJournalOptions.defaults()
-                    .withSyncPolicy(options.syncEnabled() ? SyncPolicy.ALWAYS : SyncPolicy.NONE)
-                    .withPreallocate(true);
+                    .withSyncPolicy(options.syncEnabled() ? SyncPolicy.ALWAYS : SyncPolicy.NONE);
             FileJournalFactory files = new FileJournalFactory(options.dataDir().toAbsolutePath(), fileOptions);
             files.syncListener(metrics.journalSyncListener());
             journals = files;

@@ -16,7 +16,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -45,15 +44,9 @@ import java.util.zip.CRC32C;
  *   00000000000000000004.seg            active segment, the others are sealed
  *   00000000000000000002.seg.compacted  compaction output not yet swapped in (only after a crash)
  *   compaction.manifest                 control file of an unfinished compaction (only after a crash)
- *   next-segment.spare                  the next segment, pre-allocated (only with {@code preallocate})
  * </pre>
- * A segment has no header: it is the records back to back, and a sealed segment's size is the end of its last
- * record. With {@link FileJournalOptions#preallocate()}, once the active segment is half full the next one is
- * written as zeros of the full segment size and forced, on a background thread ({@link BackgroundIo}); at the roll
- * it is renamed to its number and written over, so a sync forces data only (appending to a growing file makes each
- * {@code fdatasync} write the inode as well, a second device round trip: measured here, 4 KiB write + sync 210-260 µs
- * appending against 135 µs into a pre-allocated file). The active segment then ends in zeros, which the
- * magic below never matches; sealing it cuts them off. Each record is framed as follows (all integers big-endian):
+ * A segment has no header and is not pre-allocated: it is the records back to back, and its size is the end of its
+ * last record. Each record is framed as follows (all integers big-endian):
  * <pre>
  * offset    size  field
  *  0         1    magic    0xB1, the record format version (1); 0x00 (a zero-filled tail) is never valid
@@ -92,10 +85,7 @@ import java.util.zip.CRC32C;
  *   <li>{@link #replay}: read the segments in order, verifying each record's magic, length (within bounds and the
  *       file), CRC and kind, delivering good records and indexing their liveness.</li>
  *   <li>At the first bad record of the <em>last</em> segment, truncate the file there (a torn tail: the crash cut a
- *       write short) and log at WARN how many bytes were dropped. With {@code preallocate}, a rest that is all zeros
- *       is the untouched end of a pre-allocated segment: kept, and written over from there; anything else after the
- *       last good record is truncated as a torn tail, so that an unsynced record that reached the disk beyond a
- *       hole can never be read back once the hole is written over.</li>
+ *       write short) and log at WARN how many bytes were dropped.</li>
  *   <li>At the first bad record of a <em>sealed</em> segment (bit rot: sealed segments were forced when rolled),
  *       stop reading that segment and log at ERROR. <b>The remainder of that segment is skipped</b>: a damaged
  *       record's length cannot be trusted, so there is no safe way to find the next record, and guessing could
@@ -172,9 +162,6 @@ public final class FileJournal implements Journal {
     private boolean rolledSinceAutoCompaction;
     /** The latest background deletion of replaced segments; {@link #close} waits for it. */
     private Future<?> obsoleteDeletion;
-    /** The pre-allocation of {@link SegmentFiles#SPARE_NAME} under way or done, or null (see {@link #roll}). */
-    private Future<?> spare;
-    private final Path sparePath;
     /** Source bytes one automatic compaction step reads after a sync (see {@link SegmentCompactor#step}). */
     private long compactionStepBytes = COMPACTION_STEP_BYTES;
     private RecoveryReport recoveryReport;
@@ -216,7 +203,6 @@ public final class FileJournal implements Journal {
         this.io = io;
         this.onClose = onClose;
         this.writeBuffer = ByteBuffer.allocateDirect(options.writeBufferSizeBytes());
-        this.sparePath = directory.resolve(SegmentFiles.SPARE_NAME);
         try {
             if (!Files.isDirectory(directory)) {
                 Files.createDirectories(directory);
@@ -226,7 +212,6 @@ public final class FileJournal implements Journal {
                 }
             }
             this.interruptedCompaction = SegmentCompactor.recoverInterrupted(directory);
-            Files.deleteIfExists(sparePath); // a crash may have cut its pre-allocation short
             for (long number : SegmentFiles.listSegments(directory)) {
                 Path path = SegmentFiles.segmentPath(directory, number);
                 segments.put(number, new Segment(number, path, Files.size(path)));
@@ -293,14 +278,7 @@ public final class FileJournal implements Journal {
                 }
                 long validBytes = reader.position();
                 long badBytes = reader.fileSizeBytes() - validBytes;
-                if (segment.number == lastNumber && options.preallocate()
-                        && SegmentFiles.isZeroFrom(segment.path, validBytes)) {
-                    segment.sizeBytes = validBytes; // the untouched rest of a pre-allocated segment: writing goes on
-                    continue;
-                }
                 if (segment.number == lastNumber) {
-                    // a torn tail; in a pre-allocated segment, anything after it goes too (an unsynced write that
-                    // reached the disk past a hole must not be read as a record once the hole is written over)
                     truncate(segment.path, validBytes);
                     segment.sizeBytes = validBytes;
                     bytesTruncated = badBytes;
@@ -422,13 +400,6 @@ public final class FileJournal implements Journal {
         activeSegment.sizeBytes = active.writtenBytes();
         syncedSegment = activeSegment.number;
         syncedSizeBytes = activeSegment.sizeBytes;
-        if (options.preallocate() && spare == null && activeSegment.sizeBytes >= options.segmentSizeBytes() / 2) {
-            long sizeBytes = options.segmentSizeBytes();
-            spare = BackgroundIo.submit(() -> {
-                SegmentFiles.preallocate(sparePath, sizeBytes);
-                return null;
-            });
-        }
         for (int i = 0; i < pendingCount; i++) {
             long entry = pendingEntries[i];
             index.add(pendingIds[i], LiveIndex.kindOf(entry), LiveIndex.segmentOf(entry), pendingOffsets[i],
@@ -681,7 +652,6 @@ public final class FileJournal implements Journal {
         } finally {
             compactor.close(failure != null);
             awaitObsoleteDeletion();
-            dropSpare();
             closeActiveQuietly();
             closeReadChannels();
             onClose.run();
@@ -727,14 +697,6 @@ public final class FileJournal implements Journal {
         compactor.hook(Objects.requireNonNull(hook, "hook"));
     }
 
-    /** Test seam: waits until the pre-allocation of the spare asked for so far (if any) is done. */
-    void awaitSpare() throws Exception {
-        Future<?> f = spare;
-        if (f != null) {
-            f.get(30, TimeUnit.SECONDS);
-        }
-    }
-
     /** Numbers of the segment files, oldest first (for tests). */
     List<Long> segmentNumbers() {
         return new ArrayList<>(segments.keySet());
@@ -758,67 +720,19 @@ public final class FileJournal implements Journal {
         return index.idCount();
     }
 
-    /**
-     * Seals the active segment (forced, a pre-allocated tail cut off) and starts the next one: the pre-allocated
-     * spare if it is ready (renamed to its number), else a new empty file. Never waits for the spare.
-     */
     private void roll() throws IOException {
-        active.seal();
+        active.flush();
+        active.force();
         activeSegment.sizeBytes = active.writtenBytes();
         active.close();
         active = null;
         long number = activeSegment.number + 1;
         Path path = SegmentFiles.segmentPath(directory, number);
-        if (takeSpare()) {
-            Files.move(sparePath, path, StandardCopyOption.ATOMIC_MOVE);
-            active = SegmentWriter.openAt(path, 0, io, writeBuffer, crc);
-        } else {
-            active = SegmentWriter.create(path, io, writeBuffer, crc);
-        }
+        active = SegmentWriter.create(path, io, writeBuffer, crc);
         activeSegment = new Segment(number, path, 0);
         segments.put(number, activeSegment);
         SegmentFiles.fsyncDirectory(directory);
         rolledSinceAutoCompaction = true;
-    }
-
-    /** Whether the pre-allocated spare is ready to become the next segment; forgets it either way once done. */
-    private boolean takeSpare() {
-        Future<?> f = spare;
-        if (f == null || !f.isDone()) {
-            return false; // not asked for, or still being written: a plain file this time
-        }
-        spare = null;
-        try {
-            f.get();
-            return true;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        } catch (ExecutionException e) {
-            LOG.warn("Could not pre-allocate the next segment of journal {}; it grows as written", directory,
-                    e.getCause());
-            return false;
-        }
-    }
-
-    /** Waits (a bounded time) for a pre-allocation under way and deletes the spare: nothing outlives the journal. */
-    private void dropSpare() {
-        Future<?> f = spare;
-        spare = null;
-        if (f != null) {
-            try {
-                f.get(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (ExecutionException | TimeoutException e) {
-                LOG.debug("Ignoring the unfinished pre-allocation of {}", sparePath, e);
-            }
-        }
-        try {
-            Files.deleteIfExists(sparePath);
-        } catch (IOException e) {
-            LOG.debug("Ignoring failure to delete {}; the next open does", sparePath, e);
-        }
     }
 
     /** Discards the failed batch (see the class comment) and returns the exception to throw. */

@@ -10,13 +10,9 @@ package io.buslane.journal.file;
  * @param autoCompactLiveRatio    when above zero, the first {@code sync()} after a segment roll compacts sealed
  *                                segments whose live fraction is below this ratio; zero leaves compaction to explicit
  *                                {@link FileJournal#compact(double)} calls
- * @param preallocate             whether segments after the first roll are written into files of the full segment
- *                                size, zero-filled and forced in advance on a background thread, so that a sync
- *                                forces data only (appending to a growing file makes every {@code fdatasync} write the
- *                                file's inode too: a second device round trip); costs one spare segment of disk
  */
-public record FileJournalOptions(long segmentSizeBytes, SyncPolicy syncPolicy, int writeBufferSizeBytes,
-                                 double autoCompactLiveRatio, boolean preallocate) {
+public record FileJournalOptions(
+        long segmentSizeBytes, SyncPolicy syncPolicy, int writeBufferSizeBytes, double autoCompactLiveRatio) {
 
     /**
      * 16 MiB: large enough to batch deletes (NATS blocks are a few MiB), small enough that compacting one segment
@@ -45,39 +41,26 @@ public record FileJournalOptions(long segmentSizeBytes, SyncPolicy syncPolicy, i
         }
     }
 
-    /**
-     * 16 MiB segments, {@link SyncPolicy#ALWAYS}, a 256 KiB write buffer, automatic compaction below 50% live, no
-     * pre-allocation (the broker turns it on; a small journal that never fills half a segment never pre-allocates
-     * anyway).
-     */
+    /** 16 MiB segments, {@link SyncPolicy#ALWAYS}, a 256 KiB write buffer, automatic compaction below 50% live. */
     public static FileJournalOptions defaults() {
         return new FileJournalOptions(DEFAULT_SEGMENT_SIZE_BYTES, SyncPolicy.ALWAYS, DEFAULT_WRITE_BUFFER_SIZE_BYTES,
-                DEFAULT_AUTO_COMPACT_LIVE_RATIO, false);
+                DEFAULT_AUTO_COMPACT_LIVE_RATIO);
     }
 
     public FileJournalOptions withSegmentSizeBytes(long newSegmentSizeBytes) {
-        return new FileJournalOptions(newSegmentSizeBytes, syncPolicy, writeBufferSizeBytes, autoCompactLiveRatio,
-                preallocate);
+        return new FileJournalOptions(newSegmentSizeBytes, syncPolicy, writeBufferSizeBytes, autoCompactLiveRatio);
     }
 
     public FileJournalOptions withSyncPolicy(SyncPolicy newSyncPolicy) {
-        return new FileJournalOptions(segmentSizeBytes, newSyncPolicy, writeBufferSizeBytes, autoCompactLiveRatio,
-                preallocate);
+        return new FileJournalOptions(segmentSizeBytes, newSyncPolicy, writeBufferSizeBytes, autoCompactLiveRatio);
     }
 
     public FileJournalOptions withWriteBufferSizeBytes(int newWriteBufferSizeBytes) {
-        return new FileJournalOptions(segmentSizeBytes, syncPolicy, newWriteBufferSizeBytes, autoCompactLiveRatio,
-                preallocate);
+        return new FileJournalOptions(segmentSizeBytes, syncPolicy, newWriteBufferSizeBytes, autoCompactLiveRatio);
     }
 
     /** Zero disables automatic compaction. */
     public FileJournalOptions withAutoCompactLiveRatio(double newAutoCompactLiveRatio) {
-        return new FileJournalOptions(segmentSizeBytes, syncPolicy, writeBufferSizeBytes, newAutoCompactLiveRatio,
-                preallocate);
-    }
-
-    public FileJournalOptions withPreallocate(boolean newPreallocate) {
-        return new FileJournalOptions(segmentSizeBytes, syncPolicy, writeBufferSizeBytes, autoCompactLiveRatio,
-                newPreallocate);
+        return new FileJournalOptions(segmentSizeBytes, syncPolicy, writeBufferSizeBytes, newAutoCompactLiveRatio);
     }
 }

@@ -2,14 +2,12 @@ package io.buslane.journal.file;
 
 import java.io.File;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 /** Stateless. Names of the files in a journal directory, and directory-level fsync. */
@@ -27,12 +25,6 @@ final class SegmentFiles {
     static final String OBSOLETE_SUFFIX = ".seg.obsolete";
     /** The control file of an interrupted compaction; see {@link CompactionManifest}. */
     static final String MANIFEST_NAME = "compaction.manifest";
-    /**
-     * The next segment, pre-allocated (zero-filled to the segment size and forced) in the background and renamed to
-     * its number when the active segment rolls. Deleted at open: whether it was complete is not known after a crash.
-     */
-    static final String SPARE_NAME = "next-segment.spare";
-    private static final int ZERO_CHUNK_BYTES = 1024 * 1024;
     private static final int NUMBER_DIGITS = 20;
 
     private SegmentFiles() {
@@ -114,47 +106,6 @@ final class SegmentFiles {
         }
         try (FileChannel channel = FileChannel.open(directory, StandardOpenOption.READ)) {
             channel.force(true);
-        }
-    }
-
-    /**
-     * (Re)creates {@code file} as {@code sizeBytes} of zeros, forced with its metadata: blocks allocated and written,
-     * so that later writes into it change no metadata and a sync forces data only.
-     */
-    static void preallocate(Path file, long sizeBytes) throws IOException {
-        Files.deleteIfExists(file);
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-            ByteBuffer zeros = ByteBuffer.allocateDirect((int) Math.min(ZERO_CHUNK_BYTES, Math.max(1, sizeBytes)));
-            long position = 0;
-            while (position < sizeBytes) {
-                zeros.clear().limit((int) Math.min(zeros.capacity(), sizeBytes - position));
-                while (zeros.hasRemaining()) {
-                    position += channel.write(zeros, position);
-                }
-            }
-            channel.force(true);
-        }
-    }
-
-    /** Whether every byte of {@code file} from {@code fromBytes} to its end is zero (a clean pre-allocated tail). */
-    static boolean isZeroFrom(Path file, long fromBytes) throws IOException {
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
-            ByteBuffer buffer = ByteBuffer.allocate(64 * 1024);
-            byte[] zeros = new byte[buffer.capacity()];
-            long position = fromBytes;
-            long size = channel.size();
-            while (position < size) {
-                buffer.clear();
-                int read = channel.read(buffer, position);
-                if (read < 0) {
-                    break;
-                }
-                if (Arrays.mismatch(buffer.array(), 0, read, zeros, 0, read) >= 0) {
-                    return false;
-                }
-                position += read;
-            }
-            return true;
         }
     }
 }

@@ -40,10 +40,7 @@ final class SegmentWriter implements AutoCloseable {
         return new SegmentWriter(path, channel, 0, io, buffer, crc);
     }
 
-    /**
-     * Opens an existing file to write after its first {@code sizeBytes} bytes: appending, or overwriting the zeros of
-     * a pre-allocated file.
-     */
+    /** Opens an existing file to append after its first {@code sizeBytes} bytes. */
     static SegmentWriter openAt(Path path, long sizeBytes, SegmentIo io, ByteBuffer buffer, CRC32C crc)
             throws IOException {
         FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
@@ -86,19 +83,6 @@ final class SegmentWriter implements AutoCloseable {
 
     void force() throws IOException {
         io.force(channel, path);
-    }
-
-    /**
-     * Writes what is buffered and forces it, then cuts off a pre-allocated tail beyond the records (forcing the new
-     * size): a sealed segment ends with its last record.
-     */
-    void seal() throws IOException {
-        flush();
-        force();
-        if (channel.size() > writtenBytes) {
-            channel.truncate(writtenBytes);
-            channel.force(true);
-        }
     }
 
     /** Bytes handed to the file system (excluding what is still buffered). */

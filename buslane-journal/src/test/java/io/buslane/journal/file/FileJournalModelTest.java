@@ -39,8 +39,7 @@ class FileJournalModelTest {
         Path directory = temp.resolve("journal");
         FileJournalOptions options = SMALL.withSyncPolicy(SyncPolicy.NONE)
                 .withWriteBufferSizeBytes(random.nextBoolean() ? 64 : 4096)
-                .withAutoCompactLiveRatio(random.nextBoolean() ? 0.0 : 0.5)
-                .withPreallocate(seed % 2 == 0);
+                .withAutoCompactLiveRatio(random.nextBoolean() ? 0.0 : 0.5);
         FileJournal journal = new FileJournal(directory, options);
         JournalModel working = new JournalModel();
         journal.replay(working);
@@ -57,18 +56,13 @@ class FileJournalModelTest {
                 } else if (dice < 84) {
                     journal.sync();
                     durable = working.live();
-                    if (options.preallocate() && random.nextBoolean()) {
-                        awaitSpare(journal); // so that rolls go into pre-allocated spares, not only plain files
-                    }
                 } else if (dice < 89) {
                     segmentsCompacted += journal.compact(THRESHOLDS[random.nextInt(THRESHOLDS.length)])
                             .segmentsCompacted();
                     durable = working.live();
                 } else {
                     journal.close();
-                    long tornBytes = dice < 94 ? 0 : options.preallocate()
-                            ? tearThePreallocatedLastSegment(directory, random)
-                            : appendGarbageToTheLastSegment(directory, random);
+                    long tornBytes = dice < 94 ? 0 : appendGarbageToTheLastSegment(directory, random);
                     journal = new FileJournal(directory, options);
                     working = new JournalModel();
                     journal.replay(working);
@@ -89,38 +83,6 @@ class FileJournalModelTest {
         }
         assertThat(reopens).isPositive();
         assertThat(segmentsCompacted).as("explicit compactions did work").isPositive();
-    }
-
-    /**
-     * A crash mid-write with pre-allocation: some bytes of a record that was never synced, written after the last
-     * good record (over the zeros if the segment was pre-allocated). Returns the bytes recovery must truncate: none
-     * if they happen to be zeros (indistinguishable from the untouched tail), else everything after the last record.
-     */
-    private static long tearThePreallocatedLastSegment(Path directory, SplittableRandom random) throws IOException {
-        List<Path> segments = JournalFiles.segmentFiles(directory);
-        Path last = segments.get(segments.size() - 1);
-        long validEnd;
-        try (SegmentReader reader = new SegmentReader(last, java.nio.ByteBuffer.allocate(4096))) {
-            while (reader.next() != null) {
-                // to the end of the valid prefix
-            }
-            validEnd = reader.position();
-        }
-        byte[] garbage = new byte[1 + random.nextInt(40)];
-        random.nextBytes(garbage);
-        garbage[0] = random.nextBoolean() ? RecordFormat.MAGIC : 0;
-        try (var channel = java.nio.channels.FileChannel.open(last, StandardOpenOption.WRITE)) {
-            channel.write(java.nio.ByteBuffer.wrap(garbage), validEnd);
-        }
-        return SegmentFiles.isZeroFrom(last, validEnd) ? 0 : Files.size(last) - validEnd;
-    }
-
-    private static void awaitSpare(FileJournal journal) {
-        try {
-            journal.awaitSpare();
-        } catch (Exception e) {
-            throw new AssertionError("pre-allocation failed", e);
-        }
     }
 
     /** A crash mid-write: some bytes of a record that was never synced. Returns how many. */
