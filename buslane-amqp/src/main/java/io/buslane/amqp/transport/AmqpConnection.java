@@ -48,6 +48,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -66,6 +68,9 @@ public final class AmqpConnection {
     private final long id = IDS.incrementAndGet();
     private final Vertx vertx;
     private final Context context;
+    /** Actions for the event loop from other threads (see {@link #runOnLoop}). */
+    private final ConcurrentLinkedQueue<Runnable> loopActions = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean loopDrainScheduled = new AtomicBoolean();
     private final NetSocket socket;
     private final Engine engine;
     private final Clock clock;
@@ -164,11 +169,24 @@ public final class AmqpConnection {
         return id;
     }
 
-    /** Runs an action on this connection's event loop (from engine completions), then flushes. */
+    /**
+     * Runs an action on this connection's event loop (from engine completions), then flushes. Thread-safe. Actions
+     * run in the order given; those given while a drain is pending join it, so the completions of one shard cycle
+     * cost one event-loop task and one write, not one each.
+     */
     public void runOnLoop(Runnable action) {
-        context.runOnContext(v -> {
+        loopActions.offer(action);
+        if (loopDrainScheduled.compareAndSet(false, true)) {
+            context.runOnContext(v -> drainLoopActions());
+        }
+    }
+
+    private void drainLoopActions() {
+        loopDrainScheduled.set(false); // first: an action offered from now on schedules another drain
+        Runnable action;
+        while ((action = loopActions.poll()) != null) {
             if (closed) {
-                return;
+                continue; // dropped, as the connection's other work is
             }
             try {
                 action.run();
@@ -177,9 +195,10 @@ public final class AmqpConnection {
                 closeWithError("amqp:internal-error", "Internal error: " + e.getMessage());
             }
             processEvents();
-            // not flush(): the completions of one shard cycle arrive as many tasks; one write after them all
+        }
+        if (!closed) {
             requestFlush();
-        });
+        }
     }
 
     /** True when the connection holds a token (or auth is off) allowing {@code right} on the address. */
