@@ -8,6 +8,7 @@
 #   bench/run.sh [--quick] --only 1,2  only some workloads (0 = client ceiling against a no-op sink)
 #
 # Extra JVM options for a broker: BENCH_BUSLANE_JVM_OPTS / BENCH_ARTEMIS_JVM_OPTS (e.g. a JFR recording).
+# BENCH_BROKERS=buslane (or artemis) measures workloads 1 to 4 on one broker only, for quicker A/B runs.
 # The build and the measurement both hold the shared lock /tmp/buslane-mvn.lock (no build runs during a
 # measurement). Broker data goes to bench/target/broker-bench.
 set -euo pipefail

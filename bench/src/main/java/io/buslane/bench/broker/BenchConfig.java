@@ -28,6 +28,8 @@ final class BenchConfig {
     final Path workDir;
     final String buslaneJvmOptions;
     final String artemisJvmOptions;
+    /** Which brokers workloads 1 to 4 measure ({@code BENCH_BROKERS}, default both): one alone for A/B runs. */
+    final java.util.Set<String> brokers;
     final Path docs;
 
     BenchConfig(boolean quick, Path buslaneJar, Path workDir, Path docs) {
@@ -45,5 +47,6 @@ final class BenchConfig {
         this.docs = docs;
         this.buslaneJvmOptions = System.getenv().getOrDefault("BENCH_BUSLANE_JVM_OPTS", "");
         this.artemisJvmOptions = System.getenv().getOrDefault("BENCH_ARTEMIS_JVM_OPTS", "");
+        this.brokers = java.util.Set.of(System.getenv().getOrDefault("BENCH_BROKERS", "buslane,artemis").split(","));
     }
 }

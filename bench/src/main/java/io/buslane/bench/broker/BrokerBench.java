@@ -126,6 +126,9 @@ public final class BrokerBench {
                 Kind[] order = round % 2 == 0 ? new Kind[] {Kind.BUSLANE, Kind.ARTEMIS}
                         : new Kind[] {Kind.ARTEMIS, Kind.BUSLANE};
                 for (Kind kind : order) {
+                    if (!cfg.brokers.contains(kind.label)) {
+                        continue;
+                    }
                     String name = "round " + (round + 1) + " of " + cfg.rounds + ": " + kind.label;
                     phase(name, () -> {
                         try (BrokerProcess b = fresh(kind)) {
