@@ -50,8 +50,8 @@ final class Report {
                         + "indicative only)" : "full run").append(", ").append(cfg.rounds)
                 .append(cfg.rounds == 1 ? " round" : " rounds (brokers alternating; medians)").append(", ")
                 .append(cfg.warmupMs / 1000.0).append(" s warm-up + ").append(cfg.measureMs / 1000.0)
-                .append(" s measured per figure, after one unmeasured pass of workloads 1 to 4 on each fresh broker (each "
-                        + "figure's warm-up only), so the JIT has compiled every workload's paths.\n\n");
+                .append(" s measured per figure, after one unmeasured pass of workloads 1 to 4 on each fresh "
+                        + "broker (each figure's warm-up only), so the JIT has compiled every workload's paths.\n\n");
         s.append("Command: `").append(command).append("`\n\n");
         s.append("Machine and set-up:\n\n");
         for (Map.Entry<String, String> f : facts.entrySet()) {

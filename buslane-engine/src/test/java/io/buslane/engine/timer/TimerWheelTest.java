@@ -272,9 +272,8 @@ class TimerWheelTest {
         TimerWheel wheel = new TimerWheel(1, 64, 0);
         long bucketStartMs = 3 * 4_096;
         int n = 100_000;
-        Timer[] timers = new Timer[n];
         for (int i = 0; i < n; i++) {
-            timers[i] = scheduled(wheel, i, bucketStartMs + (i * 4_096L) / n);
+            scheduled(wheel, i, bucketStartMs + (i * 4_096L) / n);
         }
         Recorder recorder = new Recorder();
         int largestStep = 0;
