@@ -402,6 +402,7 @@ public final class FileJournal implements Journal {
         syncedSizeBytes = activeSegment.sizeBytes;
         for (int i = 0; i < pendingCount; i++) {
             long entry = pendingEntries[i];
+            compactor.settle(pendingIds[i]); // a survivor of the last swap is brought up to date first
             index.add(pendingIds[i], LiveIndex.kindOf(entry), LiveIndex.segmentOf(entry), pendingOffsets[i],
                     LiveIndex.frameBytesOf(entry));
         }
@@ -486,6 +487,7 @@ public final class FileJournal implements Journal {
             throw new IllegalArgumentException("only ADD and UPDATE records can be read: " + kind);
         }
         checkReadable();
+        compactor.settle(id);
         LiveIndex.IdRecords records = index.records(id);
         if (records == null) {
             return null;
@@ -690,6 +692,16 @@ public final class FileJournal implements Journal {
     /** Package-private test seam: the source bytes one automatic compaction step reads (0: none). */
     void compactionStepBytes(long bytes) {
         compactionStepBytes = bytes;
+    }
+
+    /** Package-private test seam: index entries settled per automatic compaction step after a swap. */
+    void compactionSettleBatch(int survivors) {
+        compactor.settleBatch(survivors);
+    }
+
+    /** Package-private test seam: a swapped group's index entries are still being settled. */
+    boolean compactionSettling() {
+        return compactor.settling();
     }
 
     /** Package-private test seam: called after each compaction step, to simulate a crash there. */

@@ -22,8 +22,8 @@ import java.util.NavigableMap;
  * ADD or UPDATE of an id back without a scan; compaction moves the positions with the records it copies.
  *
  * <p>Memory: per id that has stored records, one {@link IdRecords} (24 bytes), a slot in a primitive hash map (16
- * to 32 bytes at its load factors, see {@link LongHashMap}) and two {@code long}s per stored record (an array of 32
- * bytes for an id with one record, 48 with two): about 90 bytes for a live queued message. An entry packs segment
+ * to 32 bytes at its load factors, see {@link LongHashMap}) and two {@code long}s per stored record, in an array
+ * sized for two records from the start (48 bytes): about 100 bytes for a live queued message. An entry packs segment
  * number (high 32 bits), kind (2 bits), live flag (1 bit) and frame size (29 bits); the second {@code long} is the
  * record's byte offset in its segment.
  */
@@ -40,11 +40,14 @@ final class LiveIndex {
 
     /**
      * The stored records of one id, in append order (which is also segment order): two {@code long}s per record,
-     * the packed entry and the record's offset in its segment. Sized for one record at first, since most ids (a
-     * queued message) have one stored record while they are live.
+     * the packed entry and the record's offset in its segment. Sized for two records at first, since most ids (a
+     * queued or scheduled message) have an ADD and then its DELETE: the DELETE of an id that has long been stored
+     * then writes into an array the collector has already promoted, instead of storing a new array's reference into
+     * an old object (with a million scheduled messages, those references were most of the cards each young
+     * collection had to scan).
      */
     static final class IdRecords {
-        long[] slots = new long[2];
+        long[] slots = new long[4];
         int count;
         /** Index of the one UPDATE that can be live (the latest, when no DELETE follows it), or -1. */
         int liveUpdate = -1;
@@ -192,14 +195,22 @@ final class LiveIndex {
         return isLive(entry);
     }
 
-    /** Stops counting an id's live bytes, before compaction changes its entries or removes segments. */
-    void unaccount(IdRecords records) {
-        account(records, -1);
+    /**
+     * Stops counting an id's live bytes in the segments outside entries {@code [from, to)}, before compaction replaces
+     * those entries (their segments are gone; the first one's number now names the compaction's output).
+     */
+    void unaccountOutside(IdRecords records, int from, int to) {
+        for (int i = 0; i < records.count; i++) {
+            long entry = records.entry(i);
+            if ((i < from || i >= to) && isLive(entry)) {
+                addLiveBytes(segmentOf(entry), -(long) frameBytesOf(entry));
+            }
+        }
     }
 
     /**
      * Replaces entries {@code [from, to)} of an id (those in the compacted segments) with the {@code kept} ones, then
-     * recomputes the id's liveness and counts its live bytes again. Pair with {@link #unaccount}.
+     * recomputes the id's liveness and counts its live bytes again. Pair with {@link #unaccountOutside}.
      *
      * @param kept      the surviving records as slot pairs (packed entry, offset in the output segment)
      * @param keptCount the number of surviving records ({@code kept} holds twice as many longs)
@@ -207,13 +218,13 @@ final class LiveIndex {
     void replace(long id, IdRecords records, int from, int to, long[] kept, int keptCount) {
         int tail = records.count - to;
         int count = from + keptCount + tail;
-        if (keptCount <= to - from && records.slots.length <= 4 * Math.max(2, count << 1)) {
+        if (keptCount <= to - from && records.slots.length <= 4 * Math.max(4, count << 1)) {
             // in place: the surviving entries and the tail move down (most ids lose records, none gains any);
             // an array four times too large is replaced instead, so that one busy past does not stay in the heap
             System.arraycopy(kept, 0, records.slots, from << 1, keptCount << 1);
             System.arraycopy(records.slots, to << 1, records.slots, (from + keptCount) << 1, tail << 1);
         } else {
-            long[] slots = new long[Math.max(2, count << 1)];
+            long[] slots = new long[Math.max(4, count << 1)];
             System.arraycopy(records.slots, 0, slots, 0, from << 1);
             System.arraycopy(kept, 0, slots, from << 1, keptCount << 1);
             System.arraycopy(records.slots, to << 1, slots, (from + keptCount) << 1, tail << 1);

@@ -25,6 +25,11 @@ final class SegmentReader implements AutoCloseable {
     /** File position of the next record: the end of the valid prefix. */
     private long recordPosition;
     private int lastFrameBytes;
+    /** Buffer offset of the current frame (valid until the buffer is refilled by the next call). */
+    private int frameStart;
+    private RecordKind lastKind;
+    private byte lastType;
+    private long lastId;
     private String failure;
 
     /**
@@ -42,8 +47,23 @@ final class SegmentReader implements AutoCloseable {
      * The next record, or null at the end of the file or at the first bad record ({@link #failure()} tells which).
      */
     JournalRecord next() throws IOException {
-        if (failure != null || recordPosition == fileSizeBytes) {
+        if (!nextFrame()) {
             return null;
+        }
+        byte[] payload = new byte[lastFrameBytes - RecordFormat.OVERHEAD_BYTES];
+        buffer.get(frameStart + RecordFormat.HEADER_BYTES + RecordFormat.FIXED_BODY_BYTES, payload);
+        return new JournalRecord(lastKind, lastId, lastType, payload);
+    }
+
+    /**
+     * Verifies the next record and makes it the current frame ({@link #lastKind()}, {@link #lastId()},
+     * {@link #lastFrameBytes()}, {@link #copyLastFrameTo}) without copying its payload anywhere: compaction copies
+     * the frames it keeps verbatim and never materialises the ones it drops. False at the end of the file or at the
+     * first bad record ({@link #failure()} tells which). The frame stays readable until the next call.
+     */
+    boolean nextFrame() throws IOException {
+        if (failure != null || recordPosition == fileSizeBytes) {
+            return false;
         }
         if (!ensure(RecordFormat.HEADER_BYTES)) {
             return fail("truncated header (" + (fileSizeBytes - recordPosition) + " bytes left)");
@@ -79,17 +99,32 @@ final class SegmentReader implements AutoCloseable {
         if (kindCode < RecordKind.ADD.code() || kindCode > RecordKind.DELETE.code()) {
             return fail("unknown record kind " + kindCode);
         }
-        byte type = buffer.get(start + RecordFormat.HEADER_BYTES + 1);
-        long id = buffer.getLong(start + RecordFormat.HEADER_BYTES + 2);
-        byte[] payload = new byte[length - RecordFormat.MIN_LENGTH];
-        buffer.get(start + RecordFormat.HEADER_BYTES + RecordFormat.FIXED_BODY_BYTES, payload);
+        lastKind = RecordKind.ofCode(kindCode);
+        lastType = buffer.get(start + RecordFormat.HEADER_BYTES + 1);
+        lastId = buffer.getLong(start + RecordFormat.HEADER_BYTES + 2);
+        frameStart = start;
         buffer.position(start + frameBytes);
         recordPosition += frameBytes;
         lastFrameBytes = frameBytes;
-        return new JournalRecord(RecordKind.ofCode(kindCode), id, type, payload);
+        return true;
     }
 
-    /** Bytes the record last returned by {@link #next()} takes on disk. */
+    /** The kind of the current frame (after {@link #nextFrame()} returned true). */
+    RecordKind lastKind() {
+        return lastKind;
+    }
+
+    /** The record id of the current frame. */
+    long lastId() {
+        return lastId;
+    }
+
+    /** Appends the current frame, byte for byte (its CRC included), to {@code writer}. */
+    void copyLastFrameTo(SegmentWriter writer) throws IOException {
+        writer.appendFrame(buffer, frameStart, lastFrameBytes);
+    }
+
+    /** Bytes the current frame (the record last returned by {@link #next()}) takes on disk. */
     int lastFrameBytes() {
         return lastFrameBytes;
     }
@@ -108,9 +143,9 @@ final class SegmentReader implements AutoCloseable {
         return failure;
     }
 
-    private JournalRecord fail(String reason) {
+    private boolean fail(String reason) {
         failure = reason;
-        return null;
+        return false;
     }
 
     private boolean ensure(int bytes) throws IOException {

@@ -68,6 +68,24 @@ final class SegmentWriter implements AutoCloseable {
         return frameBytes;
     }
 
+    /**
+     * Buffers (or, if larger than the buffer, writes) {@code frameBytes} bytes of an already framed record found at
+     * {@code offset} in {@code src}, verbatim: compaction's copy of a surviving record. {@code src}'s position and
+     * limit are left as they were.
+     */
+    void appendFrame(ByteBuffer src, int offset, int frameBytes) throws IOException {
+        if (frameBytes > buffer.remaining()) {
+            flush();
+        }
+        ByteBuffer frame = src.duplicate();
+        frame.limit(offset + frameBytes).position(offset);
+        if (frameBytes > buffer.capacity()) {
+            writeFully(frame);
+        } else {
+            buffer.put(frame);
+        }
+    }
+
     /** Writes what is buffered to the file (no force). The buffer is empty afterwards, even on failure. */
     void flush() throws IOException {
         if (buffer.position() == 0) {

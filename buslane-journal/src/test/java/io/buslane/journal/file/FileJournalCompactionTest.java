@@ -77,6 +77,43 @@ class FileJournalCompactionTest {
         }
     }
 
+    /**
+     * Compaction copies surviving frames verbatim: records larger than its read buffer (64 KiB) and its write buffer
+     * (256 KiB) come out byte for byte, beside small ones, and read back and replay intact.
+     */
+    @Test
+    void framesLargerThanTheCompactionBuffersAreCopiedIntact() {
+        Path directory = temp.resolve("journal");
+        List<JournalRecord> kept = new ArrayList<>();
+        try (FileJournal journal = new FileJournal(directory, SMALL)) {
+            replay(journal);
+            for (int i = 0; i < 12; i++) {
+                JournalRecord record = add(i, i % 3 == 0 ? 300 * 1024 + i : 40 + i);
+                journal.append(record);
+                if (i % 2 == 0) {
+                    kept.add(record);
+                }
+            }
+            journal.sync();
+            for (int i = 1; i < 12; i += 2) {
+                journal.append(JournalRecord.delete(i));
+            }
+            journal.sync();
+            journal.sealActiveSegment();
+
+            CompactionResult result = journal.compact(1.0);
+
+            assertThat(result.segmentsCompacted()).isPositive();
+            assertThat(journal.liveBytes()).isEqualTo(journal.storedBytes());
+            for (JournalRecord record : kept) {
+                assertThat(journal.read(record.id())).isEqualTo(record.payload());
+            }
+        }
+        try (FileJournal journal = new FileJournal(directory, SMALL)) {
+            assertThat(describe(replay(journal))).containsExactlyElementsOf(describe(kept));
+        }
+    }
+
     @Test
     void smallSegmentsMergeAndDeadOnesDisappear() {
         Path directory = temp.resolve("journal");
@@ -227,15 +264,32 @@ class FileJournalCompactionTest {
     @ParameterizedTest(name = "seed {0}")
     @ValueSource(longs = {11, 12, 13, 14})
     void automaticCompactionInStepsInterleavesWithAppendsAndStaysExact(long seed) {
+        compactInStepsAndCheck(seed, Integer.MAX_VALUE);
+    }
+
+    /**
+     * As above, with the index entries of a swapped group's survivors settled two per step: appends, syncs and reads
+     * of ids whose entries are not settled yet (they name replaced segments, or the output's number with offsets in
+     * the file it replaced) must settle them first.
+     */
+    @ParameterizedTest(name = "seed {0}")
+    @ValueSource(longs = {21, 22, 23, 24})
+    void survivorsSettledInBatchesAfterASwapStayExact(long seed) {
+        compactInStepsAndCheck(seed, 2);
+    }
+
+    private void compactInStepsAndCheck(long seed, int settleBatch) {
         SplittableRandom random = new SplittableRandom(seed);
         Path directory = temp.resolve("journal");
         FileJournalOptions options = SMALL.withSegmentSizeBytes(4096).withAutoCompactLiveRatio(0.6);
         JournalModel model = new JournalModel();
         Map<Long, JournalRecord> latestAdd = new java.util.HashMap<>();
         int syncsWithACopyUnderWay = 0;
+        int syncsWithSettlingUnderWay = 0;
         try (FileJournal journal = new FileJournal(directory, options)) {
             replay(journal);
             journal.compactionStepBytes(300);
+            journal.compactionSettleBatch(settleBatch);
             for (int step = 0; step < 4000; step++) {
                 JournalRecord record = RandomOps.next(random, model, 60);
                 journal.append(record);
@@ -249,6 +303,9 @@ class FileJournalCompactionTest {
                             .anyMatch(n -> n.endsWith(SegmentFiles.COMPACTED_SUFFIX))) {
                         syncsWithACopyUnderWay++;
                     }
+                    if (journal.compactionSettling()) {
+                        syncsWithSettlingUnderWay++;
+                    }
                     for (int k = 0; k < 3; k++) {
                         long id = random.nextInt(60);
                         byte[] stored = journal.read(id);
@@ -260,6 +317,9 @@ class FileJournalCompactionTest {
             }
             journal.sync();
             assertThat(syncsWithACopyUnderWay).as("syncs that returned with a group half-copied").isPositive();
+            if (settleBatch < 10) {
+                assertThat(syncsWithSettlingUnderWay).as("syncs that returned with survivors unsettled").isPositive();
+            }
 
             journal.sealActiveSegment();
             journal.compact(1.0);
