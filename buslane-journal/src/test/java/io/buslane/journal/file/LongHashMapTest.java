@@ -44,6 +44,28 @@ class LongHashMapTest {
         assertThat(map.capacity()).isEqualTo(LongHashMap.MIN_CAPACITY);
     }
 
+    /** Consecutive keys (record ids are handed out in order) take adjacent slots, sixteen at a time. */
+    @Test
+    void consecutiveKeysTakeAdjacentHomeSlots() {
+        LongHashMap<String> map = new LongHashMap<>();
+        for (long key = 0; key < 100_000; key++) {
+            map.put(key, "v");
+        }
+        int mask = map.capacity() - 1;
+        for (long run = 1_024; run < 1_088; run += 16) {
+            int first = map.slotForTest(run);
+            for (int i = 1; i < 16; i++) {
+                assertThat(map.slotForTest(run + i)).isEqualTo((first + i) & mask);
+            }
+        }
+        // and runs are scattered: 64 runs land on many distinct places
+        java.util.Set<Integer> places = new java.util.HashSet<>();
+        for (long run = 0; run < 64 * 16; run += 16) {
+            places.add(map.slotForTest(run) / 16);
+        }
+        assertThat(places.size()).isGreaterThan(50);
+    }
+
     @Test
     void computeIfAbsentCreatesOnce() {
         LongHashMap<StringBuilder> map = new LongHashMap<>();
