@@ -24,6 +24,26 @@ final class GrowableWritableBuffer implements WritableBuffer {
         return Arrays.copyOf(bytes, size);
     }
 
+    /** The backing array (valid up to {@link #size()}) until the next write or {@link #reset()}. */
+    byte[] array() {
+        return bytes;
+    }
+
+    /** Bytes written (the highest position written). */
+    int size() {
+        return size;
+    }
+
+    int capacity() {
+        return bytes.length;
+    }
+
+    /** Empties the buffer for reuse, keeping its array. */
+    void reset() {
+        position = 0;
+        size = 0;
+    }
+
     private void ensure(int more) {
         long needed = (long) position + more;
         if (needed > bytes.length) {

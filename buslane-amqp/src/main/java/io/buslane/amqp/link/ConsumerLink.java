@@ -262,8 +262,7 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
                 : ByteBuffer.allocate(8).putLong(nextTag++).array();
         Delivery d = sender.delivery(tag);
         d.setMessageFormat(0);
-        byte[] bytes = AmqpCodec.encode(m, AmqpCodec.Purpose.DELIVERY);
-        sender.send(bytes, 0, bytes.length);
+        AmqpCodec.encode(m, AmqpCodec.Purpose.DELIVERY, sender::send); // proton-j copies the bytes
         if (mode == ReceiveMode.RECEIVE_AND_DELETE) {
             d.settle();
         } else {

@@ -350,6 +350,38 @@ class AmqpCodecTest {
         assertThat(decodeProton(out).getHeader().getDeliveryCount()).isEqualTo(UnsignedInteger.ZERO);
     }
 
+    /**
+     * The delivery path encodes into the thread's reusable buffer and hands the bytes to a sink: the same bytes as
+     * the array form, the same buffer from one delivery to the next, and a buffer grown by a large message is not
+     * kept.
+     */
+    @Test
+    void sinkEncodingMatchesTheArrayFormAndReusesTheThreadsBuffer() {
+        Message small = Message.builder().messageId("m1").applicationProperty("k", "v").body(new byte[1024]).build();
+        Message large = Message.builder().messageId("m2").body(new byte[400 * 1024]).build();
+        List<byte[]> arrays = new ArrayList<>();
+        List<byte[]> copies = new ArrayList<>();
+        AmqpCodec.EncodedSink sink = (bytes, offset, length) -> {
+            arrays.add(bytes);
+            copies.add(Arrays.copyOfRange(bytes, offset, offset + length));
+        };
+        for (Message m : List.of(small, small, large, small)) {
+            AmqpCodec.encode(received(m, 1, null, MessageState.ACTIVE, Long.MAX_VALUE), Purpose.DELIVERY, sink);
+        }
+
+        byte[] expectedSmall = AmqpCodec.encode(received(small, 1, null, MessageState.ACTIVE, Long.MAX_VALUE),
+                Purpose.DELIVERY);
+        byte[] expectedLarge = AmqpCodec.encode(received(large, 1, null, MessageState.ACTIVE, Long.MAX_VALUE),
+                Purpose.DELIVERY);
+        assertThat(copies.get(0)).isEqualTo(expectedSmall);
+        assertThat(copies.get(1)).isEqualTo(expectedSmall);
+        assertThat(copies.get(2)).isEqualTo(expectedLarge);
+        assertThat(copies.get(3)).isEqualTo(expectedSmall);
+        assertThat(arrays.get(1)).isSameAs(arrays.get(0));
+        assertThat(arrays.get(3)).isNotSameAs(arrays.get(2));
+        assertThat(arrays.get(3).length).isLessThan(256 * 1024);
+    }
+
     @Test
     void scheduledEnqueueTimeAcceptsALongFromPython() throws Exception {
         org.apache.qpid.proton.message.Message pm = simpleProtonMessage("a", "b");
