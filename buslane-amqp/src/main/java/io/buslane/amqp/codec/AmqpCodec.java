@@ -260,7 +260,14 @@ public final class AmqpCodec {
             decoder.setByteBuffer(ByteBuffer.wrap(bytes, offset, length));
             while (decoder.getBuffer().position() < end) {
                 start = decoder.getBuffer().position();
-                Object section = decoder.readObject();
+                int dataEnd = collectData ? -1 : dataSectionEnd(bytes, start, end);
+                Object section;
+                if (dataEnd > 0) {
+                    decoder.getBuffer().position(dataEnd); // a data section's bytes are opaque: not copied out
+                    section = SKIPPED_DATA;
+                } else {
+                    section = decoder.readObject();
+                }
                 int sectionRank = rankOf(section);
                 if (sectionRank == 0) {
                     throw new AmqpDecodeException("malformed " + what + ": expected a message section at offset "
@@ -314,6 +321,30 @@ public final class AmqpCodec {
             decoder.setBuffer(null);
             codec.decodedBytes += length;
         }
+    }
+
+    /** Stands for a data section that {@link #parse} stepped over without decoding its binary. */
+    private static final Data SKIPPED_DATA = new Data(null);
+
+    /**
+     * The end of the data section at {@code start} when it is in the form every client sends (descriptor
+     * {@code 0x00 0x53 0x75}, then a {@code vbin8} or {@code vbin32} that fits before {@code end}), else -1 (the
+     * decoder then reads the section, whatever its form, and reports what is malformed).
+     */
+    static int dataSectionEnd(byte[] b, int start, int end) {
+        if (end - start < 5 || b[start] != 0x00 || b[start + 1] != 0x53 || b[start + 2] != 0x75) {
+            return -1;
+        }
+        long sectionEnd;
+        if (b[start + 3] == (byte) 0xa0) {
+            sectionEnd = start + 5L + (b[start + 4] & 0xff);
+        } else if (b[start + 3] == (byte) 0xb0 && end - start >= 8) {
+            sectionEnd = start + 8L + (((b[start + 4] & 0xffL) << 24) | ((b[start + 5] & 0xff) << 16)
+                    | ((b[start + 6] & 0xff) << 8) | (b[start + 7] & 0xff));
+        } else {
+            return -1;
+        }
+        return sectionEnd <= end ? (int) sectionEnd : -1;
     }
 
     private static int rankOf(Object section) {

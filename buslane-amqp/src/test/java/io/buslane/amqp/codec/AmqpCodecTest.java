@@ -382,6 +382,36 @@ class AmqpCodecTest {
         assertThat(arrays.get(3).length).isLessThan(256 * 1024);
     }
 
+    /**
+     * Data sections in the form clients send (vbin8, vbin32) are stepped over without decoding their binary: the
+     * body comes out verbatim, other descriptor forms go through the decoder, and a section running past the end
+     * is still malformed.
+     */
+    @Test
+    void dataSectionsAreSteppedOverVerbatimAndStillValidated() throws Exception {
+        Properties p = new Properties();
+        p.setMessageId("m");
+        for (int size : new int[] {0, 10, 255, 300, 70_000}) {
+            byte[] body = new byte[size];
+            new Random(size).nextBytes(body);
+            byte[] sections = encodeSections(new Data(new Binary(body)), new Data(new Binary(new byte[] {7})));
+            byte[] message = encodeSections(p, new Data(new Binary(body)), new Data(new Binary(new byte[] {7})));
+            Message m = decode(message);
+            assertThat(m.body()).as("body of %d bytes", size).isEqualTo(sections);
+            assertThat(m.messageId()).isEqualTo("m");
+            int firstEnd = AmqpCodec.dataSectionEnd(sections, 0, sections.length);
+            assertThat(firstEnd).isEqualTo(sections.length - 6); // the second section: 00 53 75 a0 01 07
+        }
+        // the descriptor as a ulong in its long form is not the fast path, and still decodes
+        byte[] longForm = {0x00, (byte) 0x80, 0, 0, 0, 0, 0, 0, 0, 0x75, (byte) 0xa0, 0x02, 1, 2};
+        assertThat(AmqpCodec.dataSectionEnd(longForm, 0, longForm.length)).isEqualTo(-1);
+        assertThat(decode(longForm).body()).isEqualTo(longForm);
+        // a vbin8 that claims more bytes than the message has
+        byte[] truncated = {0x00, 0x53, 0x75, (byte) 0xa0, 0x09, 1, 2};
+        assertThat(AmqpCodec.dataSectionEnd(truncated, 0, truncated.length)).isEqualTo(-1);
+        assertThatThrownBy(() -> decode(truncated)).isInstanceOf(AmqpDecodeException.class);
+    }
+
     @Test
     void scheduledEnqueueTimeAcceptsALongFromPython() throws Exception {
         org.apache.qpid.proton.message.Message pm = simpleProtonMessage("a", "b");
