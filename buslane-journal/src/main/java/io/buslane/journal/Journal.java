@@ -24,6 +24,19 @@ public interface Journal extends AutoCloseable {
     void append(JournalRecord record);
 
     /**
+     * As {@link #append(JournalRecord)} for a record whose payload is {@code length} bytes of {@code payload} from
+     * {@code offset}, read during the call only: the caller may reuse the array as soon as it returns. An
+     * implementation that writes the bytes out at once (the file journal) needs no copy of its own; the default
+     * copies them into a {@link JournalRecord}.
+     *
+     * @throws JournalException when the record cannot be written (e.g. the disk is full)
+     */
+    default void append(RecordKind kind, long id, byte type, byte[] payload, int offset, int length) {
+        java.util.Objects.checkFromIndexSize(offset, length, payload.length);
+        append(new JournalRecord(kind, id, type, java.util.Arrays.copyOfRange(payload, offset, offset + length)));
+    }
+
+    /**
      * Makes every record appended so far durable (one disk sync for the whole batch).
      *
      * @throws JournalException when the data cannot be made durable; none of the batch may be assumed durable

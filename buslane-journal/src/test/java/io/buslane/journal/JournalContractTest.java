@@ -75,6 +75,28 @@ public abstract class JournalContractTest {
         assertThat(describe(reopenAndReplay())).containsExactlyElementsOf(describe(written));
     }
 
+    /** A payload slice is read during the append only: the caller reuses its array at once, as the engine does. */
+    @Test
+    void aPayloadSliceIsReadDuringTheAppendOnly() {
+        reopenAndReplay();
+        byte[] scratch = new byte[64];
+        List<JournalRecord> written = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            java.util.Arrays.fill(scratch, (byte) (i + 1));
+            int offset = i * 3;
+            int length = 10 + i;
+            journal.append(i == 2 ? RecordKind.UPDATE : RecordKind.ADD, 50 + i, (byte) 4, scratch, offset, length);
+            written.add(new JournalRecord(i == 2 ? RecordKind.UPDATE : RecordKind.ADD, 50 + i, (byte) 4,
+                    java.util.Arrays.copyOfRange(scratch, offset, offset + length)));
+            java.util.Arrays.fill(scratch, (byte) 0); // reused before the sync
+        }
+        journal.append(RecordKind.ADD, 60, (byte) 4, scratch, 0, 0);
+        written.add(JournalRecord.add(60, (byte) 4, new byte[0]));
+        journal.sync();
+
+        assertThat(describe(reopenAndReplay())).containsExactlyElementsOf(describe(written));
+    }
+
     @Test
     void deleteAndUpdateRecordsReplayAsWritten() {
         reopenAndReplay();

@@ -14,6 +14,7 @@ import io.buslane.engine.partition.TopicBody;
 import io.buslane.engine.partition.Transfer;
 import io.buslane.journal.Journal;
 import io.buslane.journal.JournalRecord;
+import io.buslane.journal.RecordKind;
 
 /**
  * Turns a shard's partition state changes into records of the shard's journal (format in {@link RecordTypes}).
@@ -80,14 +81,15 @@ public final class JournalPartitionLog implements PartitionLog {
         }
         w.reset();
         w.writeVarLong(nextRecordId);
-        journal.append(metaWritten ? JournalRecord.update(RecordTypes.META_RECORD_ID, RecordTypes.SHARD_META, bytes())
-                : JournalRecord.add(RecordTypes.META_RECORD_ID, RecordTypes.SHARD_META, bytes()));
+        appendWritten(metaWritten ? RecordKind.UPDATE : RecordKind.ADD, RecordTypes.META_RECORD_ID,
+                RecordTypes.SHARD_META);
         metaWritten = true;
         lastCheckpointedRecordId = nextRecordId;
     }
 
-    private byte[] bytes() {
-        return w.toByteArray();
+    /** Appends the record just written to {@link #w}; the journal reads the bytes during the call (no copy). */
+    private void appendWritten(RecordKind kind, long id, byte type) {
+        journal.append(kind, id, type, w.buffer(), 0, w.size());
     }
 
     @Override
@@ -133,7 +135,7 @@ public final class JournalPartitionLog implements PartitionLog {
                 w.writeLong(t);
             });
             long id = nextRecordId();
-            journal.append(JournalRecord.add(id, RecordTypes.KEY_BLOCK, bytes()));
+            appendWritten(RecordKind.ADD, id, RecordTypes.KEY_BLOCK);
             window.blockWritten(id, newest);
         }
         try {
@@ -165,7 +167,7 @@ public final class JournalPartitionLog implements PartitionLog {
                         w.writeLong(t[i]);
                     }
                     id = nextRecordId();
-                    journal.append(JournalRecord.add(id, RecordTypes.KEY_BLOCK, bytes()));
+                    appendWritten(RecordKind.ADD, id, RecordTypes.KEY_BLOCK);
                 }
                 for (long r : replaced) {
                     journal.append(JournalRecord.delete(r));
@@ -185,7 +187,7 @@ public final class JournalPartitionLog implements PartitionLog {
         w.writeLong(t.sequenceNumber());
         w.writeLong(t.enqueuedTimeMs());
         MessageCodec.write(w, t.message());
-        journal.append(JournalRecord.add(t.recordId(), RecordTypes.TRANSFER, bytes()));
+        appendWritten(RecordKind.ADD, t.recordId(), RecordTypes.TRANSFER);
     }
 
     @Override
@@ -203,9 +205,7 @@ public final class JournalPartitionLog implements PartitionLog {
         w.writeVarLong(p.entityId());
         w.writeVarInt(p.index());
         w.writeLong(p.sequence().nextCounter());
-        byte[] payload = bytes();
-        journal.append(add ? JournalRecord.add(p.recordId(), RecordTypes.PARTITION, payload)
-                : JournalRecord.update(p.recordId(), RecordTypes.PARTITION, payload));
+        appendWritten(add ? RecordKind.ADD : RecordKind.UPDATE, p.recordId(), RecordTypes.PARTITION);
     }
 
     @Override
@@ -215,7 +215,7 @@ public final class JournalPartitionLog implements PartitionLog {
         w.writeLong(body.sequenceNumber());
         w.writeLong(body.enqueuedTimeMs());
         MessageCodec.write(w, bodies.of(body));
-        journal.append(JournalRecord.add(body.recordId(), RecordTypes.TOPIC_BODY, bytes()));
+        appendWritten(RecordKind.ADD, body.recordId(), RecordTypes.TOPIC_BODY);
     }
 
     @Override
@@ -234,13 +234,13 @@ public final class JournalPartitionLog implements PartitionLog {
             w.writeLong(e.enqueuedTimeMs());
             w.writeLong(e.expiresAtMs());
             MessageCodec.write(w, bodies.of(e));
-            journal.append(JournalRecord.add(e.recordId(), RecordTypes.QUEUE_MSG, bytes()));
+            appendWritten(RecordKind.ADD, e.recordId(), RecordTypes.QUEUE_MSG);
         } else {
             w.writeVarLong(owner.entityId());
             w.writeVarLong(e.body().recordId());
             w.writeByte(owner.kind().ordinal());
             w.writeLong(e.expiresAtMs());
-            journal.append(JournalRecord.add(e.recordId(), RecordTypes.SUB_REF, bytes()));
+            appendWritten(RecordKind.ADD, e.recordId(), RecordTypes.SUB_REF);
         }
     }
 
@@ -256,7 +256,7 @@ public final class JournalPartitionLog implements PartitionLog {
             MessageCodec.write(w, bodies.of(e)); // read back from the previous UPDATE if evicted
         }
         w.writeString(e.deadLetterSource());
-        journal.append(JournalRecord.update(e.recordId(), RecordTypes.ENTRY_STATE, bytes()));
+        appendWritten(RecordKind.UPDATE, e.recordId(), RecordTypes.ENTRY_STATE);
     }
 
     @Override
@@ -272,7 +272,7 @@ public final class JournalPartitionLog implements PartitionLog {
         w.writeLong(s.enqueuedTimeMs());
         w.writeLong(s.scheduledTimeMs());
         MessageCodec.write(w, bodies.of(s));
-        journal.append(JournalRecord.add(s.recordId(), RecordTypes.SCHEDULED, bytes()));
+        appendWritten(RecordKind.ADD, s.recordId(), RecordTypes.SCHEDULED);
     }
 
     @Override
@@ -293,9 +293,7 @@ public final class JournalPartitionLog implements PartitionLog {
         w.writeString(s.id());
         w.writeLong(s.lastUpdatedMs());
         w.writeBytes(s.state());
-        byte[] payload = bytes();
-        journal.append(add ? JournalRecord.add(s.stateRecordId(), RecordTypes.SESSION_STATE, payload)
-                : JournalRecord.update(s.stateRecordId(), RecordTypes.SESSION_STATE, payload));
+        appendWritten(add ? RecordKind.ADD : RecordKind.UPDATE, s.stateRecordId(), RecordTypes.SESSION_STATE);
     }
 
     @Override

@@ -333,8 +333,16 @@ public final class FileJournal implements Journal {
     @Override
     public void append(JournalRecord record) {
         Objects.requireNonNull(record, "record");
+        append(record.kind(), record.id(), record.type(), record.payload(), 0, record.payload().length);
+    }
+
+    /** Writes the payload slice straight into the write buffer: no copy of the caller's array is kept. */
+    @Override
+    public void append(RecordKind kind, long id, byte type, byte[] payload, int offset, int length) {
+        Objects.requireNonNull(kind, "kind");
+        Objects.checkFromIndexSize(offset, length, payload.length);
         checkUsable();
-        int frameBytes = RecordFormat.frameBytes(record.payload().length);
+        int frameBytes = RecordFormat.frameBytes(length);
         long offsetBytes;
         try {
             long sizeBytes = active.logicalSizeBytes();
@@ -342,7 +350,7 @@ public final class FileJournal implements Journal {
                 roll();
             }
             offsetBytes = active.logicalSizeBytes();
-            active.append(record);
+            active.append(kind, id, type, payload, offset, length);
         } catch (IOException e) {
             throw failBatch("cannot append to journal " + directory, e);
         }
@@ -351,8 +359,8 @@ public final class FileJournal implements Journal {
             pendingEntries = Arrays.copyOf(pendingEntries, pendingCount * 2);
             pendingOffsets = Arrays.copyOf(pendingOffsets, pendingCount * 2);
         }
-        pendingIds[pendingCount] = record.id();
-        pendingEntries[pendingCount] = LiveIndex.pack(activeSegment.number, record.kind(), false, frameBytes);
+        pendingIds[pendingCount] = id;
+        pendingEntries[pendingCount] = LiveIndex.pack(activeSegment.number, kind, false, frameBytes);
         pendingOffsets[pendingCount] = offsetBytes;
         pendingCount++;
         appendedCount++;

@@ -1,6 +1,7 @@
 package io.buslane.journal.file;
 
 import io.buslane.journal.JournalRecord;
+import io.buslane.journal.RecordKind;
 
 import java.nio.ByteBuffer;
 import java.util.zip.CRC32C;
@@ -57,14 +58,19 @@ final class RecordFormat {
      * {@code dst} has {@link #frameBytes} remaining.
      */
     static void encode(JournalRecord record, ByteBuffer dst, CRC32C crc) {
-        byte[] payload = record.payload();
+        encode(record.kind(), record.id(), record.type(), record.payload(), 0, record.payload().length, dst, crc);
+    }
+
+    /** As {@link #encode(JournalRecord, ByteBuffer, CRC32C)}, the payload being {@code length} bytes from offset. */
+    static void encode(RecordKind kind, long id, byte type, byte[] payload, int offset, int length, ByteBuffer dst,
+                       CRC32C crc) {
         int start = dst.position();
         dst.put(MAGIC)
-                .putInt(MIN_LENGTH + payload.length)
-                .put(record.kind().code())
-                .put(record.type())
-                .putLong(record.id())
-                .put(payload);
+                .putInt(MIN_LENGTH + length)
+                .put(kind.code())
+                .put(type)
+                .putLong(id)
+                .put(payload, offset, length);
         int end = dst.position();
         int savedLimit = dst.limit();
         dst.limit(end).position(start + HEADER_BYTES);

@@ -1,6 +1,7 @@
 package io.buslane.journal.file;
 
 import io.buslane.journal.JournalRecord;
+import io.buslane.journal.RecordKind;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -53,17 +54,22 @@ final class SegmentWriter implements AutoCloseable {
 
     /** Buffers (or, if larger than the buffer, writes) one record; returns its size on disk. */
     int append(JournalRecord record) throws IOException {
-        int frameBytes = RecordFormat.frameBytes(record.payload().length);
+        return append(record.kind(), record.id(), record.type(), record.payload(), 0, record.payload().length);
+    }
+
+    /** As {@link #append(JournalRecord)}, the payload being {@code length} bytes of {@code payload} from offset. */
+    int append(RecordKind kind, long id, byte type, byte[] payload, int offset, int length) throws IOException {
+        int frameBytes = RecordFormat.frameBytes(length);
         if (frameBytes > buffer.remaining()) {
             flush();
         }
         if (frameBytes > buffer.capacity()) {
             ByteBuffer oneOff = ByteBuffer.allocate(frameBytes);
-            RecordFormat.encode(record, oneOff, crc);
+            RecordFormat.encode(kind, id, type, payload, offset, length, oneOff, crc);
             oneOff.flip();
             writeFully(oneOff);
         } else {
-            RecordFormat.encode(record, buffer, crc);
+            RecordFormat.encode(kind, id, type, payload, offset, length, buffer, crc);
         }
         return frameBytes;
     }
