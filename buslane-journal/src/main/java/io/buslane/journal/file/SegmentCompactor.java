@@ -219,7 +219,7 @@ final class SegmentCompactor {
         if (s != null) {
             Survivors survivors = s.survivorsById.get(id);
             if (survivors != null && !survivors.settled) {
-                settle(s, survivors);
+                settle(survivors);
             }
         }
     }
@@ -232,7 +232,7 @@ final class SegmentCompactor {
         while (s.settleCursor < all.size() && done < max) {
             Survivors survivors = all.get(s.settleCursor++);
             if (!survivors.settled) {
-                settle(s, survivors);
+                settle(survivors);
                 done++;
             }
         }
@@ -241,7 +241,7 @@ final class SegmentCompactor {
         }
     }
 
-    private void settle(Job s, Survivors survivors) {
+    private void settle(Survivors survivors) {
         survivors.settled = true;
         index.unaccountOutside(survivors.records, survivors.from, survivors.next);
         index.replace(survivors.id, survivors.records, survivors.from, survivors.next, survivors.kept,
