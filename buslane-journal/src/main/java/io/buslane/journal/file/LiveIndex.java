@@ -23,7 +23,7 @@ import java.util.NavigableMap;
  *
  * <p>Memory: per id that has stored records, one {@link IdRecords} (24 bytes), a slot in a primitive hash map (16
  * to 32 bytes at its load factors, see {@link LongHashMap}) and two {@code long}s per stored record, in an array
- * sized for two records from the start (48 bytes): about 100 bytes for a live queued message. An entry packs segment
+ * sized for two records from the start (48 bytes): about 105 bytes for a live queued message. An entry packs segment
  * number (high 32 bits), kind (2 bits), live flag (1 bit) and frame size (29 bits); the second {@code long} is the
  * record's byte offset in its segment.
  */

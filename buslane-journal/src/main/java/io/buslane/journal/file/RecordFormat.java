@@ -1,6 +1,5 @@
 package io.buslane.journal.file;
 
-import io.buslane.journal.JournalRecord;
 import io.buslane.journal.RecordKind;
 
 import java.nio.ByteBuffer;
@@ -54,14 +53,10 @@ final class RecordFormat {
     }
 
     /**
-     * Writes the whole frame at {@code dst}'s position, which advances past it. The caller has checked that
+     * Writes the whole frame (the payload: {@code length} bytes of {@code payload} from {@code offset}) at
+     * {@code dst}'s position, which advances past it. The caller has checked that
      * {@code dst} has {@link #frameBytes} remaining.
      */
-    static void encode(JournalRecord record, ByteBuffer dst, CRC32C crc) {
-        encode(record.kind(), record.id(), record.type(), record.payload(), 0, record.payload().length, dst, crc);
-    }
-
-    /** As {@link #encode(JournalRecord, ByteBuffer, CRC32C)}, the payload being {@code length} bytes from offset. */
     static void encode(RecordKind kind, long id, byte type, byte[] payload, int offset, int length, ByteBuffer dst,
                        CRC32C crc) {
         int start = dst.position();

@@ -1,6 +1,5 @@
 package io.buslane.journal.file;
 
-import io.buslane.journal.JournalRecord;
 import io.buslane.journal.RecordKind;
 
 import java.io.IOException;
@@ -52,12 +51,10 @@ final class SegmentWriter implements AutoCloseable {
         return path;
     }
 
-    /** Buffers (or, if larger than the buffer, writes) one record; returns its size on disk. */
-    int append(JournalRecord record) throws IOException {
-        return append(record.kind(), record.id(), record.type(), record.payload(), 0, record.payload().length);
-    }
-
-    /** As {@link #append(JournalRecord)}, the payload being {@code length} bytes of {@code payload} from offset. */
+    /**
+     * Buffers (or, if larger than the buffer, writes) one record whose payload is {@code length} bytes of
+     * {@code payload} from {@code offset}; returns its size on disk.
+     */
     int append(RecordKind kind, long id, byte type, byte[] payload, int offset, int length) throws IOException {
         int frameBytes = RecordFormat.frameBytes(length);
         if (frameBytes > buffer.remaining()) {
