@@ -35,7 +35,8 @@ class MemoryFootprintTest {
         double perMessage = measure("queued message", h -> {
             h.await(h.engine.createQueue(QueueProperties.builder("q").build()));
         }, h -> sendAll(h, "q", i -> small("m" + i, null)));
-        assertThat(perMessage).isLessThan(400);
+        // 266 bytes measured; 315 while the sub-queue's sequence index was a TreeMap<Long, Entry>
+        assertThat(perMessage).isLessThan(300);
     }
 
     @Test
@@ -53,7 +54,8 @@ class MemoryFootprintTest {
                 h.await(h.engine.schedule("q", batch));
             }
         });
-        assertThat(perMessage).isLessThan(450);
+        // 221 bytes measured; 269 while the partition's schedule was a TreeMap<Long, ScheduledEntry>
+        assertThat(perMessage).isLessThan(250);
     }
 
     @Test
@@ -71,7 +73,8 @@ class MemoryFootprintTest {
             h.await(h.engine.createSubscription(SubscriptionProperties.builder("t", "a").build(), null));
             h.await(h.engine.createSubscription(SubscriptionProperties.builder("t", "b").build(), null));
         }, h -> sendAll(h, "t", i -> small("m" + i, null)));
-        assertThat(perMessage).isLessThan(1000);
+        // 680 bytes measured; 780 with TreeMap sequence indexes
+        assertThat(perMessage).isLessThan(750);
     }
 
     private static Message small(String id, String sessionId) {

@@ -16,7 +16,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * One partition of a queue or topic: its sequence counter, its scheduled messages, and the sub-queues that hold
@@ -37,7 +36,7 @@ public final class Partition {
     final boolean topic;
     final SequenceCounter sequence;
     final PartitionContext ctx;
-    private final TreeMap<Long, ScheduledEntry> scheduled = new TreeMap<>();
+    private final SeqIndex<ScheduledEntry> scheduled = new SeqIndex<>();
     /** For a queue: its main sub-queue. Null for a topic. */
     private final SubQueueState queue;
     /** For a topic: subscription main sub-queues by lower-case name, in creation order. */
@@ -190,7 +189,7 @@ public final class Partition {
             dropAll(s);
         }
         subscriptions.clear();
-        for (ScheduledEntry se : new ArrayList<>(scheduled.values())) {
+        for (ScheduledEntry se : scheduled.snapshot()) {
             scheduled.remove(se.seq);
             ctx.cancel(se);
             ctx.log().scheduledRemoved(se);
@@ -431,7 +430,7 @@ public final class Partition {
         }
         List<ReceivedMessage> out = new ArrayList<>(Math.min(max, 64));
         Iterator<Entry> entries = target.entriesFrom(fromSeq).iterator();
-        Iterator<ScheduledEntry> sched = scheduled.tailMap(fromSeq, true).values().iterator();
+        Iterator<ScheduledEntry> sched = scheduled.from(fromSeq).iterator();
         Entry e = nextEntry(entries, sessionId);
         ScheduledEntry s = nextScheduled(sched, sessionId);
         while (out.size() < max && (e != null || s != null)) {
@@ -449,7 +448,7 @@ public final class Partition {
     /** Browses a topic's scheduled messages. */
     public List<ReceivedMessage> peekScheduled(long fromSeq, int max) {
         List<ReceivedMessage> out = new ArrayList<>();
-        for (ScheduledEntry s : scheduled.tailMap(fromSeq, true).values()) {
+        for (ScheduledEntry s : scheduled.from(fromSeq)) {
             if (out.size() >= max) {
                 break;
             }
@@ -487,7 +486,7 @@ public final class Partition {
     /** Counts of a queue partition (with its scheduled messages), or of a topic partition (scheduled only). */
     public RuntimeCounts counts() {
         long scheduledBytes = 0;
-        for (ScheduledEntry s : scheduled.values()) {
+        for (ScheduledEntry s : scheduled) {
             scheduledBytes += s.sizeBytes;
         }
         RuntimeCounts own = new RuntimeCounts(0, 0, scheduled.size(), 0, 0, scheduledBytes);

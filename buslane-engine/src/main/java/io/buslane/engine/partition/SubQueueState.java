@@ -12,7 +12,6 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -58,7 +57,7 @@ public final class SubQueueState {
     final SubQueueState deadLetter;
     final SubQueueState transferDeadLetter;
 
-    private final TreeMap<Long, Entry> bySeq = new TreeMap<>();
+    private final SeqIndex<Entry> bySeq = new SeqIndex<>();
     private final ReadyQueue ready = new ReadyQueue();
     private final HashMap<UUID, Entry> locks = new HashMap<>();
     private final ArrayList<ConsumerSlot> consumers = new ArrayList<>();
@@ -751,7 +750,7 @@ public final class SubQueueState {
     /** Up to {@code max} messages with sequence number >= {@code fromSeq}, in order, without locking. */
     public List<ReceivedMessage> peek(long fromSeq, int max, String sessionId) {
         List<ReceivedMessage> out = new ArrayList<>(Math.min(max, 64));
-        for (Entry e : bySeq.tailMap(fromSeq, true).values()) {
+        for (Entry e : bySeq.from(fromSeq)) {
             if (out.size() >= max) {
                 break;
             }
@@ -770,8 +769,8 @@ public final class SubQueueState {
     }
 
     /** Entries with sequence number >= fromSeq, for merging with scheduled messages. */
-    Collection<Entry> entriesFrom(long fromSeq) {
-        return bySeq.tailMap(fromSeq, true).values();
+    Iterable<Entry> entriesFrom(long fromSeq) {
+        return bySeq.from(fromSeq);
     }
 
     ReceivedMessage browse(Entry e) {
@@ -783,7 +782,7 @@ public final class SubQueueState {
     /** Deletes up to {@code max} unlocked messages enqueued before {@code beforeMs}; returns how many. */
     public int deleteMessages(int max, long beforeMs) {
         int deleted = 0;
-        Iterator<Entry> it = new ArrayList<>(bySeq.values()).iterator();
+        Iterator<Entry> it = bySeq.snapshot().iterator();
         while (it.hasNext() && deleted < max) {
             Entry e = it.next();
             if (!e.locked() && e.enqueuedTimeMs < beforeMs) {
@@ -808,7 +807,7 @@ public final class SubQueueState {
     /** Deletes every message of this sub-queue, locked or not; returns how many. */
     public int purge() {
         int n = 0;
-        for (Entry e : new ArrayList<>(bySeq.values())) {
+        for (Entry e : bySeq.snapshot()) {
             remove(e);
             n++;
         }
@@ -817,7 +816,7 @@ public final class SubQueueState {
 
     /** Drops all state without logging (the partition is being dropped and its records deleted). */
     void forEachEntry(java.util.function.Consumer<Entry> action) {
-        for (Entry e : new ArrayList<>(bySeq.values())) {
+        for (Entry e : bySeq.snapshot()) {
             action.accept(e);
         }
     }
