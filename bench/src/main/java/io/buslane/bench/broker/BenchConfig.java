@@ -9,6 +9,10 @@ final class BenchConfig {
     /** Rounds of workloads 1 to 4; the brokers alternate which goes first; figures are medians over rounds. */
     final int rounds;
     final long warmupMs;
+    /** Unmeasured passes of workloads 1 to 4 on a fresh broker: repeated while its JIT compiler is busy. */
+    final int maxWarmupPasses;
+    /** A warm-up pass is repeated while the JIT compiler threads took more than this share of the broker's CPU. */
+    final double warmJitShare = 0.05;
     final long measureMs;
     /** Pipelined-send window per connection (unsettled transfers in flight). */
     final int window = 1000;
@@ -36,6 +40,7 @@ final class BenchConfig {
         this.quick = quick;
         this.rounds = quick ? 1 : 3;
         this.warmupMs = quick ? 1000 : 2000;
+        this.maxWarmupPasses = quick ? 1 : 3;
         this.measureMs = quick ? 2500 : 6000;
         this.sessions = quick ? 500 : 10_000;
         this.scheduled = quick ? 50_000 : 1_000_000;

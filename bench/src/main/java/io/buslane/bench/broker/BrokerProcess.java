@@ -150,6 +150,40 @@ final class BrokerProcess implements AutoCloseable {
         }
     }
 
+    /**
+     * CPU time (user + system) used so far by the JVM's JIT compiler threads ({@code C1/C2 CompilerThread*}) and by
+     * its garbage collector's threads (G1's workers, concurrent markers and refinement), in microseconds: {jit, gc}.
+     * A thread that has ended no longer counts, so the difference of two readings is a lower bound.
+     */
+    long[] jitAndGcMicros() {
+        long jit = 0;
+        long gc = 0;
+        try (var tasks = Files.list(Path.of("/proc", Long.toString(process.pid()), "task"))) {
+            for (Path task : (Iterable<Path>) tasks::iterator) {
+                try {
+                    String stat = Files.readString(task.resolve("stat"));
+                    String comm = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+                    boolean isJit = comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler");
+                    boolean isGc = comm.startsWith("G1 ") || comm.startsWith("GC Thread");
+                    if (isJit || isGc) {
+                        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                        long t = Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                        if (isJit) {
+                            jit += t;
+                        } else {
+                            gc += t;
+                        }
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // the thread ended meanwhile
+                }
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot list the threads of " + kind.label, e);
+        }
+        return new long[] {jit * 1_000_000L / CLK_TCK, gc * 1_000_000L / CLK_TCK};
+    }
+
     /** Bytes of live objects on the heap after a full GC ({@code jcmd <pid> GC.class_histogram}, its Total line). */
     long liveHeapBytes() throws Exception {
         Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");

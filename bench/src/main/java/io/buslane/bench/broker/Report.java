@@ -50,8 +50,12 @@ final class Report {
                         + "indicative only)" : "full run").append(", ").append(cfg.rounds)
                 .append(cfg.rounds == 1 ? " round" : " rounds (brokers alternating; medians)").append(", ")
                 .append(cfg.warmupMs / 1000.0).append(" s warm-up + ").append(cfg.measureMs / 1000.0)
-                .append(" s measured per figure, after one unmeasured pass of workloads 1 to 4 on each fresh "
-                        + "broker (each figure's warm-up only), so the JIT has compiled every workload's paths.\n\n");
+                .append(" s measured per figure, after unmeasured passes of workloads 1 to 4 on each fresh "
+                        + "broker (each figure's warm-up only; repeated, up to ").append(cfg.maxWarmupPasses)
+                .append(" passes, while the broker's JIT compiler threads took more than ")
+                .append(Math.round(cfg.warmJitShare * 100)).append(" % of its CPU), so the JIT "
+                        + "has compiled every workload's paths. Within a pass the pipelined sends (workload 1) come "
+                        + "last, since they leave their messages queued.\n\n");
         s.append("Command: `").append(command).append("`\n\n");
         s.append("Machine and set-up:\n\n");
         for (Map.Entry<String, String> f : facts.entrySet()) {
