@@ -21,6 +21,9 @@ import java.util.NavigableMap;
  * <p>The index also says where each record is (segment and offset), so {@link FileJournal#read} can read the live
  * ADD or UPDATE of an id back without a scan; compaction moves the positions with the records it copies.
  *
+ * <p>An id whose records are all dead and all in one segment (an ADD and its DELETE in the same segment) is dropped at
+ * its DELETE; the segment counts those records in {@link Segment#forgottenRecords}, which compaction checks.
+ *
  * <p>Memory: per id that has stored records, one {@link IdRecords} (24 bytes), a slot in a primitive hash map (16
  * to 32 bytes at its load factors, see {@link LongHashMap}) and two {@code long}s per stored record, in an array
  * sized for two records from the start (48 bytes): about 105 bytes for a live queued message. An entry packs segment
@@ -171,7 +174,27 @@ final class LiveIndex {
         records.push(pack(segment, kind, live, frameBytes), offsetBytes);
         if (live) {
             addLiveBytes(segment, frameBytes);
+        } else if (kind == RecordKind.DELETE && allDeadIn(records, segment)) {
+            // nothing of the id is live and all of it is in this one segment (not yet in any compaction group, as the
+            // DELETE was just written there or is being replayed): nothing left to decide, so the id is dropped now
+            // instead of after compaction, and its entries die young (an end-to-end message's ADD and DELETE are
+            // milliseconds apart); the segment counts the records it no longer indexes
+            ids.remove(id);
+            Segment s = segments.get(segment);
+            if (s != null) {
+                s.forgottenRecords += records.count;
+            }
         }
+    }
+
+    private static boolean allDeadIn(IdRecords records, long segment) {
+        for (int i = 0; i < records.count; i++) {
+            long entry = records.entry(i);
+            if (isLive(entry) || segmentOf(entry) != segment) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Index of the first entry in segment {@code segment} or later, or {@code count} if none. */

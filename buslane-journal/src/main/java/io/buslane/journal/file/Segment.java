@@ -14,6 +14,12 @@ final class Segment {
     long sizeBytes;
     /** Bytes of the records in it that {@link LiveIndex} counts as live. */
     long liveBytes;
+    /**
+     * Records in this segment whose ids {@link LiveIndex} no longer holds: every record of such an id was in this
+     * segment and dead (typically an ADD and its DELETE written close together), so the index dropped the id at its
+     * DELETE. Compaction drops their frames and checks that it met exactly this many of them.
+     */
+    long forgottenRecords;
     /** A record in the middle failed verification; never compacted while the journal is open. */
     boolean corrupt;
 

@@ -403,6 +403,8 @@ final class SegmentCompactor {
         SegmentWriter writer;
         SegmentReader reader;
         int sourceIndex;
+        /** Records read from the group whose ids the index had dropped (see {@link Segment#forgottenRecords}). */
+        long forgottenMet;
         /** After the swap: the next of {@link #survivors} to settle. */
         int settleCursor;
         long bytesBefore;
@@ -444,8 +446,12 @@ final class SegmentCompactor {
                     long startPosition = reader.position();
                     while (used + (reader.position() - startPosition) < budget && reader.nextFrame()) {
                         long outputOffset = writer == null ? 0 : writer.logicalSizeBytes();
-                        if (keep(reader.lastKind(), reader.lastId(), reader.lastFrameBytes(), source.number, target,
-                                outputOffset, survivorsById, survivors)) {
+                        int verdict = keep(reader.lastKind(), reader.lastId(), reader.lastFrameBytes(), source.number,
+                                reader.position() - reader.lastFrameBytes(), target, outputOffset, survivorsById,
+                                survivors);
+                        if (verdict == FORGOTTEN) {
+                            forgottenMet++;
+                        } else if (verdict == KEEP) {
                             if (writer == null) {
                                 writer = SegmentWriter.create(output, io, writeBuffer, crc);
                             }
@@ -467,6 +473,15 @@ final class SegmentCompactor {
                     sourceIndex++;
                 }
                 checkAllEntriesVisited(survivors, last);
+                long forgotten = 0;
+                for (Segment g : group) {
+                    forgotten += g.forgottenRecords;
+                }
+                if (forgottenMet != forgotten) {
+                    throw new IllegalStateException("journal index out of sync: segments " + target + " to " + last
+                            + " hold " + forgottenMet + " records of ids the index does not know, " + forgotten
+                            + " expected");
+                }
                 if (writer != null) {
                     writer.flush();
                     if (!wait && writer.writtenBytes() >= BACKGROUND_FORCE_BYTES) {
@@ -605,14 +620,21 @@ final class SegmentCompactor {
     }
 
     /** Matches a record read from a source to its index entry and decides whether the output keeps it. */
-    private boolean keep(RecordKind kind, long id, int frameBytes, long sourceSegment, long target,
-                         long outputOffset, LongHashMap<Survivors> survivorsById, List<Survivors> inOrder) {
-        // an id's IdRecords stays the same object while its group is copied: only a swap removes ids from the index
+    /**
+     * What to do with one frame read from the group: {@link #KEEP} it (copied to the output), {@link #DROP} it (dead),
+     * or drop it as {@link #FORGOTTEN}: a record of an id the index dropped (see {@link Segment#forgottenRecords}),
+     * recognised because the index holds nothing of the id here: no records at all, or (the id used again later)
+     * its next indexed record lies further on in the files. Anything else that does not match the index is an error.
+     */
+    private int keep(RecordKind kind, long id, int frameBytes, long sourceSegment, long sourceOffset, long target,
+                     long outputOffset, LongHashMap<Survivors> survivorsById, List<Survivors> inOrder) {
+        // an id's IdRecords stays the same object while its group is copied: only a swap removes ids from the index,
+        // and an id dropped at its DELETE had all its records in the active segment, which no group includes
         Survivors survivors = survivorsById.get(id);
         if (survivors == null) {
             LiveIndex.IdRecords found = index.records(id);
             if (found == null) {
-                throw outOfSync(kind, id, sourceSegment);
+                return FORGOTTEN;
             }
             survivors = new Survivors(id, found, LiveIndex.firstIndexAtOrAfter(found, target));
             survivorsById.put(id, survivors);
@@ -622,17 +644,27 @@ final class SegmentCompactor {
         if (survivors.next >= records.count()) {
             throw outOfSync(kind, id, sourceSegment);
         }
-        long entry = records.entry(survivors.next++);
-        if (LiveIndex.segmentOf(entry) != sourceSegment || LiveIndex.kindOf(entry) != kind
-                || LiveIndex.frameBytesOf(entry) != frameBytes) {
+        long entry = records.entry(survivors.next);
+        long entrySegment = LiveIndex.segmentOf(entry);
+        if (entrySegment > sourceSegment
+                || (entrySegment == sourceSegment && records.offset(survivors.next) > sourceOffset)) {
+            return FORGOTTEN; // forgotten records precede every later record of their id
+        }
+        survivors.next++;
+        if (entrySegment != sourceSegment || records.offset(survivors.next - 1) != sourceOffset
+                || LiveIndex.kindOf(entry) != kind || LiveIndex.frameBytesOf(entry) != frameBytes) {
             throw outOfSync(kind, id, sourceSegment);
         }
         if (!index.keptByCompaction(records, entry, target)) {
-            return false;
+            return DROP;
         }
         survivors.keep(LiveIndex.pack(target, kind, false, frameBytes), outputOffset);
-        return true;
+        return KEEP;
     }
+
+    private static final int KEEP = 0;
+    private static final int DROP = 1;
+    private static final int FORGOTTEN = 2;
 
     /** Every index entry inside the group must have matched a record read from it. */
     private static void checkAllEntriesVisited(List<Survivors> survivors, long lastSegment) {

@@ -44,13 +44,16 @@ class FileJournalIndexFootprintTest {
             }
             journal.sync();
             long afterDeletes = usedHeapAfterGc();
+            // the ids whose ADD shares the last segment with their DELETE are dropped from the index at once (see
+            // FileJournalForgottenIdsTest); the others stay until compaction
+            int awaiting = journal.indexedIdCount();
+            assertThat(awaiting).isBetween(COUNT / 2, COUNT - 1);
             double perLive = (afterAdds - before) / (double) COUNT;
-            double perDeleted = (afterDeletes - before) / (double) COUNT;
+            double perDeleted = (afterDeletes - before) / (double) awaiting;
             System.out.printf("journal index: %.0f bytes per live ADD, %.0f bytes per deleted id awaiting "
-                    + "compaction%n", perLive, perDeleted);
-            assertThat(journal.indexedIdCount()).isEqualTo(COUNT);
+                    + "compaction (%d of %d)%n", perLive, perDeleted, awaiting, COUNT);
             assertThat(perLive).isLessThan(150);
-            assertThat(perDeleted).isLessThan(150);
+            assertThat(perDeleted).isLessThan(180); // the id map keeps the capacity the forgotten ids needed
             assertThat(journal.read(16 + COUNT - 1)).isNull();
         }
     }
