@@ -102,8 +102,21 @@ final class SeqIndex<T> implements Iterable<T> {
         if (size + 1 > capacity / 2) {
             capacity *= 2;
         }
-        long[] s = capacity == seqs.length ? seqs : new long[capacity];
-        Object[] v = capacity == values.length ? values : new Object[capacity];
+        if (capacity == seqs.length) {
+            makeRoomInPlace();
+            return;
+        }
+        long[] s = new long[capacity];
+        Object[] v = new Object[capacity];
+        int n = compactInto(s, v);
+        seqs = s;
+        values = v;
+        head = 0;
+        tail = n;
+    }
+
+    /** Copies the entries of [head, tail), holes left out, to the start of the given arrays; returns how many. */
+    private int compactInto(long[] s, Object[] v) {
         int n = 0;
         for (int i = head; i < tail; i++) {
             if (values[i] != null) {
@@ -112,13 +125,7 @@ final class SeqIndex<T> implements Iterable<T> {
                 n++;
             }
         }
-        if (v == values) {
-            Arrays.fill(values, n, tail, null);
-        }
-        seqs = s;
-        values = v;
-        head = 0;
-        tail = n;
+        return n;
     }
 
     @SuppressWarnings("unchecked")
@@ -161,14 +168,7 @@ final class SeqIndex<T> implements Iterable<T> {
     }
 
     private void makeRoomInPlace() {
-        int n = 0;
-        for (int i = head; i < tail; i++) {
-            if (values[i] != null) {
-                seqs[n] = seqs[i];
-                values[n] = values[i];
-                n++;
-            }
-        }
+        int n = compactInto(seqs, values);
         Arrays.fill(values, n, tail, null);
         head = 0;
         tail = n;

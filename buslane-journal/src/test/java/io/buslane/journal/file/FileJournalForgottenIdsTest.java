@@ -18,6 +18,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class FileJournalForgottenIdsTest {
 
     private static final byte TYPE = 1;
+    private static final FileJournalOptions OPTIONS = FileJournalOptions.defaults().withSegmentSizeBytes(64 * 1024)
+            .withAutoCompactLiveRatio(0);
 
     @TempDir
     Path temp;
@@ -25,10 +27,7 @@ class FileJournalForgottenIdsTest {
     @Test
     void anAddAndItsDeleteInOneSegmentLeaveNothingIndexedAndCompactAway() {
         Path dir = temp.resolve("journal");
-        FileJournalOptions options = FileJournalOptions.defaults().withSegmentSizeBytes(64 * 1024)
-                .withAutoCompactLiveRatio(0);
-        try (FileJournal journal = new FileJournal(dir, options)) {
-            journal.replay(r -> { });
+        try (FileJournal journal = openEmpty(dir)) {
             for (long id = 16; id < 216; id++) {
                 journal.append(JournalRecord.add(id, TYPE, payload("m" + id)));
                 if (id % 10 == 0) {
@@ -48,7 +47,7 @@ class FileJournalForgottenIdsTest {
             assertThat(result.segmentsCompacted()).isGreaterThanOrEqualTo(1);
             assertThat(journal.read(215)).isEqualTo(payload("m215"));
         }
-        try (FileJournal reopened = new FileJournal(dir, options)) {
+        try (FileJournal reopened = new FileJournal(dir, OPTIONS)) {
             assertThat(JournalFiles.describe(JournalFiles.replay(reopened)).stream()
                     .filter(d -> d.startsWith("ADD")).count()).isEqualTo(4 + FILLERS);
             assertThat(reopened.indexedIdCount()).isEqualTo(4 + FILLERS);
@@ -58,10 +57,7 @@ class FileJournalForgottenIdsTest {
     @Test
     void anIdUsedAgainAfterBeingForgottenKeepsItsNewRecordsThroughCompaction() {
         Path dir = temp.resolve("journal");
-        FileJournalOptions options = FileJournalOptions.defaults().withSegmentSizeBytes(64 * 1024)
-                .withAutoCompactLiveRatio(0);
-        try (FileJournal journal = new FileJournal(dir, options)) {
-            journal.replay(r -> { });
+        try (FileJournal journal = openEmpty(dir)) {
             journal.append(JournalRecord.add(16, TYPE, payload("first")));
             journal.append(JournalRecord.add(17, TYPE, payload("other")));
             journal.sync();
@@ -78,11 +74,17 @@ class FileJournalForgottenIdsTest {
             journal.compact(1.0); // the output, compacted again, still matches the index
             assertThat(journal.read(16)).isEqualTo(payload("second"));
         }
-        try (FileJournal reopened = new FileJournal(dir, options)) {
+        try (FileJournal reopened = new FileJournal(dir, OPTIONS)) {
             assertThat(JournalFiles.describe(JournalFiles.replay(reopened))).hasSize(3 + FILLERS);
             assertThat(reopened.read(16)).isEqualTo(payload("second"));
             assertThat(reopened.read(17)).isEqualTo(payload("other"));
         }
+    }
+
+    private static FileJournal openEmpty(Path dir) {
+        FileJournal journal = new FileJournal(dir, OPTIONS);
+        journal.replay(r -> { });
+        return journal;
     }
 
     /** Live filler records beyond a segment's size, so the segment written so far is sealed. */
