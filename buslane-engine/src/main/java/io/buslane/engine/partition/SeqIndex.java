@@ -200,7 +200,7 @@ final class SeqIndex<T> implements Iterable<T> {
         return from(Long.MIN_VALUE).iterator();
     }
 
-    /** The values whose sequence number is >= {@code fromSeq}, ascending (a view: do not change the index meanwhile). */
+    /** The values numbered {@code fromSeq} or more, ascending (a view: do not change the index meanwhile). */
     Iterable<T> from(long fromSeq) {
         return () -> new Iterator<>() {
             private int next = size == 0 ? tail : skipHoles(search(fromSeq));

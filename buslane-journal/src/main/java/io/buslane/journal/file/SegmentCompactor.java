@@ -619,12 +619,12 @@ final class SegmentCompactor {
         }
     }
 
-    /** Matches a record read from a source to its index entry and decides whether the output keeps it. */
     /**
-     * What to do with one frame read from the group: {@link #KEEP} it (copied to the output), {@link #DROP} it (dead),
-     * or drop it as {@link #FORGOTTEN}: a record of an id the index dropped (see {@link Segment#forgottenRecords}),
-     * recognised because the index holds nothing of the id here: no records at all, or (the id used again later)
-     * its next indexed record lies further on in the files. Anything else that does not match the index is an error.
+     * Matches a record read from a source to its index entry and decides what to do with it: {@link #KEEP} it (copied
+     * to the output), {@link #DROP} it (dead), or drop it as {@link #FORGOTTEN}: a record of an id the index dropped
+     * (see {@link Segment#forgottenRecords}), recognised because the index holds nothing of the id here: no records
+     * at all, or (the id used again later) its next indexed record lies further on in the files. Anything else that
+     * does not match the index is an error.
      */
     private int keep(RecordKind kind, long id, int frameBytes, long sourceSegment, long sourceOffset, long target,
                      long outputOffset, LongHashMap<Survivors> survivorsById, List<Survivors> inOrder) {
