@@ -76,10 +76,7 @@ public final class MetaJournal {
         w.reset();
         w.writeVarLong(nextEntityId);
         w.writeVarInt(shardCount);
-        byte[] payload = w.toByteArray();
-        journal.append(namespaceWritten
-                ? JournalRecord.update(RecordTypes.META_RECORD_ID, RecordTypes.META_NAMESPACE, payload)
-                : JournalRecord.add(RecordTypes.META_RECORD_ID, RecordTypes.META_NAMESPACE, payload));
+        append(RecordTypes.META_RECORD_ID, !namespaceWritten, RecordTypes.META_NAMESPACE);
         namespaceWritten = true;
     }
 
@@ -113,9 +110,9 @@ public final class MetaJournal {
         append(id, add, RecordTypes.META_SUBSCRIPTION);
     }
 
+    /** Appends the record just written to {@link #w}; the journal reads the bytes during the call (no copy). */
     private void append(long id, boolean add, byte type) {
-        byte[] payload = w.toByteArray();
-        journal.append(add ? JournalRecord.add(id, type, payload) : JournalRecord.update(id, type, payload));
+        journal.append(add ? RecordKind.ADD : RecordKind.UPDATE, id, type, w.buffer(), 0, w.size());
     }
 
     public void delete(long id) {

@@ -646,12 +646,12 @@ final class SegmentCompactor {
         }
         long entry = records.entry(survivors.next);
         long entrySegment = LiveIndex.segmentOf(entry);
-        if (entrySegment > sourceSegment
-                || (entrySegment == sourceSegment && records.offset(survivors.next) > sourceOffset)) {
+        long entryOffset = records.offset(survivors.next);
+        if (entrySegment > sourceSegment || (entrySegment == sourceSegment && entryOffset > sourceOffset)) {
             return FORGOTTEN; // forgotten records precede every later record of their id
         }
         survivors.next++;
-        if (entrySegment != sourceSegment || records.offset(survivors.next - 1) != sourceOffset
+        if (entrySegment != sourceSegment || entryOffset != sourceOffset
                 || LiveIndex.kindOf(entry) != kind || LiveIndex.frameBytesOf(entry) != frameBytes) {
             throw outOfSync(kind, id, sourceSegment);
         }

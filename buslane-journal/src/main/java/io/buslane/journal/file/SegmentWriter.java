@@ -80,12 +80,14 @@ final class SegmentWriter implements AutoCloseable {
         if (frameBytes > buffer.remaining()) {
             flush();
         }
-        ByteBuffer frame = src.duplicate();
-        frame.limit(offset + frameBytes).position(offset);
         if (frameBytes > buffer.capacity()) {
+            ByteBuffer frame = src.duplicate();
+            frame.limit(offset + frameBytes).position(offset);
             writeFully(frame);
         } else {
-            buffer.put(frame);
+            int at = buffer.position();
+            buffer.put(at, src, offset, frameBytes); // absolute: no view of src per frame
+            buffer.position(at + frameBytes);
         }
     }
 
