@@ -876,6 +876,23 @@ public final class Engine implements AutoCloseable {
         return byPartition;
     }
 
+    /** The messages validated and each with a MessageId: the given list itself when every one had one. */
+    private List<Message> prepared(Target target, List<Message> messages) {
+        List<Message> out = messages;
+        for (int i = 0; i < messages.size(); i++) {
+            Message given = messages.get(i);
+            validate(target, given);
+            Message m = withMessageId(given);
+            if (m != given && out == messages) {
+                out = new ArrayList<>(messages);
+            }
+            if (out != messages) {
+                out.set(i, m);
+            }
+        }
+        return out;
+    }
+
     /**
      * Service Bus gives every message a MessageId: when the sender set none, the broker assigns one (a GUID as 32
      * hex digits). Clients rely on it: the JavaScript SDK keys its lock renewal by MessageId and fails to close a
@@ -938,7 +955,8 @@ public final class Engine implements AutoCloseable {
 
     /**
      * Sends messages to a queue or topic. Messages with a future {@code ScheduledEnqueueTimeUtc} are scheduled.
-     * Completes when every message is durable.
+     * Completes when every message is durable. The list is used as given (not copied): the caller must not change it
+     * afterwards.
      */
     public CompletableFuture<Void> send(String entityPath, List<Message> messages) {
         try {
@@ -947,29 +965,45 @@ public final class Engine implements AutoCloseable {
                 throw target.status().error(target.name(), true);
             }
             config.storage().requireFreeSpace(config.clock().monotonicNanos());
+            if (target.partitions().length == 1) {
+                // one partition (every entity that is not partitioned): no routing map
+                List<Message> batch = prepared(target, messages);
+                checkNotBusy(target.partitions()[0]);
+                return batch.isEmpty() ? CompletableFuture.completedFuture(null)
+                        : sendToPartition(target.partitions()[0], batch);
+            }
             Map<Integer, List<Message>> routed = route(target, messages);
             for (Integer p : routed.keySet()) {
-                if (target.partitions()[p].shard().queuedCommands() > MAX_QUEUED_COMMANDS) {
-                    throw new BrokerException(ErrorKind.SERVER_BUSY, "The broker is busy and cannot accept more "
-                            + "messages right now; retry shortly.");
-                }
+                checkNotBusy(target.partitions()[p]);
             }
-            List<CompletableFuture<Object>> all = new ArrayList<>(routed.size());
+            if (routed.size() == 1) {
+                Map.Entry<Integer, List<Message>> only = routed.entrySet().iterator().next();
+                return sendToPartition(target.partitions()[only.getKey()], only.getValue());
+            }
+            List<CompletableFuture<Void>> all = new ArrayList<>(routed.size());
             for (Map.Entry<Integer, List<Message>> e : routed.entrySet()) {
-                PartitionRef ref = target.partitions()[e.getKey()];
-                List<Message> batch = e.getValue();
-                all.add(ref.shard().call(() -> {
-                    ref.partition().send(batch, ref.shard().nowMs());
-                    return null;
-                }));
+                all.add(sendToPartition(target.partitions()[e.getKey()], e.getValue()));
             }
-            return stats.countSent(all.size() == 1 ? all.get(0).thenApply(x -> null)
-                    : CompletableFuture.allOf(all.toArray(new CompletableFuture[0])), messages.size());
+            return CompletableFuture.allOf(all.toArray(new CompletableFuture[0]));
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }
     }
 
+    private static void checkNotBusy(PartitionRef ref) {
+        if (ref.shard().queuedCommands() > MAX_QUEUED_COMMANDS) {
+            throw new BrokerException(ErrorKind.SERVER_BUSY, "The broker is busy and cannot accept more "
+                    + "messages right now; retry shortly.");
+        }
+    }
+
+    /** Sends one partition's share of a send; its messages count as sent once they are durable. */
+    private CompletableFuture<Void> sendToPartition(PartitionRef ref, List<Message> batch) {
+        return ref.shard().call(() -> {
+            ref.partition().send(batch, ref.shard().nowMs());
+            return null;
+        }, stats.sentCounter(), batch.size());
+    }
 
     /**
      * Schedules messages (each must carry its scheduled enqueue time); completes with their sequence numbers, in
@@ -994,15 +1028,15 @@ public final class Engine implements AutoCloseable {
                 }
                 PartitionRef ref = target.partitions()[partitionIndexFor(m, target.dedup(), n, unkeyed)];
                 all.add(ref.shard().call(() -> ref.partition().schedule(m, m.scheduledEnqueueTimeMs(),
-                        ref.shard().nowMs())));
+                        ref.shard().nowMs()), stats.sentCounter(), 1));
             }
-            return stats.countSent(CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).thenApply(x -> {
+            return CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).thenApply(x -> {
                 long[] seqs = new long[all.size()];
                 for (int i = 0; i < seqs.length; i++) {
                     seqs[i] = all.get(i).join();
                 }
                 return seqs;
-            }), messages.size());
+            });
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -1354,6 +1388,12 @@ public final class Engine implements AutoCloseable {
 
     private <T> CompletableFuture<T> onLockPartition(EntityAddress address, UUID lockToken,
                                                      Function<SubQueueState, T> action) {
+        return onLockPartition(address, lockToken, null, action);
+    }
+
+    /** As above; a successful settlement counts in {@code settled} (unless null) once durable. */
+    private <T> CompletableFuture<T> onLockPartition(EntityAddress address, UUID lockToken,
+                                                     EngineStats.Outcome settled, Function<SubQueueState, T> action) {
         try {
             Source source = source(address);
             int p = lockToken == null ? Integer.MAX_VALUE
@@ -1362,47 +1402,48 @@ public final class Engine implements AutoCloseable {
                 throw new BrokerException(ErrorKind.MESSAGE_LOCK_LOST, "The lock supplied is invalid.");
             }
             PartitionRef ref = source.partitions()[p];
-            return ref.shard().call(() -> action.apply(resolve(ref, address)));
+            return ref.shard().call(() -> action.apply(resolve(ref, address)),
+                    settled == null ? null : stats.settledCounter(settled), 1);
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }
     }
 
     public CompletableFuture<Void> complete(EntityAddress address, UUID lockToken) {
-        return stats.countSettled(EngineStats.Outcome.COMPLETE, onLockPartition(address, lockToken, q -> {
+        return onLockPartition(address, lockToken, EngineStats.Outcome.COMPLETE, q -> {
             q.complete(lockToken, q.partition().ctxNowMs());
             return null;
-        }));
+        });
     }
 
     public CompletableFuture<Void> abandon(EntityAddress address, UUID lockToken, Map<String, Object> props) {
-        return stats.countSettled(EngineStats.Outcome.ABANDON, onLockPartition(address, lockToken, q -> {
+        return onLockPartition(address, lockToken, EngineStats.Outcome.ABANDON, q -> {
             q.abandon(lockToken, props, q.partition().ctxNowMs());
             return null;
-        }));
+        });
     }
 
     /** Unlocks a message without counting a delivery (AMQP {@code released}). */
     public CompletableFuture<Void> release(EntityAddress address, UUID lockToken) {
-        return stats.countSettled(EngineStats.Outcome.RELEASE, onLockPartition(address, lockToken, q -> {
+        return onLockPartition(address, lockToken, EngineStats.Outcome.RELEASE, q -> {
             q.release(lockToken, q.partition().ctxNowMs());
             return null;
-        }));
+        });
     }
 
     public CompletableFuture<Void> defer(EntityAddress address, UUID lockToken, Map<String, Object> props) {
-        return stats.countSettled(EngineStats.Outcome.DEFER, onLockPartition(address, lockToken, q -> {
+        return onLockPartition(address, lockToken, EngineStats.Outcome.DEFER, q -> {
             q.defer(lockToken, props, q.partition().ctxNowMs());
             return null;
-        }));
+        });
     }
 
     public CompletableFuture<Void> deadLetter(EntityAddress address, UUID lockToken, String reason,
                                               String description, Map<String, Object> props) {
-        return stats.countSettled(EngineStats.Outcome.DEAD_LETTER, onLockPartition(address, lockToken, q -> {
+        return onLockPartition(address, lockToken, EngineStats.Outcome.DEAD_LETTER, q -> {
             q.deadLetter(lockToken, reason, description, props, q.partition().ctxNowMs());
             return null;
-        }));
+        });
     }
 
     /** Renews a message lock; completes with the new locked-until time. */

@@ -45,24 +45,14 @@ public final class EngineStats {
         delivered.increment();
     }
 
-    /** Counts {@code messages} as sent once {@code f} succeeds; returns {@code f} itself. */
-    <T> CompletableFuture<T> countSent(CompletableFuture<T> f, int messages) {
-        f.whenComplete((r, e) -> {
-            if (e == null) {
-                sent.add(messages);
-            }
-        });
-        return f;
+    /** The counter of sent messages, for {@code Shard.call} to add to once a send is durable. */
+    LongAdder sentCounter() {
+        return sent;
     }
 
-    /** Counts one settlement once {@code f} succeeds; returns {@code f} itself. */
-    <T> CompletableFuture<T> countSettled(Outcome outcome, CompletableFuture<T> f) {
-        f.whenComplete((r, e) -> {
-            if (e == null) {
-                settled[outcome.ordinal()].increment();
-            }
-        });
-        return f;
+    /** The counter of settlements with the given outcome, for {@code Shard.call} to add to once durable. */
+    LongAdder settledCounter(Outcome outcome) {
+        return settled[outcome.ordinal()];
     }
 
     /** Counts the messages of a receive-by-sequence-number once {@code f} succeeds; returns {@code f} itself. */

@@ -3,10 +3,12 @@ package io.buslane.engine;
 import io.buslane.common.error.BrokerException;
 import io.buslane.engine.EngineStats.Outcome;
 import io.buslane.engine.entity.QueueProperties;
+import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
@@ -47,6 +49,24 @@ class EngineStatsTest {
             h.await(h.engine.receiveDeferred(EntityAddress.parse("q"), new long[] {got.get(2).sequenceNumber()},
                     ReceiveMode.PEEK_LOCK, null));
             assertThat(stats.delivered()).isEqualTo(6); // no credit left for redelivery: 5 + the deferred one
+        }
+    }
+
+    @Test
+    void sendsSpreadOverPartitionsAndScheduledMessagesAreCountedOnce() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(QueueProperties.builder("pq").enablePartitioning(true).build());
+            List<Message> batch = new ArrayList<>();
+            for (int i = 0; i < 40; i++) {
+                batch.add(Message.builder().body(new byte[] {(byte) i}).partitionKey("k" + i).build());
+            }
+            h.await(h.engine.send("pq", batch));
+            assertThat(h.engine.stats().sent()).isEqualTo(40);
+
+            long due = h.clock.epochMillis() + 60_000;
+            h.await(h.engine.schedule("pq", List.of(text("s1").toBuilder().scheduledEnqueueTimeMs(due).build(),
+                    text("s2").toBuilder().scheduledEnqueueTimeMs(due).build())));
+            assertThat(h.engine.stats().sent()).isEqualTo(42);
         }
     }
 

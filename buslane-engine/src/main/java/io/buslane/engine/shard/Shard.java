@@ -22,6 +22,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -124,18 +125,61 @@ public final class Shard implements PartitionContext {
      * it logged are durable; an exception completes it exceptionally (nothing is parked for durability then).
      */
     public <T> CompletableFuture<T> call(Supplier<T> action) {
-        CompletableFuture<T> future = new CompletableFuture<>();
-        submit(() -> {
-            T result;
+        return call(action, null, 0);
+    }
+
+    /**
+     * As {@link #call(Supplier)}, and adds {@code count} to {@code counter} (unless null) once the action's records
+     * are durable, just before the future completes: a metric counted where the work is acknowledged, without a
+     * completion stage per operation.
+     */
+    public <T> CompletableFuture<T> call(Supplier<T> action, LongAdder counter, long count) {
+        Call<T> call = new Call<>(this, action, counter, count);
+        submit(call);
+        return call;
+    }
+
+    /**
+     * One {@link #call}: the future, the command and the parked completion in one object (a call is on the path
+     * of every send and settlement).
+     */
+    private static final class Call<T> extends CompletableFuture<T> implements Runnable, Pending {
+        private final Shard shard;
+        private final Supplier<T> action;
+        private final LongAdder counter;
+        private final long count;
+        private T result;
+
+        Call(Shard shard, Supplier<T> action, LongAdder counter, long count) {
+            this.shard = shard;
+            this.action = action;
+            this.counter = counter;
+            this.count = count;
+        }
+
+        @Override
+        public void run() {
             try {
                 result = action.get();
             } catch (RuntimeException e) {
-                future.completeExceptionally(e);
+                completeExceptionally(e);
                 return;
             }
-            completeAfterSync(future, result);
-        });
-        return future;
+            shard.pending.add(this);
+        }
+
+        @Override
+        public void durable() {
+            if (counter != null) {
+                counter.add(count);
+            }
+            complete(result);
+        }
+
+        @Override
+        public void failed(RuntimeException error) {
+            completeExceptionally(error);
+        }
     }
 
     /** Completes a future once this cycle's records are durable (or fails it if they cannot be). */

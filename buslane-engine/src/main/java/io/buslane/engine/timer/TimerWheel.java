@@ -64,6 +64,13 @@ public final class TimerWheel {
     private final long[] spanMs;
     /** Per level: the time range of the whole wheel, {@code spanMs[level] * wheelSize} (unbounded for the top). */
     private final long[] intervalMs;
+    /**
+     * Per level: where the level's wheel window starts for the current tick ({@code currentTickStartMs} rounded down
+     * to the level's span), valid while the level's {@link #levelStartTickMs} is the current tick: computed once per
+     * tick and level instead of with a division per level on every schedule.
+     */
+    private final long[] levelStartMs;
+    private final long[] levelStartTickMs;
     /** Per level, created lazily; the buckets in a level are created lazily too. */
     private final Bucket[][] wheels;
     private int levelsCreated;
@@ -126,6 +133,9 @@ public final class TimerWheel {
         this.maxLevels = levels;
         this.spanMs = Arrays.copyOf(spans, levels);
         this.intervalMs = Arrays.copyOf(intervals, levels);
+        this.levelStartMs = new long[levels];
+        this.levelStartTickMs = new long[levels];
+        Arrays.fill(levelStartTickMs, Long.MIN_VALUE);
         this.wheels = new Bucket[levels][];
         this.overdue = new Bucket(this, -1);
         this.current = new Bucket(this, -1);
@@ -391,8 +401,11 @@ public final class TimerWheel {
             return -1;
         }
         for (int level = 0; ; level++) {
-            long levelStartMs = tickStartMs - tickStartMs % spanMs[level];
-            if (level < maxLevels - 1 && deadlineMs - levelStartMs >= intervalMs[level]) {
+            if (levelStartTickMs[level] != tickStartMs) {
+                levelStartMs[level] = tickStartMs - tickStartMs % spanMs[level];
+                levelStartTickMs[level] = tickStartMs;
+            }
+            if (level < maxLevels - 1 && deadlineMs - levelStartMs[level] >= intervalMs[level]) {
                 continue;
             }
             return level;
