@@ -265,6 +265,10 @@ public final class BrokerBench {
             System.out.printf(Locale.ROOT, "    (%s's CPU in this window: %.1f %% JIT compiler threads, %.1f %% GC "
                     + "threads)%n", b.kind.label, 100.0 * (jg1[0] - jg0[0]) / (cpu1 - cpu0),
                     100.0 * (jg1[1] - jg0[1]) / (cpu1 - cpu0));
+            // for bench/profile.sh: which samples of a system-wide perf recording (-k CLOCK_MONOTONIC, the clock
+            // of System.nanoTime on Linux) fall in this window
+            System.out.printf(Locale.ROOT, "    (window: pid %d, monotonic %.6f,%.6f s, %.0f units)%n", b.pid(),
+                    t0 / 1e9, t1 / 1e9, units);
         }
         return new double[] {units / ((t1 - t0) / 1e9), units == 0 ? Double.NaN : (cpu1 - cpu0) / units};
     }
