@@ -59,7 +59,7 @@ public final class SubQueueState {
 
     private final SeqIndex<Entry> bySeq = new SeqIndex<>();
     private final ReadyQueue ready = new ReadyQueue();
-    private final HashMap<UUID, Entry> locks = new HashMap<>();
+    private final LockTable locks = new LockTable();
     private final ArrayList<ConsumerSlot> consumers = new ArrayList<>();
     private int nextConsumer;
     private final HashMap<String, SessionEntry> sessions = new HashMap<>();
@@ -361,7 +361,7 @@ public final class SubQueueState {
     private void lock(Entry e, long nowMs) {
         e.status = e.deferred() ? Entry.DEFERRED_LOCKED : Entry.LOCKED;
         e.lockToken = ctx().newLockToken(partition.index);
-        locks.put(e.lockToken, e);
+        locks.put(e);
         if (e.session == null) {
             e.lockedUntilMs = saturatedAdd(nowMs, settings.lockDurationMs());
             ctx().schedule(e, e.lockedUntilMs);
@@ -960,11 +960,11 @@ public final class SubQueueState {
         s.lockedUntilMs = 0;
         long nowMs = ctx().nowMs();
         List<Entry> held = new ArrayList<>();
-        for (Entry e : locks.values()) {
+        locks.forEach(e -> {
             if (e.session == s) {
                 held.add(e);
             }
-        }
+        });
         held.sort((a, b) -> Long.compare(a.seq, b.seq));
         for (Entry e : held) {
             unlock(e);
