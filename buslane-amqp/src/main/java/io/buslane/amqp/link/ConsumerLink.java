@@ -24,11 +24,13 @@ import org.apache.qpid.proton.amqp.transaction.TransactionalState;
 import org.apache.qpid.proton.amqp.transport.DeliveryState;
 import org.apache.qpid.proton.amqp.transport.ErrorCondition;
 import org.apache.qpid.proton.amqp.transport.SenderSettleMode;
+import org.apache.qpid.proton.codec.ReadableBuffer;
 import org.apache.qpid.proton.engine.Delivery;
 import org.apache.qpid.proton.engine.EndpointState;
 import org.apache.qpid.proton.engine.Sender;
 
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -59,6 +61,11 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
     private final EntityAddress address;
     private final ReceiveMode mode;
     private final ConcurrentLinkedQueue<ReceivedMessage> arrivals = new ConcurrentLinkedQueue<>();
+    /**
+     * Hands an encoded delivery to proton-j as an exact copy it keeps ({@code sendNoCopy}): one copy of the bytes, as
+     * with {@code Sender.send(byte[], ...)}, without the composite buffer proton-j wraps a copied delivery in.
+     */
+    private final AmqpCodec.EncodedSink toSender = this::sendEncoded;
     private final AtomicBoolean drainScheduled = new AtomicBoolean();
     private Receiver receiver;
     private long granted;
@@ -262,13 +269,17 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
                 : ByteBuffer.allocate(8).putLong(nextTag++).array();
         Delivery d = sender.delivery(tag);
         d.setMessageFormat(0);
-        AmqpCodec.encode(m, AmqpCodec.Purpose.DELIVERY, sender::send); // proton-j copies the bytes
+        AmqpCodec.encode(m, AmqpCodec.Purpose.DELIVERY, toSender);
         if (mode == ReceiveMode.RECEIVE_AND_DELETE) {
             d.settle();
         } else {
             d.setContext(new Sent(m.lockToken()));
         }
         sender.advance();
+    }
+
+    private void sendEncoded(byte[] bytes, int offset, int length) {
+        sender.sendNoCopy(ReadableBuffer.ByteBufferReader.wrap(Arrays.copyOfRange(bytes, offset, offset + length)));
     }
 
     // ------------------------------------------------------------------------------------------------ settlement
