@@ -1,5 +1,6 @@
 package io.buslane.conformance;
 
+import com.azure.messaging.servicebus.ServiceBusReceiverClient;
 import org.apache.qpid.proton.amqp.Binary;
 import org.apache.qpid.proton.amqp.Symbol;
 import org.apache.qpid.proton.amqp.messaging.AmqpValue;
@@ -76,7 +77,8 @@ class RawAmqpConformanceTest extends RawAmqpBase {
                       { "Name": "raw-peek" },
                       { "Name": "raw-batch" },
                       { "Name": "raw-garbage" },
-                      { "Name": "raw-mms" }
+                      { "Name": "raw-mms" },
+                      { "Name": "raw-presettled" }
                     ],
                     "Topics": []
                   }
@@ -269,6 +271,31 @@ class RawAmqpConformanceTest extends RawAmqpBase {
             assertThat(d).isNotNull();
             assertThat(d.message().body()).isEqualTo("after-drain");
             d.accept();
+        }
+    }
+
+    @Test
+    void aCompletionTheClientSettledFirstStillRemovesTheMessage() throws Exception {
+        try (Connection c = connectPlain(KEY_NAME, KEY);
+             ServiceBusReceiverClient browser = receiver("raw-presettled")) {
+            Sender sender = c.openSender("raw-presettled");
+            sender.send(Message.create("completed")).awaitAccepted(10, TimeUnit.SECONDS);
+            sender.send(Message.create("kept")).awaitAccepted(10, TimeUnit.SECONDS);
+
+            Receiver receiver = c.openReceiver("raw-presettled", new ReceiverOptions().autoAccept(false).creditWindow(1));
+            Delivery d = receiver.receive(10, TimeUnit.SECONDS);
+            assertThat(d.message().body()).isEqualTo("completed");
+            d.accept(); // protonj2 settles its side with the disposition: the broker sends no outcome back
+
+            // the completion is applied all the same: the message leaves the queue (a locked one would still be
+            // browsable); the other one stays
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            List<Long> left;
+            do {
+                left = peek(browser, 10, 0).stream().map(m -> m.getSequenceNumber()).toList();
+            } while (left.contains(1L) && System.nanoTime() < deadline);
+            assertThat(left).as("sequence numbers left (1 = the completed message, 2 = the kept one)")
+                    .containsExactly(2L);
         }
     }
 

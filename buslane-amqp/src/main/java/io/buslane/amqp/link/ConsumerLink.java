@@ -330,6 +330,13 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
             op = engine.release(address, token);
             answer = Released.getInstance();
         }
+        if (d.remotelySettled()) {
+            // The client settled first (pre-settled disposition): it expects no outcome back, so there is nothing to
+            // answer. proton-j's state for the delivery goes now, while it is hot, and the settlement completes in
+            // the engine (durably, as any other) without an event-loop task of its own.
+            d.settle();
+            return;
+        }
         DeliveryState success = answer;
         op.whenComplete((v, failure) -> connection.runOnLoop(() -> {
             if (failure == null) {
