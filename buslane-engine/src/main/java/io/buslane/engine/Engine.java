@@ -1214,8 +1214,16 @@ public final class Engine implements AutoCloseable {
     // ================================================================================================ receiving
 
     /** A receivable entity resolved from an address. */
+    /**
+     * What a receive or settlement needs of its entity; made per call, so a subscription's path (for error messages
+     * only) is built when asked for, not on every settlement.
+     */
     private record Source(EntityAddress address, PartitionRef[] partitions, boolean partitioned,
-                          boolean requiresSession, EntityStatus status, String name) {
+                          boolean requiresSession, EntityStatus status, String queueName,
+                          SubscriptionProperties subscription) {
+        String name() {
+            return subscription != null ? subscription.path() : queueName;
+        }
     }
 
     private Source source(EntityAddress address) {
@@ -1234,7 +1242,7 @@ public final class Engine implements AutoCloseable {
             q.idle.touch(config.clock().epochMillis());
             QueueProperties p = q.properties;
             return new Source(address, q.partitions, p.enablePartitioning(), p.requiresSession(), p.status(),
-                    p.name());
+                    p.name(), null);
         }
         TopicEntity t = topic(address.entityPath());
         SubscriptionEntity s = t == null ? null : t.subscription(address.subscription());
@@ -1242,8 +1250,9 @@ public final class Engine implements AutoCloseable {
             throw BrokerException.entityNotFound(address.entityName());
         }
         s.idle.touch(config.clock().epochMillis());
-        return new Source(address, t.partitions, t.properties.enablePartitioning(), s.properties.requiresSession(),
-                s.properties.status(), s.properties.path());
+        SubscriptionProperties sp = s.properties;
+        return new Source(address, t.partitions, t.properties.enablePartitioning(), sp.requiresSession(),
+                sp.status(), null, sp);
     }
 
     /** The sub-queue an address names within one partition (shard thread only). */

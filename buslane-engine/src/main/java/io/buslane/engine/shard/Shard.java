@@ -52,7 +52,8 @@ public final class Shard implements PartitionContext {
     private final TimerWheel timers;
     private final ConcurrentLinkedQueue<Runnable> commands = new ConcurrentLinkedQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
-    private final ArrayList<Pending> pending = new ArrayList<>();
+    /** Work parked until this cycle's sync: {@link Pending}s, and plain {@code Runnable}s run only if it succeeds. */
+    private final ArrayList<Object> pending = new ArrayList<>();
     private final LinkedHashSet<Partition> dirty = new LinkedHashSet<>();
     private final SplittableRandom random;
     private final Consumer<TimerNode> fire = node -> ((EngineTimer) node).onTimer(this.nowMs);
@@ -221,17 +222,9 @@ public final class Shard implements PartitionContext {
 
     @Override
     public void afterSync(Runnable action) {
-        pending.add(new Pending() {
-            @Override
-            public void durable() {
-                action.run();
-            }
-
-            @Override
-            public void failed(RuntimeException error) {
-                // deliveries of a failed cycle are dropped; their messages stay locked until the lock expires
-            }
-        });
+        // parked as it is (no wrapper per delivery); a failed cycle drops it: the deliveries of a failed cycle are
+        // dropped, and their messages stay locked until the lock expires
+        pending.add(action);
     }
 
     @Override
@@ -305,14 +298,18 @@ public final class Shard implements PartitionContext {
         if (pending.isEmpty()) {
             return;
         }
-        Pending[] actions = pending.toArray(new Pending[0]);
+        Object[] actions = pending.toArray();
         pending.clear();
-        for (Pending p : actions) {
+        for (Object action : actions) {
             try {
-                if (failure == null) {
-                    p.durable();
-                } else {
-                    p.failed(failure);
+                if (action instanceof Pending p) {
+                    if (failure == null) {
+                        p.durable();
+                    } else {
+                        p.failed(failure);
+                    }
+                } else if (failure == null) {
+                    ((Runnable) action).run();
                 }
             } catch (RuntimeException e) {
                 LOG.error("shard {}: completion failed", index, e);
