@@ -1213,9 +1213,8 @@ public final class Engine implements AutoCloseable {
 
     // ================================================================================================ receiving
 
-    /** A receivable entity resolved from an address. */
     /**
-     * What a receive or settlement needs of its entity; made per call, so a subscription's path (for error messages
+     * A receivable entity resolved from an address: what a receive or settlement needs of it; made per call, so a subscription's path (for error messages
      * only) is built when asked for, not on every settlement.
      */
     private record Source(EntityAddress address, PartitionRef[] partitions, boolean partitioned,

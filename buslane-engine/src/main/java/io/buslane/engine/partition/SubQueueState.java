@@ -360,6 +360,11 @@ public final class SubQueueState {
 
     private void lock(Entry e, long nowMs) {
         e.status = e.deferred() ? Entry.DEFERRED_LOCKED : Entry.LOCKED;
+        if (e.lockToken != null) {
+            // never expected (only unlocked entries are locked), but the lock table finds an entry by its current
+            // token, so a token is never replaced while the entry is in it
+            locks.remove(e.lockToken);
+        }
         e.lockToken = ctx().newLockToken(partition.index);
         locks.put(e);
         if (e.session == null) {
