@@ -53,7 +53,6 @@ def thread_layer(comm):
 
 def windows(log):
     out = []
-    workload = None
     for line in open(log, encoding="utf-8"):
         m = re.search(r"\(window: pid (\d+), monotonic ([\d.]+),([\d.]+) s, ([\d.]+) units\)", line)
         if m:
@@ -100,6 +99,35 @@ def classify(comm, frames):
     return ("kernel (%s), other" % syscall) if kernel else "JVM / JDK, other"
 
 
+GROUPS = ["proton-j + Netty", "socket syscalls", "broker code: AMQP layer, engine/core", "broker code: journal",
+          "storage syscalls", "thread wake-ups (futex)", "GC", "JIT", "other"]
+
+
+def group_of(layer):
+    """The coarser group of docs/benchmarks.md's layer table."""
+    if layer.startswith("kernel"):
+        call = re.match(r"kernel \((\w+)\)", layer).group(1)
+        if call in ("fdatasync", "fsync", "pwrite64", "pread64") or ("journal" in layer
+                                                                    and call in ("write", "read", "other")):
+            return "storage syscalls"
+        if call in ("futex", "sched_yield"):
+            return "thread wake-ups (futex)"
+        if call in ("read", "write", "epoll_wait", "recvfrom", "sendto") or "Netty" in layer or "proton" in layer:
+            return "socket syscalls"
+        return "other"
+    if layer.startswith("proton-j") or layer.startswith("Netty"):
+        return "proton-j + Netty"
+    if "journal" in layer:
+        return "broker code: journal"
+    if "AMQP layer" in layer or "engine" in layer or "core" in layer:
+        return "broker code: AMQP layer, engine/core"
+    if layer.startswith("GC"):
+        return "GC"
+    if layer.startswith("JIT"):
+        return "JIT"
+    return "other"
+
+
 def main():
     data, log = sys.argv[1], sys.argv[2]
     by_workload = collections.OrderedDict()
@@ -120,6 +148,10 @@ def main():
               % (name, total, len(w["us"]), us))
         for layer, n in w["counts"].most_common():
             print("  %-58s %5.1f %%  %6.2f us/msg" % (layer, 100.0 * n / total, us * n / total))
+        grouped = collections.Counter()
+        for layer, n in w["counts"].items():
+            grouped[group_of(layer)] += n
+        print("  grouped (us/msg): " + ", ".join("%s %.1f" % (g, us * grouped[g] / total) for g in GROUPS))
 
 
 if __name__ == "__main__":
