@@ -14,9 +14,11 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 broker="${1:?usage: bench/profile.sh buslane|artemis WORKLOADS}"
 only="${2:?usage: bench/profile.sh buslane|artemis WORKLOADS}"
+# Java frames need the JIT's symbol map (/tmp/perf-<pid>.map, written at exit) and frame pointers to unwind
+perf_opts="-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -XX:+PreserveFramePointer"
 case "$broker" in
-  buslane) export BENCH_BUSLANE_JVM_OPTS="${BENCH_BUSLANE_JVM_OPTS:-} -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -XX:+PreserveFramePointer" ;;
-  artemis) export BENCH_ARTEMIS_JVM_OPTS="${BENCH_ARTEMIS_JVM_OPTS:-} -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -XX:+PreserveFramePointer" ;;
+  buslane) export BENCH_BUSLANE_JVM_OPTS="${BENCH_BUSLANE_JVM_OPTS:-} $perf_opts" ;;
+  artemis) export BENCH_ARTEMIS_JVM_OPTS="${BENCH_ARTEMIS_JVM_OPTS:-} $perf_opts" ;;
   *) echo "unknown broker: $broker (buslane or artemis)" >&2; exit 2 ;;
 esac
 command -v perf >/dev/null || { echo "perf is not installed (Debian: apt-get install linux-perf)" >&2; exit 2; }

@@ -867,9 +867,7 @@ public final class Engine implements AutoCloseable {
         Map<Integer, List<Message>> byPartition = new LinkedHashMap<>();
         int n = target.partitions().length;
         int unkeyed = n == 1 ? 0 : Math.floorMod(target.roundRobin().getAndIncrement(), n);
-        for (Message given : messages) {
-            validate(target, given);
-            Message m = withMessageId(given);
+        for (Message m : prepared(target, messages)) {
             int p = partitionIndexFor(m, target.dedup(), n, unkeyed);
             byPartition.computeIfAbsent(p, k -> new ArrayList<>()).add(m);
         }

@@ -140,11 +140,8 @@ final class BrokerProcess implements AutoCloseable {
     /** User + system CPU time of the process so far, in microseconds. */
     long cpuMicros() {
         try {
-            String stat = Files.readString(Path.of("/proc", Long.toString(process.pid()), "stat"));
-            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            // after "pid (comm) ": state=f[0], ..., utime=f[11], stime=f[12] (fields 14 and 15 of stat)
-            long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]);
-            return ticks * 1_000_000L / CLK_TCK;
+            return cpuTicks(Files.readString(Path.of("/proc", Long.toString(process.pid()), "stat")))
+                    * 1_000_000L / CLK_TCK;
         } catch (IOException e) {
             throw new IllegalStateException("cannot read /proc stat of " + kind.label, e);
         }
@@ -166,8 +163,7 @@ final class BrokerProcess implements AutoCloseable {
                     boolean isJit = comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler");
                     boolean isGc = comm.startsWith("G1 ") || comm.startsWith("GC Thread");
                     if (isJit || isGc) {
-                        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-                        long t = Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                        long t = cpuTicks(stat);
                         if (isJit) {
                             jit += t;
                         } else {
@@ -182,6 +178,13 @@ final class BrokerProcess implements AutoCloseable {
             throw new IllegalStateException("cannot list the threads of " + kind.label, e);
         }
         return new long[] {jit * 1_000_000L / CLK_TCK, gc * 1_000_000L / CLK_TCK};
+    }
+
+    /** User + system clock ticks of a {@code /proc/.../stat} line (a process's or a thread's). */
+    private static long cpuTicks(String stat) {
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        // after "pid (comm) ": state=f[0], ..., utime=f[11], stime=f[12] (fields 14 and 15 of stat)
+        return Long.parseLong(f[11]) + Long.parseLong(f[12]);
     }
 
     /** Bytes of live objects on the heap after a full GC ({@code jcmd <pid> GC.class_histogram}, its Total line). */

@@ -183,21 +183,6 @@ public final class Shard implements PartitionContext {
         }
     }
 
-    /** Completes a future once this cycle's records are durable (or fails it if they cannot be). */
-    public <T> void completeAfterSync(CompletableFuture<T> future, T value) {
-        pending.add(new Pending() {
-            @Override
-            public void durable() {
-                future.complete(value);
-            }
-
-            @Override
-            public void failed(RuntimeException error) {
-                future.completeExceptionally(error);
-            }
-        });
-    }
-
     /** Number of commands waiting (for back-pressure decisions and metrics). */
     public int queuedCommands() {
         return queued.get();
