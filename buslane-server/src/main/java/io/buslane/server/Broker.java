@@ -117,7 +117,7 @@ public final class Broker implements AutoCloseable {
     private static AmqpOptions amqpOptions(BrokerOptions options) {
         AmqpOptions d = AmqpOptions.defaults(options.host(), options.amqpPort());
         return new AmqpOptions(d.host(), d.port(), d.maxFrameSize(), d.idleTimeoutMs(), options.maxConnections(),
-                d.requireAuth());
+                d.requireAuth(), d.limits());
     }
 
     private static CbsAuthorizer authorizer(BrokerOptions options) {

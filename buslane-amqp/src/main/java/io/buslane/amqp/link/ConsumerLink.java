@@ -99,15 +99,16 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
             return;
         }
         Engine engine = connection.engine();
+        // authorised first: a client without a token learns nothing, not even whether the entity exists
+        if (!connection.allowed(address.toString(), Right.LISTEN)) {
+            AmqpConnection.refuse(sender, AmqpConnection.unauthorized(address.toString(), Right.LISTEN));
+            return;
+        }
         try {
             engine.checkReceivable(address);
             connection.transactions().linkAttaching(sender.getSession(), address.toString(), true);
         } catch (BrokerException e) {
             AmqpConnection.refuse(sender, e);
-            return;
-        }
-        if (!connection.allowed(address.toString(), Right.LISTEN)) {
-            AmqpConnection.refuse(sender, AmqpConnection.unauthorized(address.toString(), Right.LISTEN));
             return;
         }
         ReceiveMode mode = sender.getRemoteSenderSettleMode() == SenderSettleMode.SETTLED
@@ -209,6 +210,11 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
             return be;
         }
         return new BrokerException(ErrorKind.INTERNAL, String.valueOf(cause));
+    }
+
+    @Override
+    public boolean authorized() {
+        return connection.allowed(address.toString(), Right.LISTEN);
     }
 
     // ------------------------------------------------------------------------------------------------ credit

@@ -16,4 +16,16 @@ public interface LinkHandler {
     /** The link or the connection closed: release engine resources. */
     default void onClosed() {
     }
+
+    /** The client aborted a delivery: the connection has dropped it; the link may restore the credit it used. */
+    default void onAborted() {
+    }
+
+    /**
+     * Whether the connection's grants still allow this link (checked when a token expires; a link no longer
+     * allowed is detached with {@code amqp:unauthorized-access}).
+     */
+    default boolean authorized() {
+        return true;
+    }
 }

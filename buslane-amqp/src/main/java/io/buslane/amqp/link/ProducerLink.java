@@ -59,6 +59,13 @@ public final class ProducerLink implements LinkHandler {
             via = path;
             path = AmqpConnection.stripHost(destination.toString());
         }
+        // authorised first: a client without a token learns nothing, not even whether the entity exists
+        for (String p : via == null ? List.of(path) : List.of(via, path)) {
+            if (!connection.allowed(p, Right.SEND)) {
+                AmqpConnection.refuse(receiver, AmqpConnection.unauthorized(p, Right.SEND));
+                return;
+            }
+        }
         long max;
         try {
             if (via != null) {
@@ -70,12 +77,6 @@ public final class ProducerLink implements LinkHandler {
         } catch (BrokerException e) {
             AmqpConnection.refuse(receiver, e);
             return;
-        }
-        for (String p : via == null ? List.of(path) : List.of(via, path)) {
-            if (!connection.allowed(p, Right.SEND)) {
-                AmqpConnection.refuse(receiver, AmqpConnection.unauthorized(p, Right.SEND));
-                return;
-            }
         }
         ProducerLink link = new ProducerLink(connection, receiver, path, max, via);
         if (via != null) {
@@ -92,7 +93,24 @@ public final class ProducerLink implements LinkHandler {
     }
 
     @Override
+    public boolean authorized() {
+        return connection.allowed(entityPath, Right.SEND) && (viaPath == null || connection.allowed(viaPath,
+                Right.SEND));
+    }
+
+    @Override
+    public void onAborted() {
+        replenish();
+    }
+
+    @Override
     public void onDelivery(Delivery d) {
+        if (d.isPartial() && d.pending() > maxMessageSize) {
+            // refused as the frames arrive, not once the last one has: the link is detached (the service's answer
+            // to an oversized message) and the connection drops the rest of the delivery
+            connection.closeLinkForOversizedMessage(receiver, d, maxMessageSize);
+            return;
+        }
         if (!d.isReadable() || d.isPartial()) {
             return;
         }
@@ -100,9 +118,7 @@ public final class ProducerLink implements LinkHandler {
         byte[] payload = new byte[size];
         receiver.recv(payload, 0, size);
         receiver.advance();
-        if (receiver.getCredit() < CREDIT_WINDOW / 2) {
-            receiver.flow(CREDIT_WINDOW - receiver.getCredit());
-        }
+        replenish();
         if (size > maxMessageSize) {
             String description = "The received message (delivery-id:"
                     + " size " + size + " bytes) exceeds the limit (" + maxMessageSize + " bytes) currently allowed on"
@@ -114,9 +130,10 @@ public final class ProducerLink implements LinkHandler {
         List<Message> messages;
         try {
             messages = AmqpCodec.decodeTransfer(payload, 0, size, d.getMessageFormat() & 0xffffffffL);
-        } catch (AmqpDecodeException e) {
-            doomIfTransactional(d, "The message could not be decoded: " + e.getMessage());
-            settle(d, rejected("amqp:decode-error", "The message could not be decoded: " + e.getMessage()));
+        } catch (AmqpDecodeException | StackOverflowError e) {
+            String reason = e instanceof AmqpDecodeException ? e.getMessage() : "its values nest too deeply.";
+            doomIfTransactional(d, "The message could not be decoded: " + reason);
+            settle(d, rejected("amqp:decode-error", "The message could not be decoded: " + reason));
             return;
         }
         if (d.getRemoteState() instanceof TransactionalState txn) {
@@ -136,6 +153,12 @@ public final class ProducerLink implements LinkHandler {
                 }
             }
         }));
+    }
+
+    private void replenish() {
+        if (receiver.getCredit() < CREDIT_WINDOW / 2) {
+            receiver.flow(CREDIT_WINDOW - receiver.getCredit());
+        }
     }
 
     private void doomIfTransactional(Delivery d, String reason) {

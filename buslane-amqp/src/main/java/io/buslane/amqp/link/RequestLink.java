@@ -62,6 +62,21 @@ public final class RequestLink implements LinkHandler {
     }
 
     @Override
+    public void onAborted() {
+        RequestReceivers.replenish(receiver, CREDIT);
+    }
+
+    @Override
+    public boolean authorized() {
+        if (kind == Kind.CBS) {
+            return true;
+        }
+        String target = entity == null ? "" : entity.toString();
+        return connection.allowed(target, Right.LISTEN) || connection.allowed(target, Right.SEND)
+                || connection.allowed(target, Right.MANAGE);
+    }
+
+    @Override
     public void onDelivery(Delivery d) {
         if (!d.isReadable() || d.isPartial()) {
             return;
@@ -84,8 +99,8 @@ public final class RequestLink implements LinkHandler {
         Message request = Proton.message();
         try {
             request.decode(bytes, 0, bytes.length);
-        } catch (RuntimeException e) {
-            LOG.debug("connection {}: undecodable request on {}", connection.id(), nodeAddress, e);
+        } catch (RuntimeException | StackOverflowError e) {
+            LOG.debug("connection {}: undecodable request on {}: {}", connection.id(), nodeAddress, e.toString());
             return;
         }
         Map<String, Object> appProps = stringKeys(request.getApplicationProperties() == null ? null
@@ -111,6 +126,7 @@ public final class RequestLink implements LinkHandler {
         } else {
             result = connection.authorizer().putToken(connection.grants(), string(appProps.get("type")),
                     string(appProps.get("name")), body instanceof String s ? s : null, connection.nowMs());
+            connection.grantsChanged();
         }
         Map<String, Object> props = new LinkedHashMap<>();
         props.put("status-code", result.statusCode());

@@ -64,6 +64,8 @@ public final class AmqpConnection {
     private static final String CBS = "$cbs";
     private static final String MANAGEMENT_SUFFIX = "/$management";
     static final String[] MECHANISMS = {"MSSBCBS", "ANONYMOUS", "PLAIN"};
+    /** How long a client has to answer the broker's close with its own before its socket is dropped. */
+    static final long CLOSE_GRACE_MS = 2_000;
 
     private final long id = IDS.incrementAndGet();
     private final Vertx vertx;
@@ -85,9 +87,19 @@ public final class AmqpConnection {
     private final Grants grants;
     private final List<ReplyLink> replyLinks = new ArrayList<>();
     private final Transactions transactions;
+    private final FrameGuard guard;
+    private final FrameGuard.Sink toProton = this::pushToProton;
     private long tickTimer = -1;
     private long tickDeadlineMs;
+    private long handshakeTimer = -1;
+    private long authTimer = -1;
+    private long expiryTimer = -1;
+    private long expiryAtMs = Long.MAX_VALUE;
     private boolean flushScheduled;
+    /** Input is no longer read: the connection broke a rule and is being closed. */
+    private boolean rejected;
+    /** The socket closes once pending output is written (after a failed SASL exchange or a violation). */
+    private boolean closeAfterFlush;
     private boolean closed;
     /** Counts this connection's open links (ops metrics); set by the server before {@link #start()}. */
     AmqpStats.Links links = new AmqpStats().newLinks();
@@ -117,7 +129,8 @@ public final class AmqpConnection {
             }
         });
         transport.setMaxFrameSize(options.maxFrameSize());
-        transport.setChannelMax(65535);
+        transport.setChannelMax(options.limits().channelMax());
+        this.guard = new FrameGuard(options.limits(), options.maxFrameSize(), this::authenticated);
         transport.setIdleTimeout(options.idleTimeoutMs());
         ProtonTuning.encodePerPass(transport, options.maxFrameSize());
         connection.collect(collector);
@@ -136,6 +149,33 @@ public final class AmqpConnection {
             onSocketClosed();
         });
         scheduleTick();
+        AmqpLimits limits = options.limits();
+        handshakeTimer = vertx.setTimer(limits.handshakeTimeoutMs(), t -> runOnLoop(() -> {
+            handshakeTimer = -1;
+            if (connection.getRemoteState() == EndpointState.UNINITIALIZED) {
+                LOG.debug("connection {}: closed, the handshake did not finish within {} ms", id,
+                        limits.handshakeTimeoutMs());
+                closeSocket();
+            }
+        }));
+        authTimer = vertx.setTimer(limits.authTimeoutMs(), t -> runOnLoop(() -> {
+            authTimer = -1;
+            if (!authenticated()) {
+                LOG.debug("connection {}: closed, no token within {} ms", id, limits.authTimeoutMs());
+                reject("amqp:unauthorized-access", "The connection was closed: no valid token was put within "
+                        + limits.authTimeoutMs() / 1000 + " seconds of opening it.");
+            }
+        }));
+    }
+
+    /** True once the connection has put an accepted token or authenticated with SASL PLAIN (or auth is off). */
+    boolean authenticated() {
+        return !options.requireAuth() || grants.hasAcceptedToken();
+    }
+
+    /** Bytes of unfinished multi-frame deliveries this connection has in flight (tests, metrics). */
+    long bufferedBytes() {
+        return guard.bufferedBytes();
     }
 
     // ------------------------------------------------------------------------------------------------ accessors
@@ -201,6 +241,62 @@ public final class AmqpConnection {
         }
     }
 
+    /**
+     * The connection's grants changed (a token was put): arms the check at the earliest expiry, which detaches the
+     * links the remaining grants no longer allow (the service detaches a link whose token expired; the SDKs renew
+     * their tokens ahead of expiry).
+     */
+    public void grantsChanged() {
+        long next = grants.nextExpiryMs();
+        if (closed || next == Long.MAX_VALUE || (expiryTimer >= 0 && next >= expiryAtMs)) {
+            return;
+        }
+        if (expiryTimer >= 0) {
+            vertx.cancelTimer(expiryTimer);
+        }
+        expiryAtMs = next;
+        expiryTimer = vertx.setTimer(Math.max(1, next - clock.epochMillis()), t -> runOnLoop(this::onTokenExpiry));
+    }
+
+    private void onTokenExpiry() {
+        expiryTimer = -1;
+        expiryAtMs = Long.MAX_VALUE;
+        long now = clock.epochMillis();
+        if (grants.nextExpiryMs() > now) {
+            grantsChanged(); // renewed meanwhile
+            return;
+        }
+        grants.removeExpired(now);
+        Link link = connection.linkHead(null, null);
+        while (link != null) {
+            Link next = link.next(null, null);
+            if (link.getLocalState() == EndpointState.ACTIVE && link.getContext() instanceof LinkHandler handler
+                    && !handler.authorized()) {
+                handler.onClosed();
+                link.setCondition(new ErrorCondition(Symbol.valueOf("amqp:unauthorized-access"),
+                        "The token authorizing this link has expired; put a new token and attach again."));
+                link.close();
+            }
+            link = next;
+        }
+        grantsChanged();
+    }
+
+    /**
+     * Detaches a sender's link whose unfinished delivery has grown past {@code max} bytes, with the service's
+     * {@code amqp:link:message-size-exceeded}, and drops what it holds; later frames of it are dropped as they come.
+     */
+    public void closeLinkForOversizedMessage(Receiver receiver, Delivery delivery, long max) {
+        long size = delivery.pending();
+        receiver.recv(new byte[delivery.pending()], 0, delivery.pending());
+        if (receiver.getLocalState() == EndpointState.ACTIVE) {
+            receiver.setCondition(new ErrorCondition(Symbol.valueOf("amqp:link:message-size-exceeded"),
+                    "The received message (at least " + size + " bytes) exceeds the limit (" + max
+                            + " bytes) currently allowed on the link."));
+            receiver.close();
+        }
+    }
+
     /** True when the connection holds a token (or auth is off) allowing {@code right} on the address. */
     public boolean allowed(String address, Right right) {
         return !options.requireAuth() || grants.allows(address, right, clock.epochMillis());
@@ -209,25 +305,17 @@ public final class AmqpConnection {
     // ------------------------------------------------------------------------------------------------ pump
 
     private void onData(Buffer buffer) {
-        if (closed) {
+        if (closed || rejected) {
             return;
         }
         byte[] bytes = buffer.getBytes();
-        int offset = 0;
         try {
-            while (offset < bytes.length) {
-                int capacity = transport.capacity();
-                if (capacity <= 0) {
-                    break;
-                }
-                int n = Math.min(capacity, bytes.length - offset);
-                ByteBuffer tail = transport.tail();
-                tail.put(bytes, offset, n);
-                offset += n;
-                transport.process();
-                processSasl();
-                processEvents();
-            }
+            guard.feed(bytes, 0, bytes.length, toProton);
+        } catch (FrameGuard.Violation v) {
+            LOG.debug("connection {}: closed for a protocol violation: {}", id, v.getMessage());
+            processEvents();
+            reject(v.condition(), v.getMessage());
+            return;
         } catch (TransportException e) {
             LOG.debug("connection {}: protocol error: {}", id, e.getMessage());
             // The transport is dead after a protocol error. In the AMQP layer proton-j queues a close frame and
@@ -237,11 +325,43 @@ public final class AmqpConnection {
             flush();
             closeSocket();
             return;
-        } catch (RuntimeException e) {
-            LOG.error("connection {}: failed to process input", id, e);
-            closeWithError("amqp:internal-error", "Internal error: " + e.getMessage());
+        } catch (RuntimeException | StackOverflowError e) {
+            LOG.warn("connection {}: closed, its input could not be processed: {}", id, e.toString());
+            reject("amqp:internal-error", "Internal error: " + e);
+            return;
         }
         processEvents();
+        flush();
+    }
+
+    /** Hands checked bytes to proton-j and dispatches what they caused. */
+    private void pushToProton(byte[] bytes, int offset, int length) {
+        int off = offset;
+        int end = offset + length;
+        while (off < end && !rejected) {
+            int capacity = transport.capacity();
+            if (capacity <= 0) {
+                throw new TransportException("the transport accepts no more input");
+            }
+            int n = Math.min(capacity, end - off);
+            ByteBuffer tail = transport.tail();
+            tail.put(bytes, off, n);
+            off += n;
+            transport.process();
+            processSasl();
+            processEvents();
+        }
+    }
+
+    /**
+     * Stops reading, closes the connection with an error, writes what is pending and drops the socket: the client
+     * sees the close frame (or, before AMQP is open, just the end of the stream) and the broker keeps nothing.
+     */
+    private void reject(String condition, String description) {
+        rejected = true;
+        closeWithError(condition, description);
+        processEvents();
+        closeAfterFlush = true;
         flush();
     }
 
@@ -262,14 +382,13 @@ public final class AmqpConnection {
         sasl.recv(response, 0, response.length);
         if (mechanism.equals("ANONYMOUS") || mechanism.equals("MSSBCBS")) {
             sasl.done(Sasl.SaslOutcome.PN_SASL_OK);
-        } else if (mechanism.equals("PLAIN")) {
-            if (plainAuthenticated(response)) {
-                sasl.done(Sasl.SaslOutcome.PN_SASL_OK);
-            } else {
-                sasl.done(Sasl.SaslOutcome.PN_SASL_AUTH);
-            }
+        } else if (mechanism.equals("PLAIN") && plainAuthenticated(response)) {
+            sasl.done(Sasl.SaslOutcome.PN_SASL_OK);
         } else {
+            // the outcome is written, then the socket is dropped: nothing follows a failed SASL exchange
             sasl.done(Sasl.SaslOutcome.PN_SASL_AUTH);
+            rejected = true;
+            closeAfterFlush = true;
         }
     }
 
@@ -288,8 +407,8 @@ public final class AmqpConnection {
         while ((event = collector.peek()) != null) {
             try {
                 dispatch(event);
-            } catch (RuntimeException e) {
-                LOG.error("connection {}: failed to handle {}", id, event.getType(), e);
+            } catch (RuntimeException | StackOverflowError e) {
+                LOG.warn("connection {}: failed to handle {}: {}", id, event.getType(), e.toString());
                 Link link = event.getLink();
                 if (link != null && link.getLocalState() == EndpointState.ACTIVE) {
                     // contain the failure to the link that caused it
@@ -330,7 +449,7 @@ public final class AmqpConnection {
         } catch (TransportException e) {
             LOG.debug("connection {}: transport error on output: {}", id, e.getMessage());
         }
-        if (transport.isClosed() || pending < 0) {
+        if (transport.isClosed() || pending < 0 || closeAfterFlush) {
             closeSocket();
         } else {
             scheduleTick();
@@ -382,8 +501,10 @@ public final class AmqpConnection {
             return;
         }
         closed = true;
-        if (tickTimer >= 0) {
-            vertx.cancelTimer(tickTimer);
+        for (long timer : new long[] {tickTimer, handshakeTimer, authTimer, expiryTimer}) {
+            if (timer >= 0) {
+                vertx.cancelTimer(timer);
+            }
         }
         closeAllLinks();
         links.connectionClosed(); // ops (metrics)
@@ -397,7 +518,10 @@ public final class AmqpConnection {
         }
     }
 
-    /** Closes the connection with an AMQP error (the client sees it in the close frame). */
+    /**
+     * Closes the connection with an AMQP error (the client sees it in the close frame). A client that does not
+     * answer with its own close within {@link #CLOSE_GRACE_MS} is dropped.
+     */
     public void closeWithError(String condition, String description) {
         if (connection.getLocalState() != EndpointState.CLOSED) {
             connection.setCondition(new ErrorCondition(Symbol.valueOf(condition), description));
@@ -405,6 +529,7 @@ public final class AmqpConnection {
                 connection.open();
             }
             connection.close();
+            vertx.setTimer(CLOSE_GRACE_MS, t -> runOnLoop(this::closeSocket));
         }
     }
 
@@ -423,6 +548,10 @@ public final class AmqpConnection {
     private void dispatch(Event event) {
         switch (event.getType()) {
             case CONNECTION_REMOTE_OPEN -> {
+                if (handshakeTimer >= 0) {
+                    vertx.cancelTimer(handshakeTimer);
+                    handshakeTimer = -1;
+                }
                 connection.setContainer("buslane-" + id);
                 connection.setProperties(Map.of(Symbol.valueOf("product"), "Buslane"));
                 connection.open();
@@ -451,17 +580,37 @@ public final class AmqpConnection {
                     handler.onFlow();
                 }
             }
-            case DELIVERY -> {
-                Delivery d = event.getDelivery();
-                if (d.getLink().getContext() instanceof LinkHandler handler) {
-                    handler.onDelivery(d);
-                }
-            }
+            case DELIVERY -> onDelivery(event.getDelivery());
             case TRANSPORT_ERROR -> LOG.debug("connection {}: transport error {}", id,
                     event.getTransport().getCondition());
             default -> {
                 // other events need no action
             }
+        }
+    }
+
+    private void onDelivery(Delivery d) {
+        Link link = d.getLink();
+        if (link instanceof Receiver receiver && (d.isAborted() || link.getLocalState() != EndpointState.ACTIVE
+                || !(link.getContext() instanceof LinkHandler))) {
+            // an aborted transfer, or one on a link the broker refused or closed: its bytes are dropped and the
+            // link moves on to the next delivery (proton-j would otherwise keep them, and a link stuck on an
+            // aborted delivery never delivers again)
+            if (!d.isPartial() || d.isAborted()) {
+                if (receiver.current() == d) {
+                    receiver.advance();
+                }
+                d.settle();
+                if (d.isAborted() && link.getContext() instanceof LinkHandler handler) {
+                    handler.onAborted();
+                }
+            } else if (d.pending() > 0) {
+                receiver.recv(new byte[d.pending()], 0, d.pending());
+            }
+            return;
+        }
+        if (link.getContext() instanceof LinkHandler handler) {
+            handler.onDelivery(d);
         }
     }
 

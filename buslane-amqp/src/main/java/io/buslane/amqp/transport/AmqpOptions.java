@@ -9,11 +9,18 @@ package io.buslane.amqp.transport;
  * @param idleTimeoutMs    a connection silent for this long is closed; half of it is advertised to the client
  * @param maxConnections   connections beyond this are refused (the emulator allows 10; we default far higher)
  * @param requireAuth      when false, every link is allowed without a CBS token (SAS tokens are still accepted)
+ * @param limits           what one connection may hold or take (sessions, links, buffered bytes, time to
+ *                         authenticate)
  */
 public record AmqpOptions(String host, int port, int maxFrameSize, int idleTimeoutMs, int maxConnections,
-                          boolean requireAuth) {
+                          boolean requireAuth, AmqpLimits limits) {
 
     public static AmqpOptions defaults(String host, int port) {
-        return new AmqpOptions(host, port, 262_144, 240_000, 10_000, true);
+        return new AmqpOptions(host, port, 262_144, 240_000, 10_000, true, AmqpLimits.defaults());
+    }
+
+    /** These options with other connection limits. */
+    public AmqpOptions withLimits(AmqpLimits newLimits) {
+        return new AmqpOptions(host, port, maxFrameSize, idleTimeoutMs, maxConnections, requireAuth, newLimits);
     }
 }
