@@ -70,6 +70,20 @@ public interface Journal extends AutoCloseable {
         return record == null ? null : record.payload();
     }
 
+    /**
+     * Does one bounded step of upkeep that frees storage (the file journal: compaction), for an owner that has
+     * nothing to write now: space that deletes made reclaimable is reclaimed even when no further record is ever
+     * appended (a drained queue on a full disk, a restarted broker). Call on the writer thread, between batches, when
+     * every appended record is synced; a step takes about as long as one after a sync. Storage failures are logged,
+     * not thrown.
+     *
+     * @return true when more upkeep can run at once (call again soon); false when there is none, or it waits on
+     *         something else
+     */
+    default boolean maintain() {
+        return false;
+    }
+
     /** Number of records appended since opening (a cheap progress counter for metrics and tests). */
     long appendedCount();
 

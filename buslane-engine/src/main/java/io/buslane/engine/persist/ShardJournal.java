@@ -23,6 +23,7 @@ public final class ShardJournal {
     private final Journal journal;
     private final MessageBodies bodies;
     private final JournalPartitionLog log;
+    private final Runnable onDiskFull;
     private long lastSyncedCount;
 
     /**
@@ -30,16 +31,18 @@ public final class ShardJournal {
      *                            {@link MessageBodies}
      */
     ShardJournal(String name, Journal journal, long residentBudgetBytes) {
-        this(name, journal, residentBudgetBytes, io.buslane.engine.partition.DedupRunStore.inHeap());
+        this(name, journal, residentBudgetBytes, io.buslane.engine.partition.DedupRunStore.inHeap(), () -> { });
     }
 
     /**
-     * @param dedupRuns where duplicate-detection windows move keys beyond their heap budget
+     * @param dedupRuns  where duplicate-detection windows move keys beyond their heap budget
+     * @param onDiskFull run when a sync fails for lack of space (the storage reads the free space again)
      */
     ShardJournal(String name, Journal journal, long residentBudgetBytes,
-                 io.buslane.engine.partition.DedupRunStore dedupRuns) {
+                 io.buslane.engine.partition.DedupRunStore dedupRuns, Runnable onDiskFull) {
         this.name = name;
         this.journal = journal;
+        this.onDiskFull = onDiskFull;
         this.bodies = new MessageBodies(residentBudgetBytes, MessageBodies.defaultCacheBytes(residentBudgetBytes),
                 this::readMessage);
         this.log = new JournalPartitionLog(journal, bodies, dedupRuns);
@@ -73,12 +76,25 @@ public final class ShardJournal {
             log.checkpointShard();
             journal.sync();
         } catch (JournalException e) {
+            if (e.diskFull()) {
+                onDiskFull.run();
+            }
             throw new BrokerException(e.diskFull() ? ErrorKind.QUOTA_EXCEEDED : ErrorKind.INTERNAL,
                     e.diskFull() ? "The broker's disk is full; the operation was not stored. Free disk space and "
                             + "retry." : "The broker could not store the operation: " + e.getMessage(), e);
         } finally {
             lastSyncedCount = journal.appendedCount();
         }
+    }
+
+    /**
+     * Lets the journal free space (compaction) while the shard has nothing to sync, so that what consumers deleted
+     * is reclaimed even when nothing more is written. Does nothing while records wait for a sync.
+     *
+     * @return true when more can be done at once
+     */
+    public boolean maintain() {
+        return !hasUnsynced() && journal.maintain();
     }
 
     /**

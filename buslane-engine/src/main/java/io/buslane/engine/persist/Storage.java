@@ -36,7 +36,9 @@ public final class Storage implements AutoCloseable {
     /**
      * Fails with {@code QUOTA_EXCEEDED} (AMQP {@code amqp:resource-limit-exceeded}) when the journals' disk is
      * nearly full, so that a send is refused before anything is applied: nothing is half-written, and sends work
-     * again as soon as space returns. The free space is read at most every 100 ms.
+     * again as soon as space returns. The free space is read at most every 100 ms, and again at once after a shard
+     * journal ran out of space. The file journals leave their disk reserve out of the free space they report, so
+     * that the space kept for deletes and compaction never takes new messages.
      *
      * @param nowNs the caller's monotonic time
      */
@@ -52,6 +54,11 @@ public final class Storage implements AutoCloseable {
                             + (minFreeBytes / (1024 * 1024)) + " MB must stay free. The message was not stored; "
                             + "free disk space and retry.");
         }
+    }
+
+    /** A journal ran out of space: the next {@link #requireFreeSpace} reads the free space again. */
+    void spaceRanOut() {
+        spaceCheckedAtNs = Long.MIN_VALUE;
     }
 
     public MetaJournal openMeta() {
@@ -73,7 +80,7 @@ public final class Storage implements AutoCloseable {
         io.buslane.engine.partition.DedupRunStore dedupRuns = journals instanceof io.buslane.journal.file.FileJournalFactory f
                 ? new FileDedupRunStore(f.dataDirectory().resolve(FileDedupRunStore.DIRECTORY).resolve(name))
                 : io.buslane.engine.partition.DedupRunStore.inHeap();
-        return new ShardJournal(name, journals.open(name), residentBudgetBytes, dedupRuns);
+        return new ShardJournal(name, journals.open(name), residentBudgetBytes, dedupRuns, this::spaceRanOut);
     }
 
     @Override

@@ -36,7 +36,9 @@ import java.util.function.Supplier;
  * expiry); drain a bounded batch of commands, each applied to its partition; append a checkpoint per partition
  * whose counters moved; sync the journal once (group commit); evict the newest message bodies beyond the shard's
  * resident budget (their records are durable now, see {@link MessageBodies}); then run the completions and
- * deliveries parked during the cycle, now that the records behind them are durable.
+ * deliveries parked during the cycle, now that the records behind them are durable. An idle cycle lets the journal
+ * reclaim space instead ({@link ShardJournal#maintain}: one bounded compaction step), so that what consumers deleted
+ * is freed even when nothing else is written, as on a disk too full to accept new messages.
  */
 public final class Shard implements PartitionContext {
 
@@ -265,13 +267,18 @@ public final class Shard implements PartitionContext {
             log.checkpoint(p);
         }
         dirty.clear();
-        syncAndComplete();
+        boolean synced = syncAndComplete();
+        if (work == 0 && !synced && journal.maintain()) {
+            work = 1; // idle, with more space to reclaim: the next cycle follows at once
+        }
         return work;
     }
 
-    private void syncAndComplete() {
+    /** Syncs what the cycle wrote and runs what waited for it; returns whether there was anything to sync. */
+    private boolean syncAndComplete() {
         RuntimeException failure = null;
-        if (journal.hasUnsynced()) {
+        boolean synced = journal.hasUnsynced();
+        if (synced) {
             try {
                 journal.sync();
             } catch (BrokerException e) {
@@ -281,7 +288,7 @@ public final class Shard implements PartitionContext {
         }
         bodies.afterSync(failure == null);
         if (pending.isEmpty()) {
-            return;
+            return synced;
         }
         Object[] actions = pending.toArray();
         pending.clear();
@@ -300,6 +307,7 @@ public final class Shard implements PartitionContext {
                 LOG.error("shard {}: completion failed", index, e);
             }
         }
+        return synced;
     }
 
     /** Runs start-up work (replay and the first checkpoints) on the caller's thread before {@link #start}. */

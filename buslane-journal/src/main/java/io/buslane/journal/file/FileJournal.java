@@ -77,7 +77,9 @@ import java.util.zip.CRC32C;
  * the file truncated back to the last synced position. The journal stays usable, so a later append and sync succeed
  * once space returns, and recovery never sees the failed batch's partial bytes (it would truncate them as a torn tail
  * anyway). If that rollback fails too, every later call throws and the journal must be reopened. {@link #close()}
- * discards unsynced records the same way, matching {@code InMemoryJournal}.
+ * discards unsynced records the same way, matching {@code InMemoryJournal}. A failure for lack of space also
+ * releases the data directory's disk reserve ({@link DiskReserve}), so that the next batch (the owner refuses new
+ * messages meanwhile, but goes on writing the DELETEs that free space) finds room.
  *
  * <h2>Recovery</h2>
  * <ol>
@@ -111,7 +113,13 @@ import java.util.zip.CRC32C;
  * ({@link #COMPACTION_STEP_BYTES} of source read; a group is swapped in at once when its copy is done), so a
  * segment's rewrite is spread over many batches instead of stalling one. Compaction never runs inside
  * {@code append}, and a failed automatic compaction is logged, not thrown, since the synced batch is durable
- * regardless. Before a swap compaction makes every appended record durable (forcing even
+ * regardless. A pass is also requested when the journal is opened and, without any roll, once DELETEs and UPDATEs
+ * have made enough bytes of sealed segments dead (half a segment's worth; any amount when the owner is idle), so
+ * that consuming messages frees space even when nothing else is written, as when new messages are refused because
+ * the disk is full. {@link #maintain()} carries a pass on while the owner has nothing to write, and after a restart,
+ * when no sync may come at all. A group's output must fit on the disk (with the disk reserve, which compaction may
+ * release); a group with nothing live is removed without writing anything (see {@link SegmentCompactor}).
+ * Before a swap compaction makes every appended record durable (forcing even
  * with {@link SyncPolicy#NONE}: it must never drop a record on the strength of one a crash could still lose). The
  * protocol, its crash safety and the liveness rules are in {@link SegmentCompactor} and {@link LiveIndex}.
  */
@@ -129,10 +137,16 @@ public final class FileJournal implements Journal {
      */
     static final long COMPACTION_STEP_BYTES = 256 * 1024;
     private static final int COMPACTION_WRITE_BUFFER_BYTES = 256 * 1024;
+    /**
+     * Free space a compaction output leaves untouched (a quarter segment for small segments), so that the DELETEs and
+     * checkpoints of every journal on the disk still find room while it is written.
+     */
+    private static final long COMPACTION_MARGIN_BYTES = 1024 * 1024;
 
     private final Path directory;
     private final FileJournalOptions options;
     private final SegmentIo io;
+    private final DiskReserve reserve;
     private final Runnable onClose;
     private final NavigableMap<Long, Segment> segments = new TreeMap<>();
     private final LiveIndex index = new LiveIndex(segments);
@@ -160,6 +174,10 @@ public final class FileJournal implements Journal {
     private int pendingCount;
     private long appendedCount;
     private boolean rolledSinceAutoCompaction;
+    /** {@link LiveIndex#sealedKilledBytes()} when the last automatic pass was requested. */
+    private long sealedKilledAtPass;
+    /** The disk's free bytes as last read when a compaction group was picked. */
+    private long lastFreeBytes = Long.MAX_VALUE;
     /** The latest background deletion of replaced segments; {@link #close} waits for it. */
     private Future<?> obsoleteDeletion;
     /** Source bytes one automatic compaction step reads after a sync (see {@link SegmentCompactor#step}). */
@@ -191,16 +209,23 @@ public final class FileJournal implements Journal {
         this(directory, options, SegmentIo.DIRECT, () -> { });
     }
 
+    /** A journal with no disk reserve (see {@link FileJournalFactory} for journals that share one). */
+    FileJournal(Path directory, FileJournalOptions options, SegmentIo io, Runnable onClose) {
+        this(directory, options, io, DiskReserve.none(directory, options.diskSpace()), onClose);
+    }
+
     /**
      * @param directory the journal's own directory
-     * @param options   segment size, sync policy, buffer size and automatic compaction
+     * @param options   segment size, sync policy, buffer size, automatic compaction and the disk's free space
      * @param io        the write/force seam (tests inject faults through it)
+     * @param reserve   the data directory's disk reserve, released when a write or compaction runs out of space
      * @param onClose   run once when the journal is closed (the factory forgets the name)
      */
-    FileJournal(Path directory, FileJournalOptions options, SegmentIo io, Runnable onClose) {
+    FileJournal(Path directory, FileJournalOptions options, SegmentIo io, DiskReserve reserve, Runnable onClose) {
         this.directory = Objects.requireNonNull(directory, "directory");
         this.options = Objects.requireNonNull(options, "options");
         this.io = io;
+        this.reserve = Objects.requireNonNull(reserve, "reserve");
         this.onClose = onClose;
         this.writeBuffer = ByteBuffer.allocateDirect(options.writeBufferSizeBytes());
         try {
@@ -221,7 +246,7 @@ public final class FileJournal implements Journal {
         }
         this.compactor = new SegmentCompactor(directory, segments, index, io, options.segmentSizeBytes(),
                 ByteBuffer.allocateDirect(COMPACTION_WRITE_BUFFER_BYTES), new CRC32C(),
-                this::forceBeforeCompactionSwap);
+                this::forceBeforeCompactionSwap, new CompactionSpace());
         if (options.syncPolicy() == SyncPolicy.NONE) {
             LOG.warn("Journal {} uses SyncPolicy.NONE: synced records are NOT durable and may be lost on power "
                     + "failure or an operating-system crash", directory);
@@ -248,6 +273,9 @@ public final class FileJournal implements Journal {
             failure = e;
             throw e;
         }
+        if (options.autoCompactLiveRatio() > 0) {
+            requestAutoPass(); // what the last run left dead is reclaimed even if nothing is ever written again
+        }
         RecoveryReport r = recoveryReport;
         LOG.info("Recovered journal {}: {} records ({} bytes) from {} segments; torn tail truncated: {} bytes; "
                         + "corrupt segments: {}; interrupted compaction: {}", directory, r.recordsReplayed(),
@@ -262,6 +290,7 @@ public final class FileJournal implements Journal {
         long bytesTruncated = 0;
         List<Corruption> corruptions = new ArrayList<>();
         long lastNumber = segments.isEmpty() ? -1 : segments.lastKey();
+        index.sealedBelow(segments.isEmpty() ? Long.MAX_VALUE : lastNumber);
         for (Segment segment : segments.values()) {
             try (SegmentReader reader = new SegmentReader(segment.path, readBuffer)) {
                 JournalRecord record;
@@ -322,6 +351,7 @@ public final class FileJournal implements Journal {
         }
         syncedSegment = activeSegment.number;
         syncedSizeBytes = activeSegment.sizeBytes;
+        index.sealedBelow(activeSegment.number);
     }
 
     /**
@@ -379,17 +409,59 @@ public final class FileJournal implements Journal {
         }
         syncPending();
         if (options.autoCompactLiveRatio() > 0) {
-            if (rolledSinceAutoCompaction) {
-                rolledSinceAutoCompaction = false;
-                compactor.requestPass(options.autoCompactLiveRatio());
+            if (rolledSinceAutoCompaction
+                    || index.sealedKilledBytes() - sealedKilledAtPass >= options.segmentSizeBytes() / 2) {
+                requestAutoPass();
             }
             if (compactor.hasWork()) {
-                try {
-                    compactDurable(compactionStepBytes);
-                } catch (JournalException e) {
-                    LOG.warn("Automatic compaction of journal {} failed; the synced batch is durable and appends "
-                            + "continue", directory, e);
-                }
+                autoCompactionStep();
+            }
+        }
+    }
+
+    /**
+     * Carries automatic compaction on by one bounded step while the owner has nothing to write (call on the writer
+     * thread, between batches, when no record is appended and unsynced): a pass is requested when the last one
+     * ended and records of sealed segments died since, or at a roll. Without it, space freed by DELETEs would wait
+     * for the next sync, which may never come: a drained queue on a full disk, or a restarted broker, writes nothing.
+     *
+     * @return true when more compaction can run at once; false when there is none, or it waits on the background
+     *         thread
+     */
+    @Override
+    public boolean maintain() {
+        if (closed || failure != null || !replayed || pendingCount > 0 || options.autoCompactLiveRatio() <= 0) {
+            return false;
+        }
+        if (!compactor.hasWork()
+                && (rolledSinceAutoCompaction || index.sealedKilledBytes() != sealedKilledAtPass)) {
+            requestAutoPass();
+        }
+        if (!compactor.hasWork()) {
+            return false;
+        }
+        autoCompactionStep();
+        return failure == null && compactor.hasWork() && !compactor.awaitingForce();
+    }
+
+    private void requestAutoPass() {
+        rolledSinceAutoCompaction = false;
+        sealedKilledAtPass = index.sealedKilledBytes();
+        compactor.requestPass(options.autoCompactLiveRatio());
+    }
+
+    /** One automatic step; a failure is logged, not thrown, since every synced batch is durable regardless. */
+    private void autoCompactionStep() {
+        try {
+            compactDurable(compactionStepBytes);
+        } catch (JournalException e) {
+            if (e.diskFull()) {
+                LOG.warn("Automatic compaction of journal {} ran out of disk space: {}; the synced batches are "
+                        + "durable, appends continue, and the pass goes on with the next group", directory,
+                        e.getMessage());
+            } else {
+                LOG.warn("Automatic compaction of journal {} failed; the synced batch is durable and appends "
+                        + "continue", directory, e);
             }
         }
     }
@@ -434,6 +506,7 @@ public final class FileJournal implements Journal {
         }
         checkUsable();
         rolledSinceAutoCompaction = false; // this call stands in for the automatic compaction
+        sealedKilledAtPass = index.sealedKilledBytes();
         if (pendingCount > 0) {
             syncPending(); // no automatic step: the full pass below finishes a pass under way
         }
@@ -472,12 +545,48 @@ public final class FileJournal implements Journal {
             }
             return result;
         } catch (IOException e) {
-            throw DiskErrors.toJournalException("cannot compact journal " + directory, e);
+            throw compactionFailed(e);
         } catch (UncheckedIOException e) {
-            throw DiskErrors.toJournalException("cannot compact journal " + directory, e.getCause());
+            throw compactionFailed(e.getCause());
         } catch (RuntimeException e) {
             failure = e;
             throw e;
+        }
+    }
+
+    private JournalException compactionFailed(IOException cause) {
+        JournalException thrown = DiskErrors.toJournalException("cannot compact journal " + directory, cause);
+        if (thrown.diskFull()) {
+            reserve.release("compacting journal " + directory + " ran out of space");
+        }
+        return thrown;
+    }
+
+    /**
+     * The space a compaction group's output may take: the disk's free space, plus the disk reserve (released by
+     * {@link #makeRoom} when the group needs it), minus a margin left for every journal's DELETEs and checkpoints.
+     * Read once per group, never per append.
+     */
+    private final class CompactionSpace implements SegmentCompactor.OutputSpace {
+
+        @Override
+        public long allowance() {
+            lastFreeBytes = reserve.freeBytes();
+            long room = lastFreeBytes - margin();
+            long held = reserve.heldBytes();
+            return room > Long.MAX_VALUE - held ? Long.MAX_VALUE : room + held;
+        }
+
+        @Override
+        public void makeRoom(long bytes) {
+            if (lastFreeBytes != Long.MAX_VALUE && bytes > lastFreeBytes - margin() && reserve.heldBytes() > 0) {
+                reserve.release("compacting journal " + directory + " needs up to " + bytes + " bytes, "
+                        + lastFreeBytes + " are free");
+            }
+        }
+
+        private long margin() {
+            return Math.min(COMPACTION_MARGIN_BYTES, options.segmentSizeBytes() / 4);
         }
     }
 
@@ -751,6 +860,7 @@ public final class FileJournal implements Journal {
         active = SegmentWriter.create(path, io, writeBuffer, crc);
         activeSegment = new Segment(number, path, 0);
         segments.put(number, activeSegment);
+        index.sealedBelow(number);
         SegmentFiles.fsyncDirectory(directory);
         rolledSinceAutoCompaction = true;
     }
@@ -758,6 +868,9 @@ public final class FileJournal implements Journal {
     /** Discards the failed batch (see the class comment) and returns the exception to throw. */
     private JournalException failBatch(String what, IOException cause) {
         JournalException thrown = DiskErrors.toJournalException(what, cause);
+        if (thrown.diskFull()) {
+            reserve.release(what + ": the disk is full");
+        }
         try {
             discardUnsynced();
             LOG.warn("{}; discarded the records appended since the last sync: {}", what, cause.toString());
@@ -791,6 +904,7 @@ public final class FileJournal implements Journal {
         active.discardAndTruncate(syncedSizeBytes);
         activeSegment = synced;
         synced.sizeBytes = syncedSizeBytes;
+        index.sealedBelow(synced.number);
     }
 
     private void closeActiveQuietly() {

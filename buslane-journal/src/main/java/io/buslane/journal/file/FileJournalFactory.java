@@ -28,6 +28,8 @@ import java.util.regex.Pattern;
  * &lt;data directory&gt;/
  *   lock              locked with FileChannel.tryLock() while a factory is open; never deleted
  *   meta.properties   "buslane.journal.format=1": the on-disk format version, checked when opening
+ *   reserve           zeros: disk space kept for deletes and compaction (see DiskReserve); absent while released
+ *   reserve.tmp       the reserve being written (deleted at open)
  *   meta/             one FileJournal per name (see FileJournal for its files)
  *   shard-0/
  * </pre>
@@ -35,6 +37,13 @@ import java.util.regex.Pattern;
  * {@code meta} is the name of the namespace-metadata journal and so of its subdirectory.
  * A second factory on a locked directory, in this process or another, fails with a {@link JournalException} naming
  * the directory and the lock file.
+ *
+ * <p><b>A full disk.</b> {@link #usableSpaceBytes()}, which the engine compares with its threshold before it accepts
+ * new messages, leaves out the space of the disk reserve ({@link FileJournalOptions#reserveBytes()}, written when the
+ * factory opens if the disk has room). When the disk fills up anyway (a large batch, another process), the journals
+ * release the reserve and the writes that free space go on: DELETEs, checkpoints and compaction, which may rewrite
+ * into the reserve and removes all-dead segments without writing anything. The reserve is written again in the
+ * background once three times its size is free.
  */
 public final class FileJournalFactory implements JournalFactory {
 
@@ -51,6 +60,7 @@ public final class FileJournalFactory implements JournalFactory {
     private final SegmentIo io;
     private final FileChannel lockChannel;
     private final FileLock lock;
+    private final DiskReserve reserve;
     private final Set<String> openNames = new HashSet<>();
     private boolean closed;
 
@@ -100,6 +110,8 @@ public final class FileJournalFactory implements JournalFactory {
         }
         this.lockChannel = channel;
         this.lock = acquired;
+        this.reserve = new DiskReserve(this.dataDirectory, options.reserveBytes(), options.diskSpace());
+        reserve.open();
     }
 
     private void checkOrWriteMeta() throws IOException {
@@ -151,14 +163,16 @@ public final class FileJournalFactory implements JournalFactory {
             throw new IllegalStateException("journal factory for " + dataDirectory + " is closed");
         }
         if (name == null || !NAME.matcher(name).matches() || name.equals(LOCK_FILE) || name.equals(META_FILE)
-                || name.equals(META_FILE + ".tmp")) {
+                || name.equals(META_FILE + ".tmp") || name.equals(DiskReserve.FILE_NAME)
+                || name.equals(DiskReserve.TEMP_NAME)) {
             throw new IllegalArgumentException("invalid journal name: " + name);
         }
         if (!openNames.add(name)) {
             throw new IllegalStateException("journal " + name + " in " + dataDirectory + " is already open");
         }
         try {
-            FileJournal journal = new FileJournal(dataDirectory.resolve(name), options, io, () -> forget(name));
+            FileJournal journal = new FileJournal(dataDirectory.resolve(name), options, io, reserve,
+                    () -> forget(name));
             journal.syncListener(syncListener); // ops (metrics)
             return journal;
         } catch (RuntimeException e) {
@@ -171,13 +185,19 @@ public final class FileJournalFactory implements JournalFactory {
         openNames.remove(name);
     }
 
+    /**
+     * The data directory's usable space ({@link FileJournalOptions#diskSpace()}) minus the part of the disk reserve
+     * that is not on disk: the reserve's space is never offered to new messages, whether it is held or released.
+     * A reading may release the reserve (less than half its size free) or start writing it again (three times free).
+     */
     @Override
     public long usableSpaceBytes() {
-        try {
-            return java.nio.file.Files.getFileStore(dataDirectory).getUsableSpace();
-        } catch (java.io.IOException e) {
-            return Long.MAX_VALUE;
-        }
+        return reserve.usableBytes();
+    }
+
+    /** The data directory's disk reserve (for tests). */
+    DiskReserve reserve() {
+        return reserve;
     }
 
     public Path dataDirectory() {
@@ -191,6 +211,7 @@ public final class FileJournalFactory implements JournalFactory {
             return;
         }
         closed = true;
+        reserve.close();
         if (!openNames.isEmpty()) {
             LOG.warn("Releasing the lock on {} while journals {} are still open", dataDirectory, openNames);
         }

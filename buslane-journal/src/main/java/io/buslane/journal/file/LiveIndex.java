@@ -40,6 +40,10 @@ final class LiveIndex {
     private final LongHashMap<IdRecords> ids = new LongHashMap<>();
     private final NavigableMap<Long, Segment> segments;
     private long oldestCorruptSegment = Long.MAX_VALUE;
+    /** Segments numbered below this one are sealed (the active segment's number). */
+    private long sealedBelow = Long.MAX_VALUE;
+    /** Bytes of records in sealed segments that a later DELETE or UPDATE made dead, since the journal opened. */
+    private long sealedKilledBytes;
 
     /**
      * The stored records of one id, in append order (which is also segment order): two {@code long}s per record,
@@ -110,6 +114,20 @@ final class LiveIndex {
 
     private static long withLive(long entry, boolean live) {
         return live ? entry | LIVE_BIT : entry & ~LIVE_BIT;
+    }
+
+    /** The active segment is now {@code segment}: kills in the segments before it count as sealed kills. */
+    void sealedBelow(long segment) {
+        sealedBelow = segment;
+    }
+
+    /**
+     * Bytes of sealed segments' records that later DELETEs and UPDATEs made dead since the journal opened: a
+     * monotonic counter whose growth tells the journal that compaction has new space to reclaim, with or without a
+     * segment roll.
+     */
+    long sealedKilledBytes() {
+        return sealedKilledBytes;
     }
 
     /** Segments from this one on may follow records recovery could not read: their DELETEs stay live. */
@@ -310,6 +328,9 @@ final class LiveIndex {
         long entry = records.entry(index);
         records.setEntry(index, withLive(entry, false));
         addLiveBytes(segmentOf(entry), -frameBytesOf(entry));
+        if (segmentOf(entry) < sealedBelow) {
+            sealedKilledBytes += frameBytesOf(entry);
+        }
     }
 
     private void account(IdRecords records, int sign) {

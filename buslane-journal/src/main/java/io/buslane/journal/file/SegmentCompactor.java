@@ -31,7 +31,10 @@ import java.util.zip.CRC32C;
  * than one segment: so the small outputs of earlier compactions merge instead of piling up. Each decision is taken
  * after the previous group is done, because dropping old ADDs can make a later DELETE dead. Oldest first is also
  * what keeps every intermediate state correct: a DELETE is only dropped once no older segment still holds what it
- * deletes.
+ * deletes. A group's output (at most its segments' live bytes) must also fit in the space the journal's
+ * {@link OutputSpace} allows, which is the disk's free space with the disk reserve (see {@link DiskReserve}): a
+ * group stops growing where it would not fit, and a first segment that does not fit on its own is passed over, so
+ * that wholly dead segments, whose output is nothing, are reclaimed on a full disk too.
  *
  * <p><b>Steps.</b> A pass is requested ({@link #requestPass}) and carried out by {@link #step}s of bounded size, so
  * that the owner thread appends and syncs between them; the copy of one group may span many steps (the group's
@@ -43,15 +46,15 @@ import java.util.zip.CRC32C;
  * <p><b>Compacting one group</b> {@code a..b} (the output takes number {@code a}, so append order is preserved):
  * <ol>
  *   <li>copy the group's live records, in order, to {@code a.seg.compacted} and force it (no file if none is
- *       live) — {@link CompactionStep#OUTPUT_WRITTEN}; a record live when copied and deleted before the swap is
- *       kept (dead in the index from the swap on, dropped by a later pass);</li>
+ *       live: then the group is removed as described below, without steps 2 to 5) —
+ *       {@link CompactionStep#OUTPUT_WRITTEN}; a record live when copied and deleted before the swap is kept (dead
+ *       in the index from the swap on, dropped by a later pass);</li>
  *   <li>write {@code compaction.manifest} ({@link CompactionManifest}: target {@code a}, sources {@code a..b},
  *       output size), force it, fsync the directory — {@link CompactionStep#MANIFEST_WRITTEN};</li>
- *   <li>delete sources {@code b..a+1} (and {@code a} when there is no output) —
- *       {@link CompactionStep#SOURCE_DELETED} after each; then move {@code a} out of the way when there is output. A
- *       source is deleted by renaming it to {@code n.seg.obsolete}: the journal frees its blocks later, on a
- *       background thread (explicit {@link FileJournal#compact} at once), so that the writer thread never waits for
- *       the file system to release tens of megabytes;</li>
+ *   <li>delete sources {@code b..a+1} — {@link CompactionStep#SOURCE_DELETED} after each; then move {@code a} out
+ *       of the way. A source is deleted by renaming it to {@code n.seg.obsolete}: the journal frees its blocks
+ *       later, on a background thread (explicit {@link FileJournal#compact} at once), so that the writer thread
+ *       never waits for the file system to release tens of megabytes;</li>
  *   <li>rename {@code a.seg.compacted} over {@code a.seg} (an atomic {@code rename(2)} that replaces the target),
  *       fsync the directory — {@link CompactionStep#OUTPUT_RENAMED};</li>
  *   <li>delete the manifest, fsync the directory — {@link CompactionStep#MANIFEST_DELETED}.</li>
@@ -63,12 +66,23 @@ import java.util.zip.CRC32C;
  *       back.</li>
  *   <li>A valid manifest: roll forward. Check the output file (if still there) has the recorded size, delete the
  *       sources other than the target that remain, rename the output over the target if the rename has not
- *       happened (the output file only disappears by that rename), fsync, delete the manifest, fsync.</li>
+ *       happened (the output file only disappears by that rename), fsync, delete the manifest, fsync. (A manifest
+ *       without output, written for all-dead groups before they were removed without one, deletes every
+ *       source.)</li>
  *   <li>Any {@code *.seg.compacted} left without a manifest is a step 1 that never finished: delete it. Rolled
  *       back.</li>
  *   <li>Any {@code *.seg.obsolete} is a source a swap already replaced (see step 3): delete it.</li>
  * </ol>
- * A failure before the manifest is durable deletes the partial output and leaves the journal as it was; a failure
+ *
+ * <p><b>A group with nothing live</b> (every record dead: a drained queue) is removed without writing anything, so
+ * that it can be reclaimed on a disk too full for a manifest: its sources are deleted (renamed to
+ * {@code *.seg.obsolete}) <em>oldest first</em>, with a directory fsync after each, and no manifest. A crash in between
+ * leaves a suffix of the group, which is a valid journal: every record in it is dead, and the ADDs and UPDATEs that
+ * its DELETEs delete were either older than the group (then the DELETE was live, and the group was not all dead) or
+ * in the deleted prefix; the reopened journal compacts the rest again.
+ *
+ * <p>A failure before the manifest is durable deletes the partial output and leaves the journal as it was (the pass
+ * goes on with the next group, so a group that does not fit on a full disk does not hold up those after it); a failure
  * after it disables compaction until the journal is reopened, which rolls the step forward.
  */
 final class SegmentCompactor {
@@ -92,6 +106,7 @@ final class SegmentCompactor {
     private final CRC32C crc;
     private final ByteBuffer readBuffer = ByteBuffer.allocate(READ_BUFFER_BYTES);
     private final Runnable beforeSwap;
+    private final OutputSpace outputSpace;
     private CompactionStep.Hook hook = CompactionStep.Hook.NONE;
     private String disabledReason;
     /** Replaced segments renamed out of the way by finished swaps, for the journal to delete. */
@@ -112,6 +127,16 @@ final class SegmentCompactor {
      * on the ids' entries), a group of 30,000 ids updated at once held the writer thread for 5 to 17 ms.
      */
     static final int SETTLE_BATCH = 2048;
+
+    /** Where compaction output goes: how much a group's output may take, and room made before it is copied. */
+    interface OutputSpace {
+
+        /** Bytes the output of the next group may take, counting what {@link #makeRoom} can free. */
+        long allowance();
+
+        /** Called before a group whose output takes at most {@code bytes} is copied. */
+        void makeRoom(long bytes);
+    }
 
     /** The surviving index entries of one id while its records in a group are copied. */
     private static final class Survivors {
@@ -151,9 +176,11 @@ final class SegmentCompactor {
      * @param writeBuffer      a write buffer of the compactor's own (appends go on between steps)
      * @param crc              a checksum instance of the compactor's own
      * @param beforeSwap       run before a group's manifest is written (the journal forces its active segment)
+     * @param outputSpace      how much output a group may write
      */
     SegmentCompactor(Path directory, NavigableMap<Long, Segment> segments, LiveIndex index, SegmentIo io,
-                     long segmentSizeBytes, ByteBuffer writeBuffer, CRC32C crc, Runnable beforeSwap) {
+                     long segmentSizeBytes, ByteBuffer writeBuffer, CRC32C crc, Runnable beforeSwap,
+                     OutputSpace outputSpace) {
         this.directory = directory;
         this.segments = segments;
         this.index = index;
@@ -162,6 +189,7 @@ final class SegmentCompactor {
         this.writeBuffer = writeBuffer;
         this.crc = crc;
         this.beforeSwap = beforeSwap;
+        this.outputSpace = outputSpace;
     }
 
     void hook(CompactionStep.Hook newHook) {
@@ -206,6 +234,12 @@ final class SegmentCompactor {
     /** Whether a pass or a group is unfinished: {@link #step} has work to do. */
     boolean hasWork() {
         return settling != null || (disabledReason == null && (job != null || passRequested));
+    }
+
+    /** Whether the next step can only wait: the group's output is being forced on the background thread. */
+    boolean awaitingForce() {
+        Job j = job;
+        return settling == null && j != null && j.forcing != null && !j.forcing.isDone();
     }
 
     /**
@@ -341,6 +375,7 @@ final class SegmentCompactor {
     /** The next group of the pass, from {@link #cursor} on, or null when the pass is done. */
     private Job nextGroup(long activeSegment) {
         double threshold = passThreshold;
+        long allowance = -1; // read from the disk once a group is in sight
         Long key = cursor == null ? null : segments.ceilingKey(cursor);
         while (key != null && key < activeSegment) {
             Segment first = segments.get(key);
@@ -349,6 +384,16 @@ final class SegmentCompactor {
                 key = next;
                 continue;
             }
+            if (allowance < 0) {
+                allowance = Math.max(0, outputSpace.allowance());
+            }
+            if (first.liveBytes > allowance) {
+                LOG.debug("Passing over {} of {}: its {} live bytes do not fit in the {} bytes of disk compaction may "
+                        + "use now", first, directory, first.liveBytes, allowance);
+                key = next;
+                continue;
+            }
+            long maxLiveBytes = Math.min(segmentSizeBytes, allowance);
             List<Segment> group = new ArrayList<>();
             group.add(first);
             boolean hasCandidate = isCandidate(first, threshold);
@@ -357,7 +402,7 @@ final class SegmentCompactor {
             while (next != null && next < activeSegment) {
                 Segment following = segments.get(next);
                 if (!isMergeable(following, threshold)
-                        || groupLiveBytes + following.liveBytes > segmentSizeBytes
+                        || groupLiveBytes + following.liveBytes > maxLiveBytes
                         || groupBytes + following.sizeBytes > MAX_GROUP_SEGMENTS * segmentSizeBytes) {
                     break;
                 }
@@ -369,6 +414,7 @@ final class SegmentCompactor {
             }
             cursor = next;
             if (hasCandidate || group.size() > 1) {
+                outputSpace.makeRoom(groupLiveBytes);
                 return new Job(group);
             }
             key = next;
@@ -498,7 +544,12 @@ final class SegmentCompactor {
                 copied = true;
                 return used;
             } catch (IOException e) {
-                abandon();
+                // this group is given up (its partial output deleted); the pass goes on with the next one
+                job = null;
+                awaitForceQuietly();
+                closeReader();
+                abandonOutput(writer, output);
+                writer = null;
                 throw e;
             }
         }
@@ -555,6 +606,10 @@ final class SegmentCompactor {
                 hook.afterStep(CompactionStep.OUTPUT_WRITTEN, target);
             }
             beforeSwap.run();
+            if (outputBytes < 0) {
+                removeDeadGroup();
+                return finishSwap(outputBytes);
+            }
 
             // 2. make the manifest durable: from here on, recovery rolls forward
             long[] sources = group.stream().mapToLong(s -> s.number).toArray();
@@ -584,17 +639,13 @@ final class SegmentCompactor {
                     Path obsolete = SegmentFiles.obsoletePath(source);
                     Files.move(source, obsolete, StandardCopyOption.ATOMIC_MOVE);
                     obsoleteFiles.add(obsolete);
-                    if (i > 0 || outputBytes < 0) {
+                    if (i > 0) {
                         hook.afterStep(CompactionStep.SOURCE_DELETED, target);
                     }
                 }
-                if (outputBytes >= 0) {
-                    Files.move(output, group.get(0).path, StandardCopyOption.ATOMIC_MOVE);
-                }
+                Files.move(output, group.get(0).path, StandardCopyOption.ATOMIC_MOVE);
                 SegmentFiles.fsyncDirectory(directory);
-                if (outputBytes >= 0) {
-                    hook.afterStep(CompactionStep.OUTPUT_RENAMED, target);
-                }
+                hook.afterStep(CompactionStep.OUTPUT_RENAMED, target);
                 Files.delete(manifestPath);
                 SegmentFiles.fsyncDirectory(directory);
             } catch (IOException e) {
@@ -603,9 +654,33 @@ final class SegmentCompactor {
                 throw e;
             }
             hook.afterStep(CompactionStep.MANIFEST_DELETED, target);
+            return finishSwap(outputBytes);
+        }
 
-            // the disk is done: bring the segment table up to date; the index entries (liveness and record
-            // positions) of the survivors follow in batches (see settle), each id's at the latest when it is used
+        /**
+         * Removes a group that holds nothing live without writing a byte (see the class comment): the sources are
+         * renamed out of the way oldest first, each rename made durable before the next, so a crash leaves a suffix.
+         */
+        private void removeDeadGroup() throws IOException {
+            try {
+                for (Segment source : group) {
+                    Path obsolete = SegmentFiles.obsoletePath(source.path);
+                    Files.move(source.path, obsolete, StandardCopyOption.ATOMIC_MOVE);
+                    obsoleteFiles.add(obsolete);
+                    SegmentFiles.fsyncDirectory(directory);
+                    hook.afterStep(CompactionStep.SOURCE_DELETED, target);
+                }
+            } catch (IOException e) {
+                disable("the removal of dead segments " + target + ".." + last + " stopped half-way (" + e
+                        + "); reopening the journal finishes it");
+                throw e;
+            }
+        }
+
+        /** The disk is done: the segment table follows; the survivors' index entries follow in later steps. */
+        private CompactionResult finishSwap(long outputBytes) {
+            // the index entries (liveness and record positions) of the survivors follow in batches (see settle),
+            // each id's at the latest when it is used
             for (Segment source : group) {
                 segments.remove(source.number);
             }
