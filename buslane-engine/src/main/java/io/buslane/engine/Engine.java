@@ -299,6 +299,26 @@ public final class Engine implements AutoCloseable {
     }
     // ops (metrics): end
 
+    /**
+     * Calls {@code listener} (on the failing shard's thread) if an error ends a shard's thread: the engine cannot
+     * serve that shard's entities any more, and the process should report itself unhealthy and stop.
+     */
+    public void onFatal(java.util.function.Consumer<Throwable> listener) {
+        for (Shard s : shards) {
+            s.onFatal(listener);
+        }
+    }
+
+    /** The first error that ended a shard's thread, or null while every shard runs. */
+    public Throwable fatalError() {
+        for (Shard s : shards) {
+            if (s.fatal() != null) {
+                return s.fatal();
+            }
+        }
+        return null;
+    }
+
     @Override
     public void close() {
         if (closed) {

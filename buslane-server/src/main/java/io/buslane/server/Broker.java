@@ -25,9 +25,17 @@ import io.buslane.server.ops.BrokerMetrics;
 import io.buslane.server.ops.Health;
 import io.buslane.server.ops.NamespaceOps;
 import io.buslane.server.ops.OpsApi;
+import io.buslane.server.ops.EventLoopWatchdog;
+import io.vertx.core.Context;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A running broker: storage, engine, topology and listeners, wired together and shut down in reverse order.
@@ -36,6 +44,9 @@ import org.slf4j.LoggerFactory;
 public final class Broker implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Broker.class);
+    /** An event loop that has not run a probe for this long is reported blocked. */
+    private static final long WATCHDOG_THRESHOLD_MS = 3_000;
+    private static final long WATCHDOG_PERIOD_MS = 500;
 
     private final Storage storage;
     private final Engine engine;
@@ -43,15 +54,40 @@ public final class Broker implements AutoCloseable {
     private final HttpEndpoint http;
     private final AmqpServer amqp;
     private final Health health;
+    private final ScheduledExecutorService watchdogThread;
+    private volatile Runnable onFatal = () -> { };
     private volatile boolean closed;
 
-    private Broker(Storage storage, Engine engine, Vertx vertx, HttpEndpoint http, AmqpServer amqp, Health health) {
+    private Broker(Storage storage, Engine engine, Vertx vertx, HttpEndpoint http, AmqpServer amqp, Health health,
+                   EventLoopWatchdog watchdog) {
         this.storage = storage;
         this.engine = engine;
         this.vertx = vertx;
         this.http = http;
         this.amqp = amqp;
         this.health = health;
+        this.watchdogThread = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "buslane-watchdog");
+            t.setDaemon(true);
+            return t;
+        });
+        watchdogThread.scheduleWithFixedDelay(watchdog::check, WATCHDOG_PERIOD_MS, WATCHDOG_PERIOD_MS,
+                TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Runs {@code action} (once, on another thread) if an internal thread dies: {@code /health} already answers 503
+     * then; the command line stops the process rather than leave it running half dead.
+     */
+    public void onFatal(Runnable action) {
+        this.onFatal = action;
+    }
+
+    private void fatal(Throwable error) {
+        LOG.error("Buslane cannot go on: {}", error.toString());
+        Thread t = new Thread(onFatal, "buslane-fatal");
+        t.setDaemon(true);
+        t.start();
     }
 
     /** Starts a broker; fails (with nothing left running) if any part cannot start. */
@@ -77,10 +113,15 @@ public final class Broker implements AutoCloseable {
         Vertx vertx = null;
         try {
             // the HTTP port opens first: /health answers 503 (STARTING) while the journals are replayed
-            vertx = Vertx.vertx();
+            AmqpOptions amqpOptions = amqpOptions(options);
+            // one event loop for HTTP, one per AMQP listener: a stuck connection cannot stop /health or the others
+            vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(amqpOptions.eventLoops() + 1));
             HttpEndpoint http = HttpEndpoint.start(vertx, options.host(), options.httpPort(), health::report);
             engine = Engine.start(new EngineConfig(Clock.system(), storage, options.shards(),
                     ThreadingMode.DEDICATED));
+            Engine running = engine;
+            health.addCheck(() -> running.fatalError() == null ? List.of()
+                    : List.of("A shard thread stopped: " + running.fatalError()));
             metrics.bindEngine(engine);
             TopologyApplier.apply(engine, topology);
             CbsAuthorizer authorizer = authorizer(options);
@@ -92,10 +133,19 @@ public final class Broker implements AutoCloseable {
                 AdminApi.mount(router, managed, authorizer.validator(), Clock.system());
                 ConsoleApi.mount(router, managed, authorizer.validator(), Clock.system());
             });
-            AmqpServer amqp = AmqpServer.start(vertx, engine, Clock.system(), authorizer,
-                    amqpOptions(options));
+            AmqpServer amqp = AmqpServer.start(vertx, engine, Clock.system(), authorizer, amqpOptions);
             metrics.bindAmqp(amqp.stats(), amqp::connectionCount);
-            Broker broker = new Broker(storage, engine, vertx, http, amqp, health);
+            EventLoopWatchdog watchdog = new EventLoopWatchdog(Clock.system(), WATCHDOG_THRESHOLD_MS);
+            watchdog.watch("http", http.context());
+            int loop = 0;
+            for (Context c : amqp.contexts()) {
+                watchdog.watch("amqp-" + loop++, c);
+            }
+            health.addCheck(() -> watchdog.blockedLoops().stream()
+                    .map(name -> "Event loop " + name + " is not answering.").toList());
+            metrics.bindWatchdog(watchdog);
+            Broker broker = new Broker(storage, engine, vertx, http, amqp, health, watchdog);
+            engine.onFatal(broker::fatal);
             health.ready(engine, amqp.port(), http.port());
             LOG.info("Buslane ready in {} ms: AMQP on {}:{}, HTTP on {}:{}, data {}",
                     (Clock.system().monotonicNanos() - startNs) / 1_000_000, options.host(), amqp.port(),
@@ -115,9 +165,7 @@ public final class Broker implements AutoCloseable {
     }
 
     private static AmqpOptions amqpOptions(BrokerOptions options) {
-        AmqpOptions d = AmqpOptions.defaults(options.host(), options.amqpPort());
-        return new AmqpOptions(d.host(), d.port(), d.maxFrameSize(), d.idleTimeoutMs(), options.maxConnections(),
-                d.requireAuth(), d.limits());
+        return AmqpOptions.defaults(options.host(), options.amqpPort()).withMaxConnections(options.maxConnections());
     }
 
     private static CbsAuthorizer authorizer(BrokerOptions options) {
@@ -148,6 +196,11 @@ public final class Broker implements AutoCloseable {
         return engine;
     }
 
+    /** The AMQP listeners' event loops (tests). */
+    List<Context> amqpContexts() {
+        return amqp.contexts();
+    }
+
     public int httpPort() {
         return http.port();
     }
@@ -159,6 +212,7 @@ public final class Broker implements AutoCloseable {
         }
         closed = true;
         health.stopping();
+        watchdogThread.shutdownNow();
         amqp.close();
         http.close();
         try {

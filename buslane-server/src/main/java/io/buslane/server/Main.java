@@ -14,6 +14,9 @@ import java.util.concurrent.CountDownLatch;
         description = "An Azure Service Bus-compatible message broker.")
 public final class Main implements Callable<Integer> {
 
+    /** The exit status after an internal thread died (EX_SOFTWARE). */
+    static final int EXIT_FATAL = 70;
+
     @Option(names = "--amqp-port", defaultValue = "5672", description = "AMQP port (default: ${DEFAULT-VALUE}).")
     int amqpPort;
 
@@ -69,6 +72,8 @@ public final class Main implements Callable<Integer> {
             System.err.println(e.getMessage());
             return 2;
         }
+        // a dead internal thread: /health answers 503 and the process stops (the shutdown hook closes the broker)
+        broker.onFatal(() -> System.exit(EXIT_FATAL));
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             broker.close();

@@ -96,6 +96,10 @@ public final class AmqpConnection {
     private long expiryTimer = -1;
     private long expiryAtMs = Long.MAX_VALUE;
     private boolean flushScheduled;
+    /** When input last arrived (monotonic ns), for {@link #releaseIdleBuffers}. */
+    private long lastInputNs = System.nanoTime();
+    /** proton-j's buffers were dropped and nothing has arrived since. */
+    private boolean buffersReleased;
     /** Input is no longer read: the connection broke a rule and is being closed. */
     private boolean rejected;
     /** The socket closes once pending output is written (after a failed SASL exchange or a violation). */
@@ -171,6 +175,22 @@ public final class AmqpConnection {
     /** True once the connection has put an accepted token or authenticated with SASL PLAIN (or auth is off). */
     boolean authenticated() {
         return !options.requireAuth() || grants.hasAcceptedToken();
+    }
+
+    /**
+     * Drops proton-j's read and write buffers (256 KiB each) if no input has come for {@code quietNs} and they
+     * hold nothing: an idle connection then costs a few KiB of heap. Called by the listener's periodic sweep, on
+     * this connection's loop.
+     */
+    void releaseIdleBuffers(long nowNs, long quietNs) {
+        if (!closed && !buffersReleased && nowNs - lastInputNs > quietNs) {
+            ProtonTuning.releaseBuffers(transport);
+            buffersReleased = true;
+        }
+    }
+
+    boolean isClosed() {
+        return closed;
     }
 
     /** Bytes of unfinished multi-frame deliveries this connection has in flight (tests, metrics). */
@@ -309,6 +329,8 @@ public final class AmqpConnection {
             return;
         }
         byte[] bytes = buffer.getBytes();
+        lastInputNs = System.nanoTime();
+        buffersReleased = false;
         try {
             guard.feed(bytes, 0, bytes.length, toProton);
         } catch (FrameGuard.Violation v) {

@@ -11,16 +11,36 @@ package io.buslane.amqp.transport;
  * @param requireAuth      when false, every link is allowed without a CBS token (SAS tokens are still accepted)
  * @param limits           what one connection may hold or take (sessions, links, buffered bytes, time to
  *                         authenticate)
+ * @param eventLoops       event loops the connections are spread over (each connection lives on one)
  */
 public record AmqpOptions(String host, int port, int maxFrameSize, int idleTimeoutMs, int maxConnections,
-                          boolean requireAuth, AmqpLimits limits) {
+                          boolean requireAuth, AmqpLimits limits, int eventLoops) {
+
+    public AmqpOptions {
+        if (eventLoops < 1) {
+            throw new IllegalArgumentException("eventLoops must be at least 1, was " + eventLoops);
+        }
+    }
 
     public static AmqpOptions defaults(String host, int port) {
-        return new AmqpOptions(host, port, 262_144, 240_000, 10_000, true, AmqpLimits.defaults());
+        return new AmqpOptions(host, port, 262_144, 240_000, 10_000, true, AmqpLimits.defaults(),
+                defaultEventLoops());
+    }
+
+    /** One event loop per core, at least two: one stuck connection never holds up every other. */
+    public static int defaultEventLoops() {
+        return Math.max(2, Runtime.getRuntime().availableProcessors());
     }
 
     /** These options with other connection limits. */
     public AmqpOptions withLimits(AmqpLimits newLimits) {
-        return new AmqpOptions(host, port, maxFrameSize, idleTimeoutMs, maxConnections, requireAuth, newLimits);
+        return new AmqpOptions(host, port, maxFrameSize, idleTimeoutMs, maxConnections, requireAuth, newLimits,
+                eventLoops);
+    }
+
+    /** These options with another connection cap. */
+    public AmqpOptions withMaxConnections(int newMaxConnections) {
+        return new AmqpOptions(host, port, maxFrameSize, idleTimeoutMs, newMaxConnections, requireAuth, limits,
+                eventLoops);
     }
 }

@@ -4,18 +4,29 @@ import io.buslane.common.auth.CbsAuthorizer;
 import io.buslane.amqp.mgmt.ManagementProcessor;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.Engine;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetServerOptions;
+import io.vertx.core.net.NetSocket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The AMQP 1.0 listener. Each accepted socket becomes an {@link AmqpConnection} confined to the Vert.x event loop
- * that owns the socket; a slow or misbehaving client affects only its own connection.
+ * The AMQP 1.0 listener, spread over {@link AmqpOptions#eventLoops()} event loops: one listener per loop shares the
+ * port (Vert.x hands accepted sockets to them in turn), and each accepted socket becomes an {@link AmqpConnection}
+ * confined to its listener's loop. A slow or misbehaving client holds up at most the connections of its own loop,
+ * never the HTTP port (which has a loop of its own) nor the other loops.
  *
  * <p>Design note: the frames are handled by proton-j directly rather than through vertx-proton, because
  * vertx-proton decodes every transfer with proton-j's {@code MessageImpl}, which keeps only the first body
@@ -26,48 +37,140 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class AmqpServer implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(AmqpServer.class);
+    /** How often each loop drops the proton-j buffers of connections that were quiet since the last sweep. */
+    private static final long SWEEP_MS = 1_000;
 
-    private final NetServer server;
+    private final Vertx vertx;
+    private final Engine engine;
+    private final Clock clock;
+    private final CbsAuthorizer authorizer;
+    private final AmqpOptions options;
+    private final ManagementProcessor management;
     private final AtomicInteger connections = new AtomicInteger();
     private final AmqpStats stats = new AmqpStats(); // ops (metrics)
+    private final List<Listener> listeners = new CopyOnWriteArrayList<>();
+    private final List<String> deployments = new CopyOnWriteArrayList<>();
 
-    private AmqpServer(NetServer server) {
-        this.server = server;
+    private AmqpServer(Vertx vertx, Engine engine, Clock clock, CbsAuthorizer authorizer, AmqpOptions options) {
+        this.vertx = vertx;
+        this.engine = engine;
+        this.clock = clock;
+        this.authorizer = authorizer;
+        this.options = options;
+        this.management = new ManagementProcessor(engine);
     }
 
-    /** Starts listening; returns once the port is bound. */
+    /** Starts listening on every loop; returns once the port is bound. */
     public static AmqpServer start(Vertx vertx, Engine engine, Clock clock, CbsAuthorizer authorizer,
                                    AmqpOptions options) throws Exception {
-        NetServerOptions netOptions = new NetServerOptions()
-                .setHost(options.host())
-                .setPort(options.port())
-                .setTcpNoDelay(true)
-                .setReuseAddress(true);
-        NetServer net = vertx.createNetServer(netOptions);
-        AmqpServer self = new AmqpServer(net);
-        ManagementProcessor management = new ManagementProcessor(engine);
-        net.connectHandler(socket -> {
-            if (self.connections.incrementAndGet() > options.maxConnections()) {
-                self.connections.decrementAndGet();
-                self.stats.connectionRefused(); // ops (metrics)
-                LOG.warn("Refusing connection from {}: the limit of {} connections is reached",
-                        socket.remoteAddress(), options.maxConnections());
-                socket.close();
-                return;
-            }
-            AmqpConnection connection = new AmqpConnection(vertx, vertx.getOrCreateContext(), socket, engine, clock,
-                    authorizer, management, options, self.connections::decrementAndGet);
-            self.stats.connectionOpened(); // ops (metrics)
-            connection.links = self.stats.newLinks(); // ops (metrics)
-            connection.start();
-        });
-        net.listen().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-        LOG.info("AMQP listening on {}:{}", options.host(), net.actualPort());
+        AmqpServer self = new AmqpServer(vertx, engine, clock, authorizer, options);
+        // listeners on one port share it (Vert.x server sharing); a negative port is Vert.x's way to share one free
+        // port among them, as port 0 would give each listener a port of its own
+        int shared = options.port() == 0 ? -1 : options.port();
+        for (int i = 0; i < options.eventLoops(); i++) {
+            self.deploy(shared);
+        }
+        int port = self.port();
+        LOG.info("AMQP listening on {}:{} ({} event loops)", options.host(), port, options.eventLoops());
         return self;
     }
 
+    private void deploy(int port) throws Exception {
+        Listener listener = new Listener(port);
+        deployments.add(vertx.deployVerticle(listener).toCompletionStage().toCompletableFuture()
+                .get(30, TimeUnit.SECONDS));
+        listeners.add(listener);
+    }
+
+    /** One listener on one event loop, with the connections it accepted. */
+    private final class Listener extends VerticleBase {
+        private final int port;
+        /** This loop's open connections; touched only on the loop. */
+        private final Set<AmqpConnection> open = new HashSet<>();
+        private NetServer server;
+        private long sweepTimer = -1;
+
+        Listener(int port) {
+            this.port = port;
+        }
+
+        Context loop() {
+            return context;
+        }
+
+        @Override
+        public Future<?> start() {
+            NetServerOptions netOptions = new NetServerOptions()
+                    .setHost(options.host())
+                    .setPort(port)
+                    .setTcpNoDelay(true)
+                    .setReuseAddress(true);
+            server = vertx.createNetServer(netOptions);
+            server.connectHandler(socket -> accept(socket, context, this));
+            sweepTimer = vertx.setPeriodic(SWEEP_MS, t -> sweep());
+            return server.listen();
+        }
+
+        @Override
+        public Future<?> stop() {
+            vertx.cancelTimer(sweepTimer);
+            return Future.succeededFuture();
+        }
+
+        /** Drops the buffers of connections quiet for a sweep period. */
+        private void sweep() {
+            sweep(SWEEP_MS * 1_000_000L);
+        }
+
+        private void sweep(long quietNs) {
+            long now = System.nanoTime();
+            open.removeIf(AmqpConnection::isClosed);
+            for (AmqpConnection c : open) {
+                c.releaseIdleBuffers(now, quietNs);
+            }
+        }
+    }
+
+    private void accept(NetSocket socket, Context context, Listener listener) {
+        if (connections.incrementAndGet() > options.maxConnections()) {
+            connections.decrementAndGet();
+            stats.connectionRefused(); // ops (metrics)
+            LOG.warn("Refusing connection from {}: the limit of {} connections is reached",
+                    socket.remoteAddress(), options.maxConnections());
+            socket.close();
+            return;
+        }
+        AmqpConnection connection = new AmqpConnection(vertx, context, socket, engine, clock, authorizer,
+                management, options, connections::decrementAndGet);
+        stats.connectionOpened(); // ops (metrics)
+        connection.links = stats.newLinks(); // ops (metrics)
+        listener.open.add(connection);
+        connection.start();
+    }
+
+    /** Runs each loop's idle-buffer sweep now, for connections quiet for {@code quietNs} (tests); waits for it. */
+    void sweepNow(long quietNs) throws Exception {
+        for (Listener l : listeners) {
+            java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+            l.loop().runOnContext(v -> {
+                l.sweep(quietNs);
+                done.complete(null);
+            });
+            done.get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    /** The event loops' contexts, one per listener (for the event-loop watchdog). */
+    public List<Context> contexts() {
+        List<Context> out = new ArrayList<>();
+        for (Listener l : listeners) {
+            out.add(l.loop());
+        }
+        return out;
+    }
+
     public int port() {
-        return server.actualPort();
+        return listeners.get(0).server.actualPort();
     }
 
     public int connectionCount() {
@@ -81,10 +184,12 @@ public final class AmqpServer implements AutoCloseable {
 
     @Override
     public void close() {
-        try {
-            server.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            LOG.warn("AMQP listener did not close cleanly", e);
+        for (String id : deployments) {
+            try {
+                vertx.undeploy(id).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                LOG.warn("AMQP listener did not close cleanly", e);
+            }
         }
     }
 }

@@ -63,6 +63,9 @@ public final class Shard implements PartitionContext {
     private volatile boolean running;
     private volatile boolean sleeping;
     private volatile Thread thread;
+    /** The error that ended the shard's thread, or null while it runs (or never ran). */
+    private volatile Throwable fatal;
+    private volatile java.util.function.Consumer<Throwable> onFatal = e -> { };
 
     /** Work parked until the cycle's records are durable. */
     private interface Pending {
@@ -328,7 +331,28 @@ public final class Shard implements PartitionContext {
         t.start();
     }
 
+    /** Called once, on the shard's thread, if an error ends it (out of memory, a bug that throws an Error). */
+    public void onFatal(java.util.function.Consumer<Throwable> listener) {
+        this.onFatal = listener;
+    }
+
+    /** The error that ended the shard's thread, or null. */
+    public Throwable fatal() {
+        return fatal;
+    }
+
     private void runLoop() {
+        try {
+            duty();
+        } catch (Throwable e) { // an Error: the shard cannot go on; say so rather than leave its callers hanging
+            fatal = e;
+            running = false;
+            LOG.error("shard {}: its thread stopped: {}", index, e.toString(), e);
+            onFatal.accept(e);
+        }
+    }
+
+    private void duty() {
         while (running) {
             int work;
             try {

@@ -142,6 +142,15 @@ public final class BrokerMetrics {
         counter("buslane.amqp.links.opened", "AMQP links attached", stats, AmqpStats::linksOpened, Tags.empty());
     }
 
+    /** Event loops not answering now, and how often one was found so. */
+    public void bindWatchdog(EventLoopWatchdog watchdog) {
+        Gauge.builder("buslane.eventloop.blocked", watchdog, w -> w.blockedLoops().size())
+                .description("Event loops that have not answered the watchdog within its threshold")
+                .strongReference(true).register(registry);
+        counter("buslane.eventloop.blocked.episodes", "Times an event loop was found not answering", watchdog,
+                EventLoopWatchdog::blockedEpisodes, Tags.empty());
+    }
+
     private <T> void counter(String name, String description, T obj, ToLongFunction<T> f, Tags tags) {
         FunctionCounter.builder(name, obj, x -> f.applyAsLong(x)).description(description).tags(tags)
                 .register(registry);

@@ -1,16 +1,23 @@
 package io.buslane.server.ops;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.Engine;
 import io.buslane.engine.TopicEntity;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Supplier;
+
 /**
  * The broker's readiness as {@code GET /health} reports it: 200 with {@code "status":"healthy"} once the engine has
  * recovered and AMQP listens, 503 with {@code "status":"unhealthy"} while starting and from the moment shutdown
- * begins (the emulator's contract: tools wait for 200). The body adds the lifecycle state, ports, uptime and
- * entity counts. Thread-safe.
+ * begins (the emulator's contract: tools wait for 200), and also 503 while a check reports a problem (a shard
+ * thread that died, an event loop that stopped answering), named in {@code "problems"}. The body adds the lifecycle
+ * state, ports, uptime and entity counts. Thread-safe.
  */
 public final class Health {
 
@@ -31,6 +38,7 @@ public final class Health {
     private volatile Engine engine;
     private volatile int amqpPort = -1;
     private volatile int httpPort = -1;
+    private final List<Supplier<List<String>>> checks = new CopyOnWriteArrayList<>();
 
     public Health(Clock clock) {
         this.clock = clock;
@@ -45,6 +53,20 @@ public final class Health {
         this.state = State.READY;
     }
 
+    /** Adds a check: each problem it reports makes health answer 503 and is listed in the body. */
+    public void addCheck(Supplier<List<String>> check) {
+        checks.add(check);
+    }
+
+    /** The problems the checks report now (empty when all is well). */
+    public List<String> problems() {
+        List<String> out = new ArrayList<>();
+        for (Supplier<List<String>> c : checks) {
+            out.addAll(c.get());
+        }
+        return out;
+    }
+
     /** Shutdown has begun: health answers 503 from now on. */
     public void stopping() {
         this.state = State.STOPPING;
@@ -56,13 +78,18 @@ public final class Health {
 
     public Report report() {
         State s = state;
-        boolean ok = s == State.READY;
+        List<String> problems = s == State.READY ? problems() : List.of();
+        boolean ok = s == State.READY && problems.isEmpty();
         ObjectNode body = JSON.createObjectNode();
         body.put("status", ok ? "healthy" : "unhealthy");
         body.put("state", s.name());
+        if (!problems.isEmpty()) {
+            ArrayNode list = body.putArray("problems");
+            problems.forEach(list::add);
+        }
         body.put("uptimeSeconds", (clock.monotonicNanos() - startedNs) / 1_000_000_000L);
         Engine e = engine;
-        if (ok && e != null) {
+        if (s == State.READY && e != null) {
             body.put("amqpPort", amqpPort);
             body.put("httpPort", httpPort);
             ObjectNode entities = body.putObject("entities");

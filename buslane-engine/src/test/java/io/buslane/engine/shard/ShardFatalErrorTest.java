@@ -1,0 +1,35 @@
+package io.buslane.engine.shard;
+
+import io.buslane.common.time.Clock;
+import io.buslane.engine.persist.Storage;
+import io.buslane.journal.memory.InMemoryJournalFactory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** An Error that ends a shard's thread is recorded and reported, not lost with a silent thread. */
+@Timeout(value = 10, unit = TimeUnit.SECONDS)
+class ShardFatalErrorTest {
+
+    @Test
+    void anErrorOnTheShardThreadIsReportedOnce() throws Exception {
+        Shard shard = new Shard(0, Clock.system(), Storage.of(new InMemoryJournalFactory()).openShard(0));
+        CompletableFuture<Throwable> reported = new CompletableFuture<>();
+        shard.onFatal(reported::complete);
+        shard.start();
+        CompletableFuture<Integer> before = shard.call(() -> 42);
+        assertThat(before.get(5, TimeUnit.SECONDS)).isEqualTo(42);
+
+        OutOfMemoryError error = new OutOfMemoryError("Java heap space (simulated)");
+        shard.submit(() -> {
+            throw error;
+        });
+        assertThat(reported.get(5, TimeUnit.SECONDS)).isSameAs(error);
+        assertThat(shard.fatal()).isSameAs(error);
+        shard.stop(); // returns: the thread has ended
+    }
+}
