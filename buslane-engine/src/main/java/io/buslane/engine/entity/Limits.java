@@ -25,7 +25,13 @@ public final class Limits {
     public static final Duration MIN_AUTO_DELETE_ON_IDLE = Duration.ofMinutes(5);
 
     public static final long DEFAULT_MAX_SIZE_MB = 1024;
+    /** The largest entity the service offers: 80 GB (Premium, or Standard with partitioning). */
+    public static final long MAX_SIZE_MB = 81_920;
     public static final int DEFAULT_MAX_MESSAGE_SIZE_KB = 256;
+    /** The largest message the service accepts: 100 MB (Premium's {@code MaxMessageSizeInKilobytes} ceiling). */
+    public static final int MAX_MESSAGE_SIZE_KB = 102_400;
+    /** The longest {@code UserMetadata} the service keeps, in characters. */
+    public static final int MAX_USER_METADATA_LENGTH = 1024;
 
     /** Standard-tier partitioned entities have 16 partitions. */
     public static final int PARTITION_COUNT = 16;
@@ -48,6 +54,34 @@ public final class Limits {
             return d.toMillis();
         } catch (ArithmeticException e) {
             return Long.MAX_VALUE;
+        }
+    }
+
+    /** Checks the size and metadata properties queues and topics share. */
+    static void requireSizes(long maxSizeInMegabytes, int maxMessageSizeInKilobytes, String userMetadata) {
+        if (maxSizeInMegabytes < 1) {
+            throw new IllegalArgumentException("MaxSizeInMegabytes must be positive, was " + maxSizeInMegabytes);
+        }
+        if (maxSizeInMegabytes > MAX_SIZE_MB) {
+            throw new IllegalArgumentException("MaxSizeInMegabytes must be at most " + MAX_SIZE_MB + ", was "
+                    + maxSizeInMegabytes);
+        }
+        if (maxMessageSizeInKilobytes < 1) {
+            throw new IllegalArgumentException("MaxMessageSizeInKilobytes must be positive, was "
+                    + maxMessageSizeInKilobytes);
+        }
+        if (maxMessageSizeInKilobytes > MAX_MESSAGE_SIZE_KB) {
+            throw new IllegalArgumentException("MaxMessageSizeInKilobytes must be at most " + MAX_MESSAGE_SIZE_KB
+                    + ", was " + maxMessageSizeInKilobytes);
+        }
+        requireUserMetadata(userMetadata);
+    }
+
+    /** Checks a {@code UserMetadata} length (null is none). */
+    static void requireUserMetadata(String userMetadata) {
+        if (userMetadata != null && userMetadata.length() > MAX_USER_METADATA_LENGTH) {
+            throw new IllegalArgumentException("UserMetadata must be at most " + MAX_USER_METADATA_LENGTH
+                    + " characters, was " + userMetadata.length());
         }
     }
 

@@ -32,6 +32,7 @@ public record SubscriptionProperties(
         Limits.requireRange("AutoDeleteOnIdle", autoDeleteOnIdle, Limits.MIN_AUTO_DELETE_ON_IDLE,
                 Limits.MAX_DURATION);
         Objects.requireNonNull(status, "status");
+        Limits.requireUserMetadata(userMetadata);
         forwardTo = QueueProperties.emptyToNull(forwardTo);
         forwardDeadLetteredMessagesTo = QueueProperties.emptyToNull(forwardDeadLetteredMessagesTo);
     }

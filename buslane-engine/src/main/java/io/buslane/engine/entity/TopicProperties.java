@@ -26,13 +26,7 @@ public record TopicProperties(
                 Limits.MIN_DUPLICATE_DETECTION_WINDOW, Limits.MAX_DUPLICATE_DETECTION_WINDOW);
         Limits.requireRange("AutoDeleteOnIdle", autoDeleteOnIdle, Limits.MIN_AUTO_DELETE_ON_IDLE,
                 Limits.MAX_DURATION);
-        if (maxSizeInMegabytes < 1) {
-            throw new IllegalArgumentException("MaxSizeInMegabytes must be positive, was " + maxSizeInMegabytes);
-        }
-        if (maxMessageSizeInKilobytes < 1) {
-            throw new IllegalArgumentException("MaxMessageSizeInKilobytes must be positive, was "
-                    + maxMessageSizeInKilobytes);
-        }
+        Limits.requireSizes(maxSizeInMegabytes, maxMessageSizeInKilobytes, userMetadata);
         Objects.requireNonNull(status, "status");
     }
 

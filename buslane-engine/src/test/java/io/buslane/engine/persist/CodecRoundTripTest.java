@@ -678,12 +678,12 @@ class CodecRoundTripTest {
                     .enablePartitioning(rnd.nextBoolean())
                     .forwardTo(rnd.nextBoolean() ? null : randomString(rnd))
                     .forwardDeadLetteredMessagesTo(rnd.nextBoolean() ? null : randomString(rnd))
-                    .maxSizeInMegabytes(rnd.nextLong(1, Long.MAX_VALUE))
+                    .maxSizeInMegabytes(rnd.nextLong(1, Limits.MAX_SIZE_MB + 1))
                     .status(EntityStatus.values()[rnd.nextInt(EntityStatus.values().length)])
                     .autoDeleteOnIdle(randomDuration(rnd, Limits.MIN_AUTO_DELETE_ON_IDLE, Limits.MAX_DURATION))
                     .enableBatchedOperations(rnd.nextBoolean())
                     .userMetadata(rnd.nextBoolean() ? null : randomString(rnd))
-                    .maxMessageSizeInKilobytes(rnd.nextInt(1, Integer.MAX_VALUE))
+                    .maxMessageSizeInKilobytes(rnd.nextInt(1, Limits.MAX_MESSAGE_SIZE_KB + 1))
                     .build();
             w.reset();
             EntityCodec.writeQueue(w, q);
