@@ -20,5 +20,9 @@
  *       {@link io.buslane.common.auth.Grants#removeExpired(long)} and detach the links that are no longer
  *       allowed.</li>
  * </ol>
+ *
+ * <p>{@link io.buslane.common.auth.AuthFailureThrottle} counts failed authentications (a wrong SAS token, console
+ * key or SASL {@code PLAIN} password) per remote address and refuses an address that fails too often for a while;
+ * the HTTP APIs answer such a refusal ({@link io.buslane.common.auth.AuthThrottledException}) with 429.
  */
 package io.buslane.common.auth;

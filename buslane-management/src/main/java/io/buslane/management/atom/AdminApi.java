@@ -1,8 +1,11 @@
 package io.buslane.management.atom;
 
+import io.buslane.common.auth.AuthException;
+import io.buslane.common.auth.AuthThrottledException;
 import io.buslane.common.auth.SasValidator;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.Engine;
+import io.buslane.management.HttpGuard;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.Router;
@@ -17,8 +20,11 @@ import java.util.Map;
 /**
  * Mounts the ATOM entity management API on a Vert.x {@link Router}: one fallback route that comes after every
  * other route of the router (whatever their registration order), so {@code /health} and any later endpoint keep
- * their paths and every other path is an entity path, as on the service. Requests are handled on Vert.x worker
- * threads (entity changes are synced to disk) and answered on the event loop.
+ * their paths and every other path is an entity path, as on the service. The SAS token is validated when the
+ * request's headers arrive, so a request without a valid one is answered (401, or 429 while its address is
+ * throttled, see {@link HttpGuard}) before any of its body is read; the rights it grants are checked with the
+ * request. Requests are handled on Vert.x worker threads (entity changes are synced to disk) and answered on the
+ * event loop.
  */
 public final class AdminApi {
 
@@ -40,9 +46,33 @@ public final class AdminApi {
      */
     public static void mount(Router router, Engine engine, SasValidator validator, Clock clock) {
         AdminService service = new AdminService(engine, validator, clock);
+        HttpGuard guard = HttpGuard.of(router, clock);
+        // a route of its own: Vert.x wants a route's body handler before its other handlers
+        router.route().order(ROUTE_ORDER - 1).handler(ctx -> authenticate(ctx, guard, validator, clock));
         router.route().order(ROUTE_ORDER)
                 .handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES))
                 .handler(ctx -> handle(ctx, service, clock));
+    }
+
+    /** Validates the token before the body is read; the service checks its rights with the whole request. */
+    private static void authenticate(RoutingContext ctx, HttpGuard guard, SasValidator validator, Clock clock) {
+        try {
+            guard.validate(validator, ctx.request());
+        } catch (AuthException | AuthThrottledException e) {
+            HttpGuard.refuseBeforeBody(ctx.request());
+            if (e instanceof AuthThrottledException t) {
+                HttpGuard.retryAfter(ctx.response(), t);
+            }
+            AdminRequest request;
+            try {
+                request = request(ctx);
+            } catch (RuntimeException invalidPathOrQuery) {
+                request = null; // the error then has no tracker
+            }
+            write(ctx, AdminErrors.of(e, request, clock.epochMillis()));
+            return;
+        }
+        ctx.next();
     }
 
     private static void handle(RoutingContext ctx, AdminService service, Clock clock) {

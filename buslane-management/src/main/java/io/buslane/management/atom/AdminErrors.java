@@ -1,8 +1,10 @@
 package io.buslane.management.atom;
 
 import io.buslane.common.auth.AuthException;
+import io.buslane.common.auth.AuthThrottledException;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
+import io.buslane.engine.entity.EntityNames;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -11,7 +13,8 @@ import java.util.UUID;
 /**
  * Failures as the service reports them: {@code <Error><Code>404</Code><Detail>...</Detail></Error>}, the status
  * from the broker's one error table (a missing entity is always 404, never a 5xx that SDK retry policies would
- * hammer), 400 for invalid descriptions, 401 for authorisation failures.
+ * hammer), 400 for invalid descriptions, 401 for authorisation failures, 429 for an address throttled after too
+ * many of them.
  */
 final class AdminErrors {
 
@@ -23,6 +26,9 @@ final class AdminErrors {
     static AdminResponse of(Throwable t, AdminRequest request, long nowMs) {
         if (t instanceof AuthException e) {
             return error(e.statusCode(), e.description(), request, nowMs);
+        }
+        if (t instanceof AuthThrottledException e) {
+            return error(AuthThrottledException.STATUS, e.description(), request, nowMs);
         }
         if (t instanceof BrokerException e) {
             if (e.kind() == ErrorKind.INTERNAL) {
@@ -39,7 +45,8 @@ final class AdminErrors {
 
     /** An error response; the detail gets the service's tracking suffix. */
     static AdminResponse error(int status, String detail, AdminRequest request, long nowMs) {
-        String tracker = request == null ? "" : request.namespaceName() + ":" + request.path().audiencePath();
+        String tracker = request == null ? ""
+                : EntityNames.printable(request.namespaceName() + ":" + request.path().audiencePath());
         String full = detail + " TrackingId:" + UUID.randomUUID() + ", SystemTracker:" + tracker + ", Timestamp:"
                 + XmlTimes.format(nowMs);
         XmlOut out = new XmlOut();

@@ -4,11 +4,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.buslane.common.auth.AuthException;
+import io.buslane.common.auth.AuthThrottledException;
 import io.buslane.common.auth.SasValidator;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.Engine;
+import io.buslane.management.HttpGuard;
 import io.vertx.core.http.Cookie;
 import io.vertx.core.http.CookieSameSite;
 import io.vertx.ext.web.Router;
@@ -23,6 +25,10 @@ import java.util.concurrent.Callable;
 /**
  * Mounts the web console on the HTTP port's router: the static front end at {@code /console/} (and a redirect from
  * {@code /} for browsers) and its JSON API at {@code /console/api/}. API calls run on Vert.x worker threads.
+ *
+ * <p>Bodies are read only once a request may send one: a log-in from a throttled address (see {@link HttpGuard}) is
+ * refused with 429 before its (small) body is read, and the other POST calls are authorised when their headers
+ * arrive, so an unauthorised request is answered with 401 before any of its body is buffered.
  */
 public final class ConsoleApi {
 
@@ -30,16 +36,20 @@ public final class ConsoleApi {
 
     static final String API = "/console/api";
     static final long MAX_BODY_BYTES = 2L * 1024 * 1024;
+    /** A log-in body is a key name and a key. */
+    static final long MAX_LOGIN_BODY_BYTES = 16 * 1024;
     private static final String CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; "
             + "script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
     private final ConsoleService service;
     private final ConsoleSessions sessions;
+    private final HttpGuard guard;
     private final ObjectMapper json = new ObjectMapper();
 
-    private ConsoleApi(Engine engine, SasValidator validator, Clock clock) {
+    private ConsoleApi(Engine engine, SasValidator validator, Clock clock, HttpGuard guard) {
         this.service = new ConsoleService(engine, clock, json);
-        this.sessions = new ConsoleSessions(validator, clock);
+        this.sessions = new ConsoleSessions(validator, clock, guard.throttle());
+        this.guard = guard;
     }
 
     /**
@@ -48,7 +58,10 @@ public final class ConsoleApi {
      * @param validator checks log-ins and {@code Authorization} headers ({@link SasValidator#acceptAll()} opens it)
      */
     public static void mount(Router router, Engine engine, SasValidator validator, Clock clock) {
-        ConsoleApi api = new ConsoleApi(engine, validator, clock);
+        HttpGuard guard = HttpGuard.of(router, clock);
+        ConsoleApi api = new ConsoleApi(engine, validator, clock, guard);
+        guard.errorFormat(API + "/", (ctx, status, message) -> api.writeError(ctx, status,
+                HttpGuard.reason(status).replace(" ", ""), message));
         router.get("/").handler(ctx -> {
             String accept = ctx.request().getHeader("Accept");
             if (accept != null && accept.contains("text/html")) {
@@ -68,12 +81,15 @@ public final class ConsoleApi {
             ctx.response().putHeader("Cache-Control", "no-store").putHeader("X-Content-Type-Options", "nosniff");
             ctx.next();
         });
-        router.route(API + "/*").handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES));
-        router.post(API + "/login").handler(api::login);
+        // checks before a body is read are routes of their own: Vert.x wants a route's body handler first
+        router.post(API + "/login").handler(api::loginAllowed);
+        router.post(API + "/login").handler(BodyHandler.create(false).setBodyLimit(MAX_LOGIN_BODY_BYTES))
+                .handler(api::login);
         router.post(API + "/logout").handler(api::logout);
         router.get(API + "/whoami").handler(ctx -> api.run(ctx, () -> {
             ObjectNode out = api.json.createObjectNode();
-            out.put("keyName", api.sessions.authorize(api.cookie(ctx), ctx.request().getHeader("Authorization")));
+            out.put("keyName", api.sessions.authorize(api.cookie(ctx), ctx.request().getHeader("Authorization"),
+                    HttpGuard.remote(ctx.request())));
             out.put("open", api.sessions.open());
             return out;
         }));
@@ -109,9 +125,13 @@ public final class ConsoleApi {
         void call(JsonNode body);
     }
 
-    /** A POST taking a JSON object; CSRF-safe: needs an application/json body, which forms cannot send. */
+    /**
+     * A POST taking a JSON object; CSRF-safe: needs an application/json body, which forms cannot send. Authorised
+     * before its body is read.
+     */
     private void post(Router router, String name, JsonCall call) {
-        router.post(API + "/" + name).handler(ctx -> {
+        router.post(API + "/" + name).handler(this::authorizedBeforeBody);
+        router.post(API + "/" + name).handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES)).handler(ctx -> {
             JsonNode body;
             try {
                 body = jsonBody(ctx);
@@ -148,6 +168,29 @@ public final class ConsoleApi {
         }
     }
 
+    /** Refuses a log-in from a throttled address before its body is read. */
+    private void loginAllowed(RoutingContext ctx) {
+        long retryAfterMs = guard.throttle().retryAfterMs(HttpGuard.remote(ctx.request()), guard.nowMs());
+        if (retryAfterMs > 0) {
+            HttpGuard.refuseBeforeBody(ctx.request());
+            fail(ctx, new AuthThrottledException(retryAfterMs));
+        } else {
+            ctx.next();
+        }
+    }
+
+    /** Checks the session or Authorization header when the headers arrive (cheap: a lookup or one HMAC). */
+    private void authorizedBeforeBody(RoutingContext ctx) {
+        try {
+            sessions.authorize(cookie(ctx), ctx.request().getHeader("Authorization"), HttpGuard.remote(ctx.request()));
+        } catch (AuthException | AuthThrottledException e) {
+            HttpGuard.refuseBeforeBody(ctx.request());
+            fail(ctx, e);
+            return;
+        }
+        ctx.next();
+    }
+
     private void login(RoutingContext ctx) {
         JsonNode body;
         try {
@@ -159,7 +202,8 @@ public final class ConsoleApi {
         String keyName = body.path("keyName").asText(null);
         String key = body.path("key").asText(null);
         // runs on a worker: the key comparison is cheap, but keep the event loop free of anything per request
-        ctx.vertx().executeBlocking(() -> sessions.login(keyName, key), false).onComplete(r -> {
+        String remote = HttpGuard.remote(ctx.request());
+        ctx.vertx().executeBlocking(() -> sessions.login(keyName, key, remote), false).onComplete(r -> {
             if (r.failed()) {
                 fail(ctx, r.cause());
                 return;
@@ -192,8 +236,9 @@ public final class ConsoleApi {
     private void authorized(RoutingContext ctx, Callable<Object> work) {
         String cookie = cookie(ctx);
         String authorization = ctx.request().getHeader("Authorization");
+        String remote = HttpGuard.remote(ctx.request());
         run(ctx, () -> {
-            sessions.authorize(cookie, authorization);
+            sessions.authorize(cookie, authorization, remote);
             return work.call();
         });
     }
@@ -215,6 +260,9 @@ public final class ConsoleApi {
     private void fail(RoutingContext ctx, Throwable cause) {
         if (cause instanceof AuthException a) {
             writeError(ctx, a.statusCode(), a.statusCode() == 401 ? "Unauthorized" : "BadRequest", a.getMessage());
+        } else if (cause instanceof AuthThrottledException t) {
+            HttpGuard.retryAfter(ctx.response(), t);
+            writeError(ctx, AuthThrottledException.STATUS, "TooManyRequests", t.description());
         } else if (cause instanceof BrokerException b) {
             writeError(ctx, b.kind().httpStatus(), b.kind().name(), b.getMessage());
         } else if (cause instanceof IllegalArgumentException e) {

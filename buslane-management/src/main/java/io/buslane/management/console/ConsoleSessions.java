@@ -1,7 +1,9 @@
 package io.buslane.management.console;
 
 import io.buslane.common.auth.AuthException;
+import io.buslane.common.auth.AuthFailureThrottle;
 import io.buslane.common.auth.AuthMode;
+import io.buslane.common.auth.AuthThrottledException;
 import io.buslane.common.auth.Grant;
 import io.buslane.common.auth.Right;
 import io.buslane.common.auth.SasValidator;
@@ -19,6 +21,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * for {@link #SESSION_MILLIS}. A request is authorised by that cookie or, like the admin API, by a SAS
  * {@code Authorization} header whose rule grants Manage over the whole namespace. With
  * {@link SasValidator#acceptAll()} (the broker's {@code --insecure}) every request is authorised.
+ *
+ * <p>Wrong key pairs and invalid {@code Authorization} headers count against the remote address in an
+ * {@link AuthFailureThrottle}; while it is throttled, its log-ins and headers are refused unchecked
+ * ({@link AuthThrottledException}). Session cookies are not throttled: they are not guessable credentials.
  */
 final class ConsoleSessions {
 
@@ -29,6 +35,7 @@ final class ConsoleSessions {
 
     private final SasValidator validator;
     private final Clock clock;
+    private final AuthFailureThrottle throttle;
     private final SecureRandom random = new SecureRandom();
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
 
@@ -36,22 +43,38 @@ final class ConsoleSessions {
     }
 
     ConsoleSessions(SasValidator validator, Clock clock) {
+        this(validator, clock, new AuthFailureThrottle());
+    }
+
+    /** @param throttle counts failed log-ins and headers per remote address (on the clock's monotonic millis) */
+    ConsoleSessions(SasValidator validator, Clock clock, AuthFailureThrottle throttle) {
         this.validator = validator;
         this.clock = clock;
+        this.throttle = throttle;
     }
 
     boolean open() {
         return validator.mode() == AuthMode.ACCEPT_ALL;
     }
 
+    /** {@link #login(String, String, String)} from an unknown address (not throttled). */
+    String login(String keyName, String key) {
+        return login(keyName, key, null);
+    }
+
     /**
      * Logs in; returns the new session id.
      *
-     * @throws AuthException 401 when the pair is wrong or the rule lacks Manage
+     * @param remote the remote address the throttle counts a wrong pair under (null: unknown, not throttled)
+     * @throws AuthThrottledException 429 while {@code remote} is throttled
+     * @throws AuthException          401 when the pair is wrong or the rule lacks Manage
      */
-    String login(String keyName, String key) {
+    String login(String keyName, String key, String remote) {
+        long throttleNow = clock.monotonicNanos() / 1_000_000;
+        throttle.check(remote, throttleNow);
         Optional<Grant> grant = validator.authenticate(keyName, key);
         if (grant.isEmpty()) {
+            throttle.failed(remote, throttleNow);
             throw new AuthException("Unauthorized: the key name or key is wrong.");
         }
         if (!grant.get().has(Right.MANAGE)) {
@@ -73,12 +96,19 @@ final class ConsoleSessions {
         }
     }
 
+    /** {@link #authorize(String, String, String)} from an unknown address (not throttled). */
+    String authorize(String sessionId, String authorization) {
+        return authorize(sessionId, authorization, null);
+    }
+
     /**
      * The key name a request acts as.
      *
-     * @throws AuthException 401 without a valid session or Authorization header
+     * @param remote the remote address the throttle counts an invalid header under (null: unknown, not throttled)
+     * @throws AuthThrottledException 429 for a header while {@code remote} is throttled
+     * @throws AuthException          401 without a valid session or Authorization header
      */
-    String authorize(String sessionId, String authorization) {
+    String authorize(String sessionId, String authorization, String remote) {
         if (open()) {
             return "(insecure)";
         }
@@ -93,7 +123,15 @@ final class ConsoleSessions {
             }
         }
         if (authorization != null) {
-            Grant grant = validator.validate(authorization, now);
+            long throttleNow = clock.monotonicNanos() / 1_000_000;
+            throttle.check(remote, throttleNow);
+            Grant grant;
+            try {
+                grant = validator.validate(authorization, now);
+            } catch (AuthException e) {
+                throttle.failed(remote, throttleNow);
+                throw e;
+            }
             if (!grant.has(Right.MANAGE)) {
                 throw new AuthException("Unauthorized: the rule '" + grant.keyName()
                         + "' does not grant the Manage right, which the console requires.");

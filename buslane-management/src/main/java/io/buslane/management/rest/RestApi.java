@@ -4,12 +4,15 @@ import io.buslane.common.auth.AuthException;
 import io.buslane.common.auth.Grant;
 import io.buslane.common.auth.Right;
 import io.buslane.common.auth.SasValidator;
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.Engine;
 import io.buslane.engine.EntityAddress;
 import io.buslane.engine.ReceiveMode;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
+import io.buslane.management.HttpGuard;
 import io.vertx.core.Context;
 import io.vertx.core.MultiMap;
 import io.vertx.core.Vertx;
@@ -17,12 +20,12 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.http.HttpVersion;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.ext.web.handler.BodyHandler;
 
 import java.net.URLDecoder;
 import java.net.URLEncoder;
@@ -47,9 +50,14 @@ import java.util.concurrent.CompletableFuture;
  *       (delete), renew lock; 200</li>
  * </ul>
  * {@code {entity}} is a queue, {@code {topic}/subscriptions/{sub}}, or either's {@code /$DeadLetterQueue}.
- * Requests carry {@code Authorization: SharedAccessSignature ...}: sending needs Send, the rest Listen. The routes
- * are ordinary routes, so they take precedence over the ATOM fallback route; work is asynchronous (engine futures
- * complete on shard threads and are answered back on the request's event loop), nothing blocks an event loop.
+ * Requests carry {@code Authorization: SharedAccessSignature ...}: sending needs Send, the rest Listen. The token
+ * is checked when the request's headers arrive, before any of its body is read: a request that is not authorised
+ * is answered at once (401, or 429 while its address is throttled, see {@link HttpGuard}) and its body is never
+ * buffered. A send's body is then read as it arrives and refused as soon as it exceeds what the entity accepts
+ * (403, as the service answers a message over the entity's size limit) or, for a batch, the HTTP limit (413). The
+ * routes are ordinary routes, so they take precedence over the ATOM fallback route; work is asynchronous (engine
+ * futures complete on shard threads and are answered back on the request's event loop), nothing blocks an event
+ * loop.
  */
 public final class RestApi {
 
@@ -57,6 +65,8 @@ public final class RestApi {
     public static final String BATCH_CONTENT_TYPE = "application/vnd.microsoft.servicebus.json";
     /** A request body above this is refused with 413 before it reaches an entity (100 MB, Premium's ceiling). */
     public static final long DEFAULT_MAX_BODY_BYTES = 100L * 1024 * 1024 + 64 * 1024;
+    /** The initial size of a send's body buffer; it grows as the body arrives. */
+    private static final int INITIAL_BODY_BUFFER_BYTES = 64 * 1024;
     /** How long a receive waits for a message when the request names no {@code timeout}. */
     static final int DEFAULT_TIMEOUT_SECONDS = 60;
 
@@ -89,12 +99,17 @@ public final class RestApi {
     private final SasValidator validator;
     private final Clock clock;
     private final Timeouts timeouts;
+    private final HttpGuard guard;
+    private final long maxBodyBytes;
 
-    private RestApi(Engine engine, SasValidator validator, Clock clock, Timeouts timeouts) {
+    private RestApi(Engine engine, SasValidator validator, Clock clock, Timeouts timeouts, HttpGuard guard,
+                    long maxBodyBytes) {
         this.engine = engine;
         this.validator = validator;
         this.clock = clock;
         this.timeouts = timeouts;
+        this.guard = guard;
+        this.maxBodyBytes = maxBodyBytes;
     }
 
     /**
@@ -112,9 +127,8 @@ public final class RestApi {
 
     static void mount(Router router, Engine engine, SasValidator validator, Clock clock, long maxBodyBytes,
                       Timeouts timeouts) {
-        RestApi api = new RestApi(engine, validator, clock, timeouts);
-        BodyHandler body = BodyHandler.create(false).setBodyLimit(maxBodyBytes);
-        router.routeWithRegex(HttpMethod.POST, SEND_PATH).handler(body).handler(api::send);
+        RestApi api = new RestApi(engine, validator, clock, timeouts, HttpGuard.of(router, clock), maxBodyBytes);
+        router.routeWithRegex(HttpMethod.POST, SEND_PATH).handler(api::send);
         router.routeWithRegex(HttpMethod.POST, HEAD_PATH).handler(ctx -> api.receive(ctx, ReceiveMode.PEEK_LOCK));
         router.routeWithRegex(HttpMethod.DELETE, HEAD_PATH)
                 .handler(ctx -> api.receive(ctx, ReceiveMode.RECEIVE_AND_DELETE));
@@ -142,7 +156,7 @@ public final class RestApi {
     }
 
     private void authorize(HttpServerRequest req, Right right, String entity) {
-        Grant grant = validator.validate(req.getHeader("Authorization"), clock.epochMillis());
+        Grant grant = guard.validate(validator, req);
         if (!grant.has(right)) {
             throw new AuthException("Unauthorized access. '" + right.displayName() + "' claim(s) are required to "
                     + "perform this operation. Resource: '" + entity + "'.");
@@ -165,20 +179,65 @@ public final class RestApi {
 
     private void send(RoutingContext ctx) {
         HttpServerRequest req = ctx.request();
-        Context context = Vertx.currentContext();
-        List<Message> messages;
         String entity;
+        boolean batch;
+        long limit;
+        long entityLimit;
         try {
             entity = decode(rawEntity(req.path(), "/messages"));
             authorize(req, Right.SEND, entity);
-            Buffer body = ctx.body() == null ? null : ctx.body().buffer();
-            byte[] bytes = body == null ? new byte[0] : body.getBytes();
             String contentType = req.getHeader("Content-Type");
-            if (contentType != null && contentType.toLowerCase(Locale.ROOT).startsWith(BATCH_CONTENT_TYPE)) {
-                messages = batch(bytes);
+            batch = contentType != null && contentType.toLowerCase(Locale.ROOT).startsWith(BATCH_CONTENT_TYPE);
+            // also fails at once for an entity that does not exist or cannot be sent to
+            entityLimit = engine.maxMessageSizeBytes(entity);
+            // a body over the entity's limit holds a message over it (a message's size counts its body and more);
+            // a batch's messages are checked one by one when it is sent
+            limit = batch ? maxBodyBytes : Math.min(maxBodyBytes, entityLimit);
+        } catch (RuntimeException e) {
+            refuse(ctx, e);
+            return;
+        }
+        String expect = req.getHeader("Expect");
+        if (expect != null && !expect.equalsIgnoreCase("100-continue")) {
+            HttpGuard.refuseBeforeBody(req);
+            RestErrors.write(ctx, 417, "Only 'Expect: 100-continue' is supported.", clock.epochMillis());
+            return;
+        }
+        long declared = contentLength(req);
+        if (declared > limit) {
+            refuseTooLarge(ctx, entity, declared, true, limit, entityLimit);
+            return;
+        }
+        if (req.isEnded()) { // a route handler runs when the headers arrive, so this is not expected
+            RestErrors.write(ctx, new IllegalStateException("The request body was consumed before the send route "
+                    + "ran."), clock.epochMillis());
+            return;
+        }
+        if (expect != null && req.version() != HttpVersion.HTTP_1_0) {
+            ctx.response().writeContinue();
+        }
+        Buffer body = Buffer.buffer((int) Math.min(Math.max(declared, 0), INITIAL_BODY_BUFFER_BYTES));
+        long[] received = {0};
+        req.exceptionHandler(t -> { }); // the client went away: nothing to answer
+        req.handler(chunk -> {
+            received[0] += chunk.length();
+            if (received[0] > limit) {
+                refuseTooLarge(ctx, entity, received[0], false, limit, entityLimit);
             } else {
-                messages = List.of(single(req.headers(), contentType, bytes));
+                body.appendBuffer(chunk);
             }
+        });
+        req.endHandler(v -> dispatch(ctx, entity, batch, body.getBytes()));
+    }
+
+    /** Sends the messages of a received body. */
+    private void dispatch(RoutingContext ctx, String entity, boolean batch, byte[] bytes) {
+        HttpServerRequest req = ctx.request();
+        Context context = Vertx.currentContext();
+        List<Message> messages;
+        try {
+            String contentType = req.getHeader("Content-Type");
+            messages = batch ? batch(bytes) : List.of(single(req.headers(), contentType, bytes));
         } catch (RuntimeException e) {
             RestErrors.write(ctx, e, clock.epochMillis());
             return;
@@ -190,6 +249,45 @@ public final class RestApi {
                 ctx.response().setStatusCode(201).end();
             }
         }));
+    }
+
+    /** Answers a request before its body was read; the rest of the body is dropped, never buffered. */
+    private void refuse(RoutingContext ctx, Throwable failure) {
+        HttpGuard.refuseBeforeBody(ctx.request());
+        RestErrors.write(ctx, failure, clock.epochMillis());
+    }
+
+    /**
+     * Refuses a body over {@code limit}, as soon as that is known: with the service's answer to a message over the
+     * entity's size limit (403) when that is the limit that applies, else with 413.
+     *
+     * @param size     the body's declared size, or the bytes received so far
+     * @param complete whether {@code size} is the whole body's
+     */
+    private void refuseTooLarge(RoutingContext ctx, String entity, long size, boolean complete, long limit,
+                                long entityLimit) {
+        String received = (complete ? "size " : "size at least ") + size + " bytes";
+        if (limit == entityLimit) {
+            refuse(ctx, new BrokerException(ErrorKind.MESSAGE_SIZE_EXCEEDED, "The received message (" + received
+                    + ") exceeds the limit (" + limit + " bytes) currently allowed on the entity '" + entity + "'."));
+        } else {
+            HttpGuard.refuseBeforeBody(ctx.request());
+            RestErrors.write(ctx, 413, "The request body (" + received + ") exceeds the limit of " + limit
+                    + " bytes.", clock.epochMillis());
+        }
+    }
+
+    /** The declared {@code Content-Length}, or -1 when there is none (a chunked body) or it is malformed. */
+    private static long contentLength(HttpServerRequest req) {
+        String value = req.getHeader("Content-Length");
+        if (value == null) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(value.trim());
+        } catch (NumberFormatException e) {
+            return -1;
+        }
     }
 
     private static Message single(MultiMap headers, String contentType, byte[] body) {
@@ -260,7 +358,7 @@ public final class RestApi {
             timeoutSeconds = timeout(req.getParam("timeout"));
             address = address(entity);
         } catch (RuntimeException e) {
-            RestErrors.write(ctx, e, clock.epochMillis());
+            refuse(ctx, e);
             return;
         }
         new RestReceive(this, ctx, address, mode, rawEntity).start(timeoutSeconds * 1000L);
@@ -363,7 +461,7 @@ public final class RestApi {
             authorize(req, Right.LISTEN, entity);
             address = address(entity);
         } catch (RuntimeException e) {
-            RestErrors.write(ctx, e, clock.epochMillis());
+            refuse(ctx, e);
             return;
         }
         CompletableFuture<?> op;

@@ -1,8 +1,10 @@
 package io.buslane.management.rest;
 
 import io.buslane.common.auth.AuthException;
+import io.buslane.common.auth.AuthThrottledException;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
+import io.buslane.management.HttpGuard;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
 import org.slf4j.Logger;
@@ -15,8 +17,9 @@ import java.util.concurrent.ExecutionException;
 /**
  * Failures of the runtime REST API as the service reports them: {@code <Error><Code>410</Code><Detail>...</Detail>
  * </Error>} with the documented status: 410 for a queue, topic or subscription that does not exist, 404 for a
- * lock that is not (or no longer) held, 401 for authorisation failures, 400 for malformed requests, 403 for a
- * message over the entity's size limit or a full entity; otherwise the status of the broker's error table.
+ * lock that is not (or no longer) held, 401 for authorisation failures, 429 (with {@code Retry-After}) for an address
+ * throttled after too many of them, 400 for malformed requests, 403 for a message over the entity's size limit or a
+ * full entity; otherwise the status of the broker's error table.
  */
 final class RestErrors {
 
@@ -31,6 +34,9 @@ final class RestErrors {
         Throwable e = unwrap(t);
         if (e instanceof AuthException a) {
             return a.statusCode();
+        }
+        if (e instanceof AuthThrottledException) {
+            return AuthThrottledException.STATUS;
         }
         if (e instanceof BrokerException b) {
             return switch (b.kind()) {
@@ -49,6 +55,9 @@ final class RestErrors {
         Throwable e = unwrap(t);
         if (e instanceof AuthException a) {
             return a.description();
+        }
+        if (e instanceof AuthThrottledException throttled) {
+            return throttled.description();
         }
         if (e instanceof BrokerException b) {
             return b.description();
@@ -73,6 +82,9 @@ final class RestErrors {
         int status = status(e);
         if (status >= 500 && !(e instanceof BrokerException b && b.kind() != ErrorKind.INTERNAL)) {
             LOG.error("REST request {} {} failed", ctx.request().method(), ctx.request().path(), e);
+        }
+        if (e instanceof AuthThrottledException throttled) {
+            HttpGuard.retryAfter(ctx.response(), throttled);
         }
         write(ctx, status, detail(e), nowMs);
     }

@@ -1,6 +1,7 @@
 package io.buslane.management.atom;
 
 import io.buslane.common.auth.SasRule;
+import io.buslane.management.RawHttp;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -57,6 +58,22 @@ class AuthApiTest {
         assertThat(getWith(entityToken, "/secured").statusCode()).isEqualTo(200);
         assertThat(getWith(entityToken, "/other").statusCode()).isEqualTo(401);
         assertThat(getWith(entityToken, "/$Resources/queues").statusCode()).isEqualTo(401);
+    }
+
+    @Test
+    void anUnauthenticatedRequestIsRefusedBeforeItsBodyIsRead() throws Exception {
+        for (String authorization : new String[] {null, server.token("http://127.0.0.1/", SasRule.EMULATOR_KEY_NAME,
+                "wrong-key")}) {
+            try (RawHttp http = new RawHttp(server.port())) {
+                http.write("PUT /big HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/atom+xml\r\n"
+                        + (authorization == null ? "" : "Authorization: " + authorization + "\r\n")
+                        + "Content-Length: " + AdminApi.MAX_BODY_BYTES + "\r\n\r\n<entry");
+                RawHttp.Response r = http.read(); // today's code reads the 1 MB body first
+                assertThat(r.status()).isEqualTo(401);
+                assertThat(TestXml.parse(r.body()).text("/Error/Code")).isEqualTo("401");
+            }
+        }
+        assertThat(server.engine.queue("big")).isNull();
     }
 
     @Test

@@ -158,6 +158,28 @@ class QueueTopicApiTest {
     }
 
     @Test
+    void lookAlikeNamesAndUnboundedSizesAre400() {
+        assertThat(server.put("/t", AdminTestServer.entry("TopicDescription", "")).statusCode()).isEqualTo(201);
+        for (String path : List.of("/a..b", "/a/../b", "/pay%E2%80%AEroll", "/zero%E2%80%8Bwidth", "/bom%EF%BB%BF",
+                "/t/Subscriptions/..", "/t/Subscriptions/s%E2%81%A6")) {
+            HttpResponse<String> r = server.put(path, AdminTestServer.entry(path.contains("/Subscriptions/")
+                    ? "SubscriptionDescription" : "QueueDescription", ""));
+            assertThat(r.statusCode()).as(path).isEqualTo(400);
+            assertThat(TestXml.parse(r.body()).text("/Error/Detail")).as(path).contains("not allowed")
+                    .doesNotContain("\u202E").doesNotContain("\u200B");
+        }
+        HttpResponse<String> r = server.put("/huge", AdminTestServer.entry("QueueDescription",
+                "<MaxSizeInMegabytes>1000000000</MaxSizeInMegabytes>"));
+        assertThat(r.statusCode()).isEqualTo(400);
+        assertThat(TestXml.parse(r.body()).text("/Error/Detail")).contains("MaxSizeInMegabytes must be at most 81920");
+        r = server.put("/huge", AdminTestServer.entry("TopicDescription",
+                "<MaxMessageSizeInKilobytes>2147483647</MaxMessageSizeInKilobytes>"));
+        assertThat(r.statusCode()).isEqualTo(400);
+        assertThat(TestXml.parse(r.body()).text("/Error/Detail")).contains("MaxMessageSizeInKilobytes must be at most");
+        assertThat(server.get("/huge").statusCode()).isEqualTo(404);
+    }
+
+    @Test
     void entityPathsMayContainSlashesEncodedOrNot() {
         assertThat(server.put("/app/orders/eu", AdminTestServer.entry("QueueDescription", "")).statusCode())
                 .isEqualTo(201);

@@ -1,6 +1,8 @@
 package io.buslane.management.console;
 
+import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.buslane.common.auth.AuthFailureThrottle;
 import io.buslane.common.auth.SasRule;
 import io.buslane.common.auth.SasValidator;
 import io.buslane.engine.DeliverySink;
@@ -9,6 +11,8 @@ import io.buslane.engine.ReceiveMode;
 import io.buslane.engine.Receiver;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
+import io.buslane.management.LogCapture;
+import io.buslane.management.RawHttp;
 import org.apache.qpid.proton.amqp.Binary;
 import org.apache.qpid.proton.amqp.messaging.AmqpValue;
 import org.apache.qpid.proton.amqp.messaging.Data;
@@ -123,6 +127,63 @@ class ConsoleApiTest {
         server.authorization = "SharedAccessSignature sr=" + sr + "&sig=AAAA&se=" + se + "&skn="
                 + SasRule.EMULATOR_KEY_NAME;
         assertThat(server.get("/console/api/namespace").statusCode()).isEqualTo(401);
+    }
+
+    @Test
+    void repeatedFailedLogInsAreThrottledPerAddress() {
+        String wrong = "{\"keyName\":\"RootManageSharedAccessKey\",\"key\":\"wrong\"}";
+        for (int i = 0; i < AuthFailureThrottle.DEFAULT_MAX_FAILURES; i++) {
+            assertThat(server.post("/console/api/login", wrong).statusCode()).as("attempt " + i).isEqualTo(401);
+        }
+        HttpResponse<String> refused = server.post("/console/api/login", LOGIN);
+        assertThat(refused.statusCode()).as("even the right key, for a while").isEqualTo(429);
+        assertThat(refused.headers().firstValue("Retry-After")).hasValueSatisfying(
+                v -> assertThat(Long.parseLong(v)).isBetween(1L, AuthFailureThrottle.DEFAULT_BLOCK_MS / 1000));
+        assertThat(ConsoleTestServer.parse(refused.body()).get("error").asText()).isEqualTo("TooManyRequests");
+        assertThat(refused.headers().firstValue("Set-Cookie")).isEmpty();
+        server.authorization = "SharedAccessSignature sr=x&sig=y&se=1&skn=RootManageSharedAccessKey";
+        assertThat(server.get("/console/api/namespace").statusCode()).as("SAS headers too").isEqualTo(429);
+    }
+
+    @Test
+    void badSasHeadersCountAsFailedAttemptsButMissingCredentialsDoNot() {
+        for (int i = 0; i < 3 * AuthFailureThrottle.DEFAULT_MAX_FAILURES; i++) {
+            assertThat(server.get("/console/api/whoami").statusCode()).isEqualTo(401);
+        }
+        login();
+        server.cookie = null;
+        server.authorization = "SharedAccessSignature sr=x&sig=y&se=1&skn=RootManageSharedAccessKey";
+        for (int i = 0; i < AuthFailureThrottle.DEFAULT_MAX_FAILURES; i++) {
+            assertThat(server.get("/console/api/namespace").statusCode()).isEqualTo(401);
+        }
+        assertThat(server.get("/console/api/namespace").statusCode()).isEqualTo(429);
+        server.authorization = null;
+        assertThat(server.post("/console/api/login", LOGIN).statusCode()).isEqualTo(429);
+    }
+
+    @Test
+    void anUnauthorisedPostIsRefusedBeforeItsBodyIsRead() throws Exception {
+        try (RawHttp http = new RawHttp(server.port())) {
+            http.write("POST /console/api/send HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: " + ConsoleApi.MAX_BODY_BYTES + "\r\n\r\n{\"entity\":\"q\",");
+            RawHttp.Response r = http.read(); // today's code reads the 2 MB body first
+            assertThat(r.status()).isEqualTo(401);
+            assertThat(ConsoleTestServer.parse(r.body()).get("error").asText()).isEqualTo("Unauthorized");
+        }
+    }
+
+    @Test
+    void aLogInBodyIsSmallAndAnOversizedOneIs413InTheConsolesFormat() {
+        try (LogCapture logs = new LogCapture()) {
+            HttpResponse<String> r = server.post("/console/api/login", "{\"keyName\":\"" + "k".repeat(20_000)
+                    + "\",\"key\":\"x\"}");
+            assertThat(r.statusCode()).isEqualTo(413);
+            JsonNode error = ConsoleTestServer.parse(r.body());
+            assertThat(error.get("error").asText()).isEqualTo("PayloadTooLarge");
+            assertThat(error.get("message").asText()).contains("larger than this endpoint accepts");
+            assertThat(logs.events(Level.ERROR)).isEmpty();
+        }
+        login();
     }
 
     @Test

@@ -1,6 +1,8 @@
 package io.buslane.management.console;
 
 import io.buslane.common.auth.AuthException;
+import io.buslane.common.auth.AuthFailureThrottle;
+import io.buslane.common.auth.AuthThrottledException;
 import io.buslane.common.auth.Right;
 import io.buslane.common.auth.SasRule;
 import io.buslane.common.auth.SasValidator;
@@ -47,6 +49,25 @@ class ConsoleSessionsTest {
         assertThatThrownBy(() -> sessions.login(SasRule.EMULATOR_KEY_NAME, "nope")).isInstanceOf(AuthException.class);
         assertThatThrownBy(() -> sessions.login(null, null)).isInstanceOf(AuthException.class);
         assertThatThrownBy(() -> sessions.authorize("made-up", null)).isInstanceOf(AuthException.class);
+    }
+
+    @Test
+    void wrongKeysAreThrottledPerAddressUntilTheBackOffEnds() {
+        ConsoleSessions throttled = new ConsoleSessions(SasValidator.emulatorDefault(), clock,
+                new AuthFailureThrottle(3, 60_000, 30_000, 100));
+        for (int i = 0; i < 3; i++) {
+            assertThatThrownBy(() -> throttled.login(SasRule.EMULATOR_KEY_NAME, "nope", "10.0.0.1"))
+                    .isInstanceOf(AuthException.class);
+        }
+        assertThatThrownBy(() -> throttled.login(SasRule.EMULATOR_KEY_NAME, SasRule.EMULATOR_KEY, "10.0.0.1"))
+                .isInstanceOf(AuthThrottledException.class);
+        assertThatThrownBy(() -> throttled.authorize(null, "SharedAccessSignature sr=a&sig=b&se=1&skn=c",
+                "10.0.0.1")).isInstanceOf(AuthThrottledException.class);
+        String other = throttled.login(SasRule.EMULATOR_KEY_NAME, SasRule.EMULATOR_KEY, "10.0.0.2");
+        assertThat(throttled.authorize(other, null, "10.0.0.1")).as("a session cookie is not a guess")
+                .isEqualTo(SasRule.EMULATOR_KEY_NAME);
+        clock.advanceMs(30_000);
+        assertThat(throttled.login(SasRule.EMULATOR_KEY_NAME, SasRule.EMULATOR_KEY, "10.0.0.1")).isNotEmpty();
     }
 
     @Test

@@ -51,6 +51,10 @@ final class ConsoleTestServer implements AutoCloseable {
                 .toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
 
+    int port() {
+        return server.actualPort();
+    }
+
     HttpResponse<String> get(String path) {
         return send("GET", path, null, "application/json", null);
     }

@@ -75,6 +75,10 @@ final class RestTestServer implements AutoCloseable {
         return "http://127.0.0.1:" + server.actualPort();
     }
 
+    int port() {
+        return server.actualPort();
+    }
+
     /** Creates a queue (or topic/subscription) through the ATOM API. */
     void create(String path, String descriptionElement, String innerXml) {
         String xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><entry xmlns=\"http://www.w3.org/2005/Atom\">"

@@ -3,6 +3,7 @@ package io.buslane.server.ops;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.buslane.common.auth.AuthException;
+import io.buslane.common.auth.AuthThrottledException;
 import io.buslane.common.auth.Grant;
 import io.buslane.common.auth.Right;
 import io.buslane.common.auth.SasValidator;
@@ -10,6 +11,7 @@ import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.EntityAddress;
+import io.buslane.management.HttpGuard;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import org.slf4j.Logger;
@@ -29,7 +31,9 @@ import java.util.concurrent.Callable;
  * </ul>
  * The {@code /$admin} operations need a SAS token with the Manage right in {@code Authorization}, as the
  * management API does (a purge token may be scoped to the entity; a reset token must cover the namespace), and
- * answer JSON: the result, or {@code {"error":{"code":..,"message":..}}}. Work runs on Vert.x worker threads.
+ * answer JSON: the result, or {@code {"error":{"code":..,"message":..}}}. Failed tokens count against the remote
+ * address like on the other HTTP APIs ({@link HttpGuard}: 429 with {@code Retry-After} once it is throttled), and
+ * client mistakes answer 4xx without logging an error. Work runs on Vert.x worker threads.
  */
 public final class OpsApi {
 
@@ -47,10 +51,12 @@ public final class OpsApi {
      * @param metrics   the registry scraped by {@code /metrics}
      * @param ops       purge and reset
      * @param validator validates {@code Authorization} headers ({@link SasValidator#acceptAll()} accepts anything)
-     * @param clock     for token expiry
+     * @param clock     for token expiry and the failed-authentication throttle
      */
     public static void mount(Router router, BrokerMetrics metrics, NamespaceOps ops, SasValidator validator,
                              Clock clock) {
+        HttpGuard guard = HttpGuard.of(router, clock);
+        guard.errorFormat("/$admin/", OpsApi::error);
         router.get("/metrics").handler(ctx -> ctx.vertx().executeBlocking(metrics::scrape, false)
                 .onComplete(r -> {
                     if (r.succeeded()) {
@@ -61,7 +67,7 @@ public final class OpsApi {
                     }
                 }));
         router.post("/$admin/reset").handler(ctx -> run(ctx, () -> {
-            authorize(validator, clock, ctx, "");
+            authorize(guard, validator, ctx, "");
             NamespaceOps.ResetResult r = ops.reset();
             ObjectNode body = JSON.createObjectNode();
             ObjectNode deleted = body.putObject("deleted");
@@ -76,7 +82,7 @@ public final class OpsApi {
         router.post("/$admin/purge/*").handler(ctx -> run(ctx, () -> {
             String path = entityPath(ctx);
             EntityAddress address = EntityAddress.parse(path);
-            authorize(validator, clock, ctx, address == null ? "" : address.entityName());
+            authorize(guard, validator, ctx, address == null ? "" : address.entityName());
             NamespaceOps.PurgeResult r = ops.purge(path);
             ObjectNode body = JSON.createObjectNode();
             body.put("entity", r.entity());
@@ -102,8 +108,8 @@ public final class OpsApi {
         }
     }
 
-    private static void authorize(SasValidator validator, Clock clock, RoutingContext ctx, String target) {
-        Grant grant = validator.validate(ctx.request().getHeader("Authorization"), clock.epochMillis());
+    private static void authorize(HttpGuard guard, SasValidator validator, RoutingContext ctx, String target) {
+        Grant grant = guard.validate(validator, ctx.request());
         if (!grant.has(Right.MANAGE)) {
             throw new AuthException("Unauthorized: the rule '" + grant.keyName()
                     + "' does not grant the Manage right, which the admin operations require.");
@@ -124,11 +130,16 @@ public final class OpsApi {
             Throwable t = r.cause();
             if (t instanceof AuthException e) {
                 error(ctx, e.statusCode(), e.description());
+            } else if (t instanceof AuthThrottledException e) {
+                HttpGuard.retryAfter(ctx.response(), e);
+                error(ctx, AuthThrottledException.STATUS, e.description());
             } else if (t instanceof BrokerException e) {
                 if (e.kind() == ErrorKind.INTERNAL) {
                     LOG.warn("{} {} failed", ctx.request().method(), ctx.request().path(), e);
                 }
                 error(ctx, e.kind().httpStatus(), e.description());
+            } else if (t instanceof IllegalArgumentException e) {
+                error(ctx, 400, e.getMessage());
             } else {
                 LOG.error("{} {} failed", ctx.request().method(), ctx.request().path(), t);
                 error(ctx, 500, "The request could not be processed: " + t);
