@@ -165,7 +165,9 @@ public final class Broker implements AutoCloseable {
     }
 
     private static AmqpOptions amqpOptions(BrokerOptions options) {
-        return AmqpOptions.defaults(options.host(), options.amqpPort()).withMaxConnections(options.maxConnections());
+        AmqpOptions d = AmqpOptions.defaults(options.host(), options.amqpPort());
+        return new AmqpOptions(d.host(), d.port(), d.maxFrameSize(), d.idleTimeoutMs(), options.maxConnections(),
+                d.requireAuth(), options.amqpLimits(), options.eventLoops());
     }
 
     private static CbsAuthorizer authorizer(BrokerOptions options) {

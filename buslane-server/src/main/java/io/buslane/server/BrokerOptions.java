@@ -1,5 +1,8 @@
 package io.buslane.server;
 
+import io.buslane.amqp.transport.AmqpLimits;
+import io.buslane.amqp.transport.AmqpOptions;
+
 import java.nio.file.Path;
 
 /**
@@ -16,19 +19,44 @@ import java.nio.file.Path;
  * @param sasKeys     SAS rules as {@code name=key} (all rights); empty for the emulator's well-known key
  * @param insecure    accept any token (no SAS validation)
  * @param maxConnections AMQP connections accepted at once
+ * @param amqpLimits     what one AMQP connection may hold or take (sessions, links, buffered bytes, time to
+ *                       authenticate)
+ * @param eventLoops     event loops the AMQP connections are spread over
  */
 public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDir, Path configFile, int shards,
                             boolean syncEnabled, boolean inMemory, java.util.List<String> sasKeys,
-                            boolean insecure, int maxConnections) {
+                            boolean insecure, int maxConnections, AmqpLimits amqpLimits, int eventLoops) {
 
     public BrokerOptions {
         sasKeys = sasKeys == null ? java.util.List.of() : java.util.List.copyOf(sasKeys);
         if (maxConnections < 1) {
             throw new IllegalArgumentException("--max-connections must be at least 1, was " + maxConnections);
         }
+        if (eventLoops < 1) {
+            throw new IllegalArgumentException("--event-loops must be at least 1, was " + eventLoops);
+        }
+    }
+
+    /** Options with the default connection limits and event loops. */
+    public BrokerOptions(String host, int amqpPort, int httpPort, Path dataDir, Path configFile, int shards,
+                         boolean syncEnabled, boolean inMemory, java.util.List<String> sasKeys, boolean insecure,
+                         int maxConnections) {
+        this(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys, insecure,
+                maxConnections, AmqpLimits.defaults(), AmqpOptions.defaultEventLoops());
     }
 
     public static BrokerOptions defaults() {
-        return new BrokerOptions("0.0.0.0", 5672, 5300, Path.of("data"), null, 2, true, false, null, false, 10_000);
+        return new BrokerOptions("0.0.0.0", 5672, 5300, Path.of("data"), null, 2, true, false, null, false,
+                defaultMaxConnections());
+    }
+
+    /**
+     * The default connection cap, sized to the heap: one connection per MiB of maximum heap (an active connection
+     * holds about 0.6 MiB of buffers while it reads and writes, an idle one about 45 KB), at least 100, at most
+     * 10,000.
+     */
+    public static int defaultMaxConnections() {
+        long perMiB = Runtime.getRuntime().maxMemory() / (1 << 20);
+        return (int) Math.max(100, Math.min(10_000, perMiB));
     }
 }

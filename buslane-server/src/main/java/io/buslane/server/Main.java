@@ -1,5 +1,7 @@
 package io.buslane.server;
 
+import io.buslane.amqp.transport.AmqpLimits;
+import io.buslane.amqp.transport.AmqpOptions;
 import io.buslane.server.config.ConfigException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -52,9 +54,42 @@ public final class Main implements Callable<Integer> {
     @Option(names = "--insecure", description = "Accept any SAS token without validating it.")
     boolean insecure;
 
-    @Option(names = "--max-connections", defaultValue = "10000",
-            description = "AMQP connections accepted at once (default: ${DEFAULT-VALUE}).")
-    int maxConnections;
+    @Option(names = "--max-connections",
+            description = "AMQP connections accepted at once (default: one per MiB of heap, 100 to 10000).")
+    Integer maxConnections;
+
+    @Option(names = "--event-loops", description = "Event loops for AMQP connections (default: one per core, "
+            + "at least 2; HTTP has one of its own).")
+    Integer eventLoops;
+
+    @Option(names = "--handshake-timeout", defaultValue = "10",
+            description = "Seconds a connection has to finish its protocol headers, SASL and open "
+                    + "(default: ${DEFAULT-VALUE}).")
+    long handshakeTimeoutSeconds;
+
+    @Option(names = "--auth-timeout", defaultValue = "20",
+            description = "Seconds a connection has to put a valid token (or authenticate with SASL PLAIN) "
+                    + "(default: ${DEFAULT-VALUE}, as the service).")
+    long authTimeoutSeconds;
+
+    @Option(names = "--max-sessions-per-connection", defaultValue = "1024",
+            description = "AMQP sessions one connection may have open (default: ${DEFAULT-VALUE}).")
+    int maxSessions;
+
+    @Option(names = "--max-links-per-connection", defaultValue = "4096",
+            description = "AMQP links one connection may have attached, over all its sessions "
+                    + "(default: ${DEFAULT-VALUE}; at most 1024 per session).")
+    int maxLinks;
+
+    @Option(names = "--max-connection-buffer-mb", defaultValue = "128",
+            description = "MiB of unfinished (multi-frame) messages one connection may have in flight "
+                    + "(default: ${DEFAULT-VALUE}).")
+    long maxBufferMb;
+
+    @Option(names = "--max-preauth-buffer-kb", defaultValue = "64",
+            description = "KiB of unfinished messages a connection may have in flight before it authenticates "
+                    + "(default: ${DEFAULT-VALUE}).")
+    long maxPreAuthBufferKb;
 
     @Override
     public Integer call() throws Exception {
@@ -62,9 +97,20 @@ public final class Main implements Callable<Integer> {
             System.err.println("--sync must be 'always' or 'none', was '" + sync + "'");
             return 2;
         }
-        BrokerOptions options = new BrokerOptions(host, amqpPort, httpPort, dataDir, config, shards,
-                sync.equals("always"), inMemory, sasKeys, insecure,
-                maxConnections);
+        AmqpLimits d = AmqpLimits.defaults();
+        BrokerOptions options;
+        try {
+            AmqpLimits limits = new AmqpLimits(handshakeTimeoutSeconds * 1000, authTimeoutSeconds * 1000,
+                    maxSessions, Math.min(1024, maxLinks), maxLinks, maxBufferMb << 20, maxPreAuthBufferKb << 10,
+                    d.maxDispositionRange(), d.maxNestingDepth());
+            options = new BrokerOptions(host, amqpPort, httpPort, dataDir, config, shards, sync.equals("always"),
+                    inMemory, sasKeys, insecure,
+                    maxConnections != null ? maxConnections : BrokerOptions.defaultMaxConnections(), limits,
+                    eventLoops != null ? eventLoops : AmqpOptions.defaultEventLoops());
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage());
+            return 2;
+        }
         Broker broker;
         try {
             broker = Broker.start(options);

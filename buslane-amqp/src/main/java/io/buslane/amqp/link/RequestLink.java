@@ -123,9 +123,15 @@ public final class RequestLink implements LinkHandler {
         if (!"put-token".equals(operation)) {
             result = new PutTokenResult(400, "Unsupported operation '" + operation + "' on $cbs; expected "
                     + "put-token.");
+        } else if (connection.authThrottled()) {
+            result = new PutTokenResult(401, "Too many failed authentication attempts from this address; try "
+                    + "again later.");
         } else {
             result = connection.authorizer().putToken(connection.grants(), string(appProps.get("type")),
                     string(appProps.get("name")), body instanceof String s ? s : null, connection.nowMs());
+            if (result.statusCode() == 401) {
+                connection.authFailed();
+            }
             connection.grantsChanged();
         }
         Map<String, Object> props = new LinkedHashMap<>();

@@ -1,5 +1,6 @@
 package io.buslane.amqp.transport;
 
+import io.buslane.common.auth.AuthFailureThrottle;
 import io.buslane.common.auth.CbsAuthorizer;
 import io.buslane.common.auth.Grants;
 import io.buslane.common.auth.Right;
@@ -77,6 +78,9 @@ public final class AmqpConnection {
     private final Engine engine;
     private final Clock clock;
     private final CbsAuthorizer authorizer;
+    /** Failed authentications by remote address (SASL PLAIN and put-token), shared by the listener's connections. */
+    private final AuthFailureThrottle throttle;
+    private final String remoteHost;
     private final ManagementProcessor management;
     private final AmqpOptions options;
     private final Runnable onClosed;
@@ -109,14 +113,16 @@ public final class AmqpConnection {
     AmqpStats.Links links = new AmqpStats().newLinks();
 
     AmqpConnection(Vertx vertx, Context context, NetSocket socket, Engine engine, Clock clock,
-                   CbsAuthorizer authorizer, ManagementProcessor management, AmqpOptions options,
-                   Runnable onClosed) {
+                   CbsAuthorizer authorizer, AuthFailureThrottle throttle, ManagementProcessor management,
+                   AmqpOptions options, Runnable onClosed) {
         this.vertx = vertx;
         this.context = context;
         this.socket = socket;
         this.engine = engine;
         this.clock = clock;
         this.authorizer = authorizer;
+        this.throttle = throttle;
+        this.remoteHost = socket.remoteAddress() == null ? "unknown" : socket.remoteAddress().host();
         this.management = management;
         this.options = options;
         this.onClosed = onClosed;
@@ -317,6 +323,16 @@ public final class AmqpConnection {
         }
     }
 
+    /** True while this connection's address is refused for too many failed authentications. */
+    public boolean authThrottled() {
+        return !throttle.allowed(remoteHost, clock.epochMillis());
+    }
+
+    /** Counts a failed authentication (wrong PLAIN credentials, a token refused) against this address. */
+    public void authFailed() {
+        throttle.failed(remoteHost, clock.epochMillis());
+    }
+
     /** True when the connection holds a token (or auth is off) allowing {@code right} on the address. */
     public boolean allowed(String address, Right right) {
         return !options.requireAuth() || grants.allows(address, right, clock.epochMillis());
@@ -404,9 +420,12 @@ public final class AmqpConnection {
         sasl.recv(response, 0, response.length);
         if (mechanism.equals("ANONYMOUS") || mechanism.equals("MSSBCBS")) {
             sasl.done(Sasl.SaslOutcome.PN_SASL_OK);
-        } else if (mechanism.equals("PLAIN") && plainAuthenticated(response)) {
+        } else if (mechanism.equals("PLAIN") && !authThrottled() && plainAuthenticated(response)) {
             sasl.done(Sasl.SaslOutcome.PN_SASL_OK);
         } else {
+            if (mechanism.equals("PLAIN")) {
+                authFailed();
+            }
             // the outcome is written, then the socket is dropped: nothing follows a failed SASL exchange
             sasl.done(Sasl.SaslOutcome.PN_SASL_AUTH);
             rejected = true;

@@ -1,5 +1,6 @@
 package io.buslane.amqp.transport;
 
+import io.buslane.common.auth.AuthFailureThrottle;
 import io.buslane.common.auth.CbsAuthorizer;
 import io.buslane.amqp.mgmt.ManagementProcessor;
 import io.buslane.common.time.Clock;
@@ -46,6 +47,7 @@ public final class AmqpServer implements AutoCloseable {
     private final CbsAuthorizer authorizer;
     private final AmqpOptions options;
     private final ManagementProcessor management;
+    private final AuthFailureThrottle throttle = new AuthFailureThrottle();
     private final AtomicInteger connections = new AtomicInteger();
     private final AmqpStats stats = new AmqpStats(); // ops (metrics)
     private final List<Listener> listeners = new CopyOnWriteArrayList<>();
@@ -140,7 +142,7 @@ public final class AmqpServer implements AutoCloseable {
             socket.close();
             return;
         }
-        AmqpConnection connection = new AmqpConnection(vertx, context, socket, engine, clock, authorizer,
+        AmqpConnection connection = new AmqpConnection(vertx, context, socket, engine, clock, authorizer, throttle,
                 management, options, connections::decrementAndGet);
         stats.connectionOpened(); // ops (metrics)
         connection.links = stats.newLinks(); // ops (metrics)
