@@ -101,7 +101,7 @@ public final class AmqpConnection {
     private long expiryAtMs = Long.MAX_VALUE;
     private boolean flushScheduled;
     /** When input last arrived (monotonic ns), for {@link #releaseIdleBuffers}. */
-    private long lastInputNs = System.nanoTime();
+    private long lastInputNs;
     /** proton-j's buffers were dropped and nothing has arrived since. */
     private boolean buffersReleased;
     /** Input is no longer read: the connection broke a rule and is being closed. */
@@ -123,6 +123,7 @@ public final class AmqpConnection {
         this.authorizer = authorizer;
         this.throttle = throttle;
         this.remoteHost = socket.remoteAddress() == null ? "unknown" : socket.remoteAddress().host();
+        this.lastInputNs = clock.monotonicNanos();
         this.management = management;
         this.options = options;
         this.onClosed = onClosed;
@@ -345,7 +346,7 @@ public final class AmqpConnection {
             return;
         }
         byte[] bytes = buffer.getBytes();
-        lastInputNs = System.nanoTime();
+        lastInputNs = clock.monotonicNanos();
         buffersReleased = false;
         try {
             guard.feed(bytes, 0, bytes.length, toProton);

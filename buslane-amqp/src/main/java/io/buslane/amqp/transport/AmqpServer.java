@@ -125,7 +125,7 @@ public final class AmqpServer implements AutoCloseable {
         }
 
         private void sweep(long quietNs) {
-            long now = System.nanoTime();
+            long now = clock.monotonicNanos();
             open.removeIf(AmqpConnection::isClosed);
             for (AmqpConnection c : open) {
                 c.releaseIdleBuffers(now, quietNs);
