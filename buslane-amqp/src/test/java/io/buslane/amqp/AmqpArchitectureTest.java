@@ -7,6 +7,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 /** The AMQP front end translates; it reaches the engine only through its facade and reads no clock itself. */
 class AmqpArchitectureTest {
@@ -26,6 +27,21 @@ class AmqpArchitectureTest {
                         "io.buslane.engine.shard..", "io.buslane.engine.persist..", "io.buslane.engine.timer..",
                         "io.buslane.journal..")
                 .because("front ends translate frames into engine calls; no back doors into partition state")
+                .check(amqp);
+    }
+
+    @Test
+    void hasNoCycleBetweenItsPackages() {
+        slices().matching("io.buslane.amqp.(*)..").should().beFreeOfCycles()
+                .because("the wire pump (transport) drives the link handlers, which see it only as a LinkContext")
+                .check(amqp);
+    }
+
+    @Test
+    void linksSeeTheirConnectionOnlyThroughLinkContext() {
+        noClasses().that().resideInAnyPackage("io.buslane.amqp.link..", "io.buslane.amqp.mgmt..",
+                        "io.buslane.amqp.txn..", "io.buslane.amqp.codec..")
+                .should().dependOnClassesThat().resideInAPackage("io.buslane.amqp.transport..")
                 .check(amqp);
     }
 

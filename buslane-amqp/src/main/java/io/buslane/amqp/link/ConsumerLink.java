@@ -2,7 +2,6 @@ package io.buslane.amqp.link;
 
 import io.buslane.common.auth.Right;
 import io.buslane.amqp.codec.AmqpCodec;
-import io.buslane.amqp.transport.AmqpConnection;
 import io.buslane.amqp.txn.TransactionFailure;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
@@ -56,7 +55,7 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
     /** .NET ticks at the Unix epoch. */
     static final long EPOCH_TICKS = 621_355_968_000_000_000L;
 
-    private final AmqpConnection connection;
+    private final LinkContext connection;
     private final Sender sender;
     private final EntityAddress address;
     private final ReceiveMode mode;
@@ -84,7 +83,7 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
         }
     }
 
-    private ConsumerLink(AmqpConnection connection, Sender sender, EntityAddress address, ReceiveMode mode) {
+    private ConsumerLink(LinkContext connection, Sender sender, EntityAddress address, ReceiveMode mode) {
         this.connection = connection;
         this.sender = sender;
         this.address = address;
@@ -92,23 +91,23 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
     }
 
     /** Answers a client's receiver attach (possibly after waiting for a session). */
-    public static void attach(AmqpConnection connection, Sender sender, String rawAddress) {
-        EntityAddress address = EntityAddress.parse(AmqpConnection.stripHost(rawAddress));
+    public static void attach(LinkContext connection, Sender sender, String rawAddress) {
+        EntityAddress address = EntityAddress.parse(Links.stripHost(rawAddress));
         if (address == null) {
-            AmqpConnection.refuse(sender, "amqp:invalid-field", "The attach has an empty source address.");
+            Links.refuse(sender, "amqp:invalid-field", "The attach has an empty source address.");
             return;
         }
         Engine engine = connection.engine();
         // authorised first: a client without a token learns nothing, not even whether the entity exists
         if (!connection.allowed(address.toString(), Right.LISTEN)) {
-            AmqpConnection.refuse(sender, AmqpConnection.unauthorized(address.toString(), Right.LISTEN));
+            Links.refuse(sender, Links.unauthorized(address.toString(), Right.LISTEN));
             return;
         }
         try {
             engine.checkReceivable(address);
             connection.transactions().linkAttaching(sender.getSession(), address.toString(), true);
         } catch (BrokerException e) {
-            AmqpConnection.refuse(sender, e);
+            Links.refuse(sender, e);
             return;
         }
         ReceiveMode mode = sender.getRemoteSenderSettleMode() == SenderSettleMode.SETTLED
@@ -128,7 +127,7 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
         try {
             link.receiver = engine.createReceiver(address, mode, link);
         } catch (BrokerException e) {
-            AmqpConnection.refuse(sender, e);
+            Links.refuse(sender, e);
             return;
         }
         link.openLink(source, null, null);
@@ -152,7 +151,7 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
                         BrokerException e = brokerError(failure);
                         if (sender.getLocalState() == EndpointState.UNINITIALIZED) {
                             sender.setContext(null);
-                            AmqpConnection.refuse(sender, e);
+                            Links.refuse(sender, e);
                         }
                         return;
                     }
@@ -454,7 +453,7 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
         connection.runOnLoop(() -> {
             if (!closed) {
                 closed = true;
-                AmqpConnection.detach(sender, error);
+                Links.detach(sender, error);
             }
         });
     }

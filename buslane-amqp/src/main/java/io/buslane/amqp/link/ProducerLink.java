@@ -3,7 +3,6 @@ package io.buslane.amqp.link;
 import io.buslane.common.auth.Right;
 import io.buslane.amqp.codec.AmqpCodec;
 import io.buslane.amqp.codec.AmqpDecodeException;
-import io.buslane.amqp.transport.AmqpConnection;
 import io.buslane.amqp.txn.TransactionFailure;
 import io.buslane.common.error.BrokerException;
 import io.buslane.engine.message.Message;
@@ -32,14 +31,14 @@ public final class ProducerLink implements LinkHandler {
     private static final int CREDIT_WINDOW = 1000;
     static final Symbol TRANSFER_DESTINATION = Symbol.valueOf("com.microsoft:transfer-destination-address");
 
-    private final AmqpConnection connection;
+    private final LinkContext connection;
     private final Receiver receiver;
     private final String entityPath;
     private final long maxMessageSize;
     /** The via entity of a send-via link (its target; messages go to {@link #entityPath}), else null. */
     private final String viaPath;
 
-    private ProducerLink(AmqpConnection connection, Receiver receiver, String entityPath, long maxMessageSize,
+    private ProducerLink(LinkContext connection, Receiver receiver, String entityPath, long maxMessageSize,
                          String viaPath) {
         this.connection = connection;
         this.receiver = receiver;
@@ -49,20 +48,20 @@ public final class ProducerLink implements LinkHandler {
     }
 
     /** Answers a client's sender attach: opens the link, or refuses it with the SDK-visible error. */
-    public static void attach(AmqpConnection connection, Receiver receiver, String address) {
-        String path = AmqpConnection.stripHost(address);
+    public static void attach(LinkContext connection, Receiver receiver, String address) {
+        String path = Links.stripHost(address);
         // send via (wire protocol §8): the target is the via entity, the destination travels as a link property
         Map<Symbol, Object> remoteProps = receiver.getRemoteProperties();
         Object destination = remoteProps == null ? null : remoteProps.get(TRANSFER_DESTINATION);
         String via = null;
         if (destination != null) {
             via = path;
-            path = AmqpConnection.stripHost(destination.toString());
+            path = Links.stripHost(destination.toString());
         }
         // authorised first: a client without a token learns nothing, not even whether the entity exists
         for (String p : via == null ? List.of(path) : List.of(via, path)) {
             if (!connection.allowed(p, Right.SEND)) {
-                AmqpConnection.refuse(receiver, AmqpConnection.unauthorized(p, Right.SEND));
+                Links.refuse(receiver, Links.unauthorized(p, Right.SEND));
                 return;
             }
         }
@@ -75,7 +74,7 @@ public final class ProducerLink implements LinkHandler {
             max = connection.engine().maxMessageSizeBytes(path);
             connection.transactions().linkAttaching(receiver.getSession(), via != null ? via : path, false);
         } catch (BrokerException e) {
-            AmqpConnection.refuse(receiver, e);
+            Links.refuse(receiver, e);
             return;
         }
         ProducerLink link = new ProducerLink(connection, receiver, path, max, via);

@@ -1,6 +1,5 @@
 package io.buslane.amqp.link;
 
-import io.buslane.amqp.transport.AmqpConnection;
 import org.apache.qpid.proton.amqp.messaging.Source;
 import org.apache.qpid.proton.amqp.messaging.Target;
 import org.apache.qpid.proton.engine.Delivery;
@@ -17,11 +16,11 @@ import java.nio.ByteBuffer;
  */
 public final class ReplyLink implements LinkHandler {
 
-    private final AmqpConnection connection;
+    private final LinkContext connection;
     private final Sender sender;
     private long tag;
 
-    public ReplyLink(AmqpConnection connection, Sender sender) {
+    public ReplyLink(LinkContext connection, Sender sender) {
         this.connection = connection;
         this.sender = sender;
     }

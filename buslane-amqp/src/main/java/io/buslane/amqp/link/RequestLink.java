@@ -3,7 +3,6 @@ package io.buslane.amqp.link;
 import io.buslane.common.auth.PutTokenResult;
 import io.buslane.common.auth.Right;
 import io.buslane.amqp.mgmt.ManagementResponse;
-import io.buslane.amqp.transport.AmqpConnection;
 import io.buslane.amqp.txn.TransactionScope;
 import org.apache.qpid.proton.amqp.transaction.TransactionalState;
 import io.buslane.engine.EntityAddress;
@@ -29,7 +28,7 @@ import java.util.Set;
 /**
  * The client-to-broker link of a request/response pair: {@code $cbs} put-token requests, or {@code $management}
  * operations on an entity. Each response goes back on the reply link the request names (see
- * {@link AmqpConnection#findReplyLink}) with the request's message-id as correlation-id, of the same AMQP type.
+ * {@link LinkContext#findReplyLink}) with the request's message-id as correlation-id, of the same AMQP type.
  * Confined to the connection's event loop.
  */
 public final class RequestLink implements LinkHandler {
@@ -42,13 +41,13 @@ public final class RequestLink implements LinkHandler {
     /** Which node the link talks to. */
     public enum Kind { CBS, MANAGEMENT }
 
-    private final AmqpConnection connection;
+    private final LinkContext connection;
     private final Receiver receiver;
     private final Kind kind;
     private final EntityAddress entity;
     private final String nodeAddress;
 
-    public RequestLink(AmqpConnection connection, Receiver receiver, Kind kind, EntityAddress entity,
+    public RequestLink(LinkContext connection, Receiver receiver, Kind kind, EntityAddress entity,
                        String nodeAddress) {
         this.connection = connection;
         this.receiver = receiver;
@@ -148,7 +147,7 @@ public final class RequestLink implements LinkHandler {
         Right right = SEND_OPERATIONS.contains(operation) ? Right.SEND : Right.LISTEN;
         String target = entity == null ? "" : entity.toString();
         if (!connection.allowed(target, right) && !connection.allowed(target, Right.MANAGE)) {
-            var error = AmqpConnection.unauthorized(target, right);
+            var error = Links.unauthorized(target, right);
             reply(messageId, replyTo, errorProps(401, error.description(), error.kind().amqpCondition()), null);
             return;
         }

@@ -5,16 +5,16 @@ import io.buslane.common.auth.CbsAuthorizer;
 import io.buslane.common.auth.Grants;
 import io.buslane.common.auth.Right;
 import io.buslane.amqp.link.ConsumerLink;
+import io.buslane.amqp.link.CoordinatorLink;
+import io.buslane.amqp.link.LinkContext;
 import io.buslane.amqp.link.LinkHandler;
+import io.buslane.amqp.link.Links;
 import io.buslane.amqp.link.ProducerLink;
 import io.buslane.amqp.link.ReplyLink;
 import io.buslane.amqp.link.RequestLink;
 import io.buslane.amqp.mgmt.ManagementProcessor;
-import io.buslane.amqp.txn.CoordinatorLink;
 import io.buslane.amqp.txn.TimerScheduler;
 import io.buslane.amqp.txn.Transactions;
-import io.buslane.common.error.BrokerException;
-import io.buslane.common.error.ErrorKind;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.Engine;
 import io.buslane.engine.EntityAddress;
@@ -58,7 +58,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * handlers. Confined to the Vert.x event loop that owns the socket; engine completions hop back with
  * {@link #runOnLoop(Runnable)}.
  */
-public final class AmqpConnection {
+public final class AmqpConnection implements LinkContext {
 
     private static final Logger LOG = LoggerFactory.getLogger(AmqpConnection.class);
     private static final AtomicLong IDS = new AtomicLong();
@@ -207,31 +207,38 @@ public final class AmqpConnection {
 
     // ------------------------------------------------------------------------------------------------ accessors
 
+    @Override
     public Engine engine() {
         return engine;
     }
 
+    @Override
     public ManagementProcessor management() {
         return management;
     }
 
+    @Override
     public CbsAuthorizer authorizer() {
         return authorizer;
     }
 
+    @Override
     public Grants grants() {
         return grants;
     }
 
     /** The AMQP transactions declared on this connection. */
+    @Override
     public Transactions transactions() {
         return transactions;
     }
 
+    @Override
     public long nowMs() {
         return clock.epochMillis();
     }
 
+    @Override
     public long id() {
         return id;
     }
@@ -241,6 +248,7 @@ public final class AmqpConnection {
      * run in the order given; those given while a drain is pending join it, so the completions of one shard cycle
      * cost one event-loop task and one write, not one each.
      */
+    @Override
     public void runOnLoop(Runnable action) {
         loopActions.offer(action);
         if (loopDrainScheduled.compareAndSet(false, true)) {
@@ -273,6 +281,7 @@ public final class AmqpConnection {
      * links the remaining grants no longer allow (the service detaches a link whose token expired; the SDKs renew
      * their tokens ahead of expiry).
      */
+    @Override
     public void grantsChanged() {
         long next = grants.nextExpiryMs();
         if (closed || next == Long.MAX_VALUE || (expiryTimer >= 0 && next >= expiryAtMs)) {
@@ -313,6 +322,7 @@ public final class AmqpConnection {
      * Detaches a sender's link whose unfinished delivery has grown past {@code max} bytes, with the service's
      * {@code amqp:link:message-size-exceeded}, and drops what it holds; later frames of it are dropped as they come.
      */
+    @Override
     public void closeLinkForOversizedMessage(Receiver receiver, Delivery delivery, long max) {
         long size = delivery.pending();
         receiver.recv(new byte[delivery.pending()], 0, delivery.pending());
@@ -325,16 +335,19 @@ public final class AmqpConnection {
     }
 
     /** True while this connection's address is refused for too many failed authentications. */
+    @Override
     public boolean authThrottled() {
         return !throttle.allowed(remoteHost, clock.epochMillis());
     }
 
     /** Counts a failed authentication (wrong PLAIN credentials, a token refused) against this address. */
+    @Override
     public void authFailed() {
         throttle.failed(remoteHost, clock.epochMillis());
     }
 
     /** True when the connection holds a token (or auth is off) allowing {@code right} on the address. */
+    @Override
     public boolean allowed(String address, Right right) {
         return !options.requireAuth() || grants.allows(address, right, clock.epochMillis());
     }
@@ -499,6 +512,7 @@ public final class AmqpConnection {
     }
 
     /** Coalesces flushes requested from several completions into one. */
+    @Override
     public void requestFlush() {
         if (flushScheduled) {
             return;
@@ -667,10 +681,10 @@ public final class AmqpConnection {
             }
             String address = receiver.getRemoteTarget() instanceof Target t ? t.getAddress() : null;
             if (address == null) {
-                refuse(link, "amqp:invalid-field", "The attach has no target address.");
+                Links.refuse(link, "amqp:invalid-field", "The attach has no target address.");
                 return;
             }
-            String node = stripHost(address);
+            String node = Links.stripHost(address);
             if (node.equalsIgnoreCase(CBS)) {
                 new RequestLink(this, receiver, RequestLink.Kind.CBS, null, address).open();
             } else if (node.toLowerCase(Locale.ROOT).endsWith(MANAGEMENT_SUFFIX)) {
@@ -684,10 +698,10 @@ public final class AmqpConnection {
             Sender sender = (Sender) link;
             String address = sender.getRemoteSource() instanceof Source s ? s.getAddress() : null;
             if (address == null) {
-                refuse(link, "amqp:invalid-field", "The attach has no source address.");
+                Links.refuse(link, "amqp:invalid-field", "The attach has no source address.");
                 return;
             }
-            String node = stripHost(address);
+            String node = Links.stripHost(address);
             if (node.equalsIgnoreCase(CBS) || node.toLowerCase(Locale.ROOT).endsWith(MANAGEMENT_SUFFIX)) {
                 ReplyLink reply = new ReplyLink(this, sender);
                 replyLinks.add(reply);
@@ -711,6 +725,7 @@ public final class AmqpConnection {
     }
 
     /** The reply link for a request: by target address, else by link name, else by node within the session. */
+    @Override
     public ReplyLink findReplyLink(String replyTo, Session session, String nodeAddress) {
         if (replyTo != null) {
             for (ReplyLink r : replyLinks) {
@@ -730,53 +745,5 @@ public final class AmqpConnection {
             }
         }
         return null;
-    }
-
-    /** Answers an attach with a null terminus followed by a detach carrying the error. */
-    public static void refuse(Link link, String condition, String description) {
-        if (link instanceof Receiver) {
-            link.setSource(link.getRemoteSource());
-            link.setTarget(null);
-        } else {
-            link.setSource(null);
-            link.setTarget(link.getRemoteTarget());
-        }
-        link.open();
-        link.setCondition(new ErrorCondition(Symbol.valueOf(condition), description));
-        link.close();
-    }
-
-    /** Refuses an attach with the condition and description of a broker error. */
-    public static void refuse(Link link, BrokerException error) {
-        refuse(link, error.kind().amqpCondition(), error.description());
-    }
-
-    /** Detaches an open link with an error. */
-    public static void detach(Link link, BrokerException error) {
-        if (link.getLocalState() == EndpointState.ACTIVE) {
-            link.setCondition(new ErrorCondition(Symbol.valueOf(error.kind().amqpCondition()), error.description()));
-            link.close();
-        }
-    }
-
-    /** The node part of an address: {@code scheme://host[:port]/} and a leading slash removed. */
-    public static String stripHost(String address) {
-        String a = address;
-        int scheme = a.indexOf("://");
-        if (scheme >= 0) {
-            int slash = a.indexOf('/', scheme + 3);
-            a = slash < 0 ? "" : a.substring(slash);
-        }
-        while (a.startsWith("/")) {
-            a = a.substring(1);
-        }
-        return a;
-    }
-
-    /** The error to report when a client is not authorised. */
-    public static BrokerException unauthorized(String address, Right right) {
-        String claim = right == Right.SEND ? "Send" : right == Right.LISTEN ? "Listen" : "Manage";
-        return new BrokerException(ErrorKind.UNAUTHORIZED, "Unauthorized access. '" + claim
-                + "' claim(s) are required to perform this operation. Resource: '" + address + "'.");
     }
 }

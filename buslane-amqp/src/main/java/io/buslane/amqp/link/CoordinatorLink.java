@@ -1,8 +1,7 @@
-package io.buslane.amqp.txn;
+package io.buslane.amqp.link;
 
-import io.buslane.amqp.link.LinkHandler;
-import io.buslane.amqp.link.RequestReceivers;
-import io.buslane.amqp.transport.AmqpConnection;
+import io.buslane.amqp.txn.TransactionFailure;
+import io.buslane.amqp.txn.Transactions;
 import org.apache.qpid.proton.Proton;
 import org.apache.qpid.proton.amqp.Binary;
 import org.apache.qpid.proton.amqp.Symbol;
@@ -30,19 +29,19 @@ public final class CoordinatorLink implements LinkHandler {
 
     private static final int CREDIT = 100;
 
-    private final AmqpConnection connection;
+    private final LinkContext connection;
     private final Receiver receiver;
     private final Transactions transactions;
     private boolean closed;
 
-    private CoordinatorLink(AmqpConnection connection, Receiver receiver, Transactions transactions) {
+    private CoordinatorLink(LinkContext connection, Receiver receiver, Transactions transactions) {
         this.connection = connection;
         this.receiver = receiver;
         this.transactions = transactions;
     }
 
     /** Opens a coordinator link. No token is needed (the SDKs put none for it); the work itself is authorised. */
-    public static void attach(AmqpConnection connection, Receiver receiver, Transactions transactions) {
+    public static void attach(LinkContext connection, Receiver receiver, Transactions transactions) {
         CoordinatorLink link = new CoordinatorLink(connection, receiver, transactions);
         transactions.coordinatorAttached(receiver.getSession());
         RequestReceivers.open(receiver, ReceiverSettleMode.FIRST, link, CREDIT);

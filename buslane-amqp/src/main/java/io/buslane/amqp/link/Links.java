@@ -1,0 +1,65 @@
+package io.buslane.amqp.link;
+
+import io.buslane.common.auth.Right;
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import org.apache.qpid.proton.amqp.Symbol;
+import org.apache.qpid.proton.amqp.transport.ErrorCondition;
+import org.apache.qpid.proton.engine.EndpointState;
+import org.apache.qpid.proton.engine.Link;
+import org.apache.qpid.proton.engine.Receiver;
+
+/** Stateless. What every link handler does the same way: refusing or detaching a link, reading an address. */
+public final class Links {
+
+    private Links() {
+    }
+
+    /** Answers an attach with a null terminus followed by a detach carrying the error. */
+    public static void refuse(Link link, String condition, String description) {
+        if (link instanceof Receiver) {
+            link.setSource(link.getRemoteSource());
+            link.setTarget(null);
+        } else {
+            link.setSource(null);
+            link.setTarget(link.getRemoteTarget());
+        }
+        link.open();
+        link.setCondition(new ErrorCondition(Symbol.valueOf(condition), description));
+        link.close();
+    }
+
+    /** Refuses an attach with the condition and description of a broker error. */
+    public static void refuse(Link link, BrokerException error) {
+        refuse(link, error.kind().amqpCondition(), error.description());
+    }
+
+    /** Detaches an open link with an error. */
+    public static void detach(Link link, BrokerException error) {
+        if (link.getLocalState() == EndpointState.ACTIVE) {
+            link.setCondition(new ErrorCondition(Symbol.valueOf(error.kind().amqpCondition()), error.description()));
+            link.close();
+        }
+    }
+
+    /** The node part of an address: {@code scheme://host[:port]/} and a leading slash removed. */
+    public static String stripHost(String address) {
+        String a = address;
+        int scheme = a.indexOf("://");
+        if (scheme >= 0) {
+            int slash = a.indexOf('/', scheme + 3);
+            a = slash < 0 ? "" : a.substring(slash);
+        }
+        while (a.startsWith("/")) {
+            a = a.substring(1);
+        }
+        return a;
+    }
+
+    /** The error to report when a client is not authorised. */
+    public static BrokerException unauthorized(String address, Right right) {
+        String claim = right == Right.SEND ? "Send" : right == Right.LISTEN ? "Listen" : "Manage";
+        return new BrokerException(ErrorKind.UNAUTHORIZED, "Unauthorized access. '" + claim
+                + "' claim(s) are required to perform this operation. Resource: '" + address + "'.");
+    }
+}
