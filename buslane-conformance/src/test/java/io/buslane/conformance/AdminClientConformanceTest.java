@@ -52,8 +52,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The official Java {@link ServiceBusAdministrationClient} against the broker's ATOM management API on the HTTP
- * port. The client always speaks {@code https://<namespace>/...}; the pipeline policy of the README's "Admin API"
- * section rewrites each request to the broker's plain-HTTP port. Every entity kind is created with non-default
+ * port. The client always speaks {@code https://<namespace>/...}; the pipeline policy of docs/admin-api.md
+ * rewrites each request to the broker's plain-HTTP port. Every entity kind is created with non-default
  * properties and read back, updated, listed (across pages), counted and deleted; the error cases map to the
  * SDK's exceptions (404 → ResourceNotFoundException, 409 → ResourceExistsException, 401 →
  * ClientAuthenticationException).
@@ -74,7 +74,7 @@ class AdminClientConformanceTest extends ConformanceBase {
         data = clientBuilder();
     }
 
-    /** The README's snippet: an admin client whose requests go to Buslane's HTTP port. */
+    /** The snippet of docs/admin-api.md: an admin client whose requests go to Buslane's HTTP port. */
     static ServiceBusAdministrationClient adminClient(String connectionString, int httpPort) {
         HttpPipelinePolicy toBuslane = (context, next) -> {
             URL url = context.getHttpRequest().getUrl();

@@ -66,7 +66,7 @@ class RestConformanceTest extends ConformanceBase {
         startBroker(CONFIG);
     }
 
-    /** A SAS token for the emulator's well-known key, as the README's openssl one-liner makes it. */
+    /** A SAS token for the emulator's well-known key, as the openssl one-liner of docs/usage.md makes it. */
     static String token() throws Exception {
         return sasToken("http://localhost:" + broker.httpPort() + "/");
     }

@@ -2,7 +2,7 @@ package io.buslane.amqp.transport;
 
 /**
  * What one AMQP connection may hold or take, before and after it authenticates. Every limit here bounds a resource
- * a client could otherwise claim without end (heap, event-loop time, connection slots); the README lists them with
+ * a client could otherwise claim without end (heap, event-loop time, connection slots); docs/limits.md lists them with
  * their flags. Immutable.
  *
  * @param handshakeTimeoutMs       a connection must have sent its protocol header(s), finished SASL and opened
