@@ -1,5 +1,6 @@
 package io.buslane.engine.persist;
 
+import io.buslane.journal.DataDirectoryLayout;
 import io.buslane.engine.partition.DedupRunStore;
 
 import java.io.IOException;
@@ -22,7 +23,7 @@ import java.util.stream.Stream;
 final class FileDedupRunStore implements DedupRunStore {
 
     /** The subdirectory of the data directory holding the runs. */
-    static final String DIRECTORY = "dedup-runs";
+    static final String DIRECTORY = DataDirectoryLayout.DEDUP_RUNS;
 
     private static final int KEY_BYTES = 24;
     /** Keys per mapped chunk (a mapping holds at most 2 GiB). */

@@ -1,5 +1,6 @@
 package io.buslane.engine.persist;
 
+import io.buslane.journal.DataDirectoryLayout;
 import io.buslane.journal.JournalFactory;
 
 import java.util.Objects;
@@ -62,7 +63,7 @@ public final class Storage implements AutoCloseable {
     }
 
     public MetaJournal openMeta() {
-        return new MetaJournal(journals.open("meta"));
+        return new MetaJournal(journals.open(DataDirectoryLayout.META_JOURNAL));
     }
 
     /** Opens shard {@code index}'s journal with the default resident budget. */
@@ -76,7 +77,7 @@ public final class Storage implements AutoCloseable {
      * @param residentBudgetBytes message bytes the shard keeps in the heap before evicting the newest
      */
     public ShardJournal openShard(int index, long residentBudgetBytes) {
-        String name = "shard-" + index;
+        String name = DataDirectoryLayout.shardJournal(index);
         io.buslane.engine.partition.DedupRunStore dedupRuns = journals instanceof io.buslane.journal.file.FileJournalFactory f
                 ? new FileDedupRunStore(f.dataDirectory().resolve(FileDedupRunStore.DIRECTORY).resolve(name))
                 : io.buslane.engine.partition.DedupRunStore.inHeap();

@@ -1,5 +1,6 @@
 package io.buslane.journal.file;
 
+import io.buslane.journal.DataDirectoryLayout;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,8 +37,8 @@ import java.util.concurrent.TimeoutException;
  */
 final class DiskReserve implements AutoCloseable {
 
-    static final String FILE_NAME = "reserve";
-    static final String TEMP_NAME = "reserve.tmp";
+    static final String FILE_NAME = DataDirectoryLayout.RESERVE;
+    static final String TEMP_NAME = DataDirectoryLayout.RESERVE + DataDirectoryLayout.TEMP_SUFFIX;
     private static final Logger LOG = LoggerFactory.getLogger(DiskReserve.class);
     private static final int CHUNK_BYTES = 256 * 1024;
     /** Written again once a reading finds this many times its size free (so releasing right after is unlikely). */

@@ -38,27 +38,12 @@ import java.util.zip.CRC32C;
  * survives a crash at any step.
  *
  * <h2>Files</h2>
- * <pre>
- * &lt;directory&gt;/
- *   00000000000000000001.seg            segments, numbered from 1 in append order (20 digits); the highest is the
- *   00000000000000000004.seg            active segment, the others are sealed
- *   00000000000000000002.seg.compacted  compaction output not yet swapped in (only after a crash)
- *   compaction.manifest                 control file of an unfinished compaction (only after a crash)
- * </pre>
- * A segment has no header and is not pre-allocated: it is the records back to back, and its size is the end of its
- * last record. Each record is framed as follows (all integers big-endian):
- * <pre>
- * offset    size  field
- *  0         1    magic    0xB1, the record format version (1); 0x00 (a zero-filled tail) is never valid
- *  1         4    length   int: bytes after this field = 14 + n
- *  5         1    kind     1 ADD, 2 UPDATE, 3 DELETE ({@link io.buslane.journal.RecordKind#code()})
- *  6         1    type     the owner's record type
- *  7         8    id       long: the record id
- * 15         n    payload  the owner's bytes (empty for a DELETE)
- * 15+n       4    crc      CRC32C over bytes [5, 15+n), i.e. everything after the length except the crc itself
- * </pre>
- * A record therefore takes {@code 19 + n} bytes; n is at most 256 MiB minus 19. There is no index file: replay reads
- * the segments sequentially, and the liveness index compaction needs is rebuilt in memory while replaying.
+ * A journal is one folder of segment files, numbered in append order, the highest one active, beside the output and
+ * control file of an unfinished compaction; {@link io.buslane.journal.DataDirectoryLayout} names them all and draws
+ * the whole data directory. A segment has no header and is not pre-allocated: it is the records back to back, and
+ * its size is the end of its last record; {@link RecordFormat} draws how each record is framed (a record takes
+ * {@code 19 + n} bytes; n is at most 256 MiB minus 19). There is no index file: replay reads the segments
+ * sequentially, and the liveness index compaction needs is rebuilt in memory while replaying.
  *
  * <h2>Writing</h2>
  * {@link #append} encodes into one reusable direct buffer and writes it to the active segment only when the buffer is

@@ -1,5 +1,6 @@
 package io.buslane.journal.file;
 
+import io.buslane.journal.DataDirectoryLayout;
 import io.buslane.journal.JournalException;
 import io.buslane.journal.JournalFactory;
 import org.slf4j.Logger;
@@ -49,8 +50,8 @@ public final class FileJournalFactory implements JournalFactory {
 
     /** Version of the whole on-disk layout: the record format, segment naming and manifest format. */
     public static final int FORMAT_VERSION = 1;
-    static final String LOCK_FILE = "lock";
-    static final String META_FILE = "meta.properties";
+    static final String LOCK_FILE = DataDirectoryLayout.LOCK;
+    static final String META_FILE = DataDirectoryLayout.META_PROPERTIES;
     private static final String META_KEY = "buslane.journal.format=";
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,99}");
     private static final Logger LOG = LoggerFactory.getLogger(FileJournalFactory.class);

@@ -1,5 +1,7 @@
 package io.buslane.journal.file;
 
+import io.buslane.journal.DataDirectoryLayout;
+
 import java.io.File;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -14,17 +16,17 @@ import java.util.List;
 final class SegmentFiles {
 
     /** A segment: {@code 00000000000000000001.seg}, numbered from 1 in append order. */
-    static final String SEGMENT_SUFFIX = ".seg";
+    static final String SEGMENT_SUFFIX = DataDirectoryLayout.SEGMENT_SUFFIX;
     /** A compaction output not yet swapped in: {@code <first source>.seg.compacted}. */
-    static final String COMPACTED_SUFFIX = ".seg.compacted";
+    static final String COMPACTED_SUFFIX = DataDirectoryLayout.COMPACTED_SUFFIX;
     /**
      * A segment a finished compaction replaced, renamed out of the way so that freeing its blocks (tens of
      * milliseconds for a large file) happens off the writer thread: {@code <number>.seg.obsolete}. Never read;
      * deleted in the background, or at the next open.
      */
-    static final String OBSOLETE_SUFFIX = ".seg.obsolete";
+    static final String OBSOLETE_SUFFIX = DataDirectoryLayout.OBSOLETE_SUFFIX;
     /** The control file of an interrupted compaction; see {@link CompactionManifest}. */
-    static final String MANIFEST_NAME = "compaction.manifest";
+    static final String MANIFEST_NAME = DataDirectoryLayout.COMPACTION_MANIFEST;
     private static final int NUMBER_DIGITS = 20;
 
     private SegmentFiles() {
