@@ -1,5 +1,11 @@
 package io.buslane.engine;
 
+import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.api.ReceiveMode;
+import io.buslane.engine.namespace.QueueEntity;
+import io.buslane.engine.namespace.TopicEntity;
+import io.buslane.engine.receive.DeliverySink;
+import io.buslane.engine.receive.Receiver;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.time.ManualClock;
 import io.buslane.engine.entity.QueueProperties;

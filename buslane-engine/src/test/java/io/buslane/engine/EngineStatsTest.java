@@ -1,7 +1,11 @@
 package io.buslane.engine;
 
+import io.buslane.engine.api.EngineStats;
+import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.api.ReceiveMode;
+import io.buslane.engine.receive.Receiver;
 import io.buslane.common.error.BrokerException;
-import io.buslane.engine.EngineStats.Outcome;
+import io.buslane.engine.api.EngineStats.Outcome;
 import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;

@@ -1,5 +1,12 @@
 package io.buslane.engine;
 
+import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.api.ReceiveMode;
+import io.buslane.engine.api.RuntimeCounts;
+import io.buslane.engine.namespace.QueueEntity;
+import io.buslane.engine.namespace.SubscriptionEntity;
+import io.buslane.engine.namespace.TopicEntity;
+import io.buslane.engine.receive.Receiver;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.entity.EntityStatus;
@@ -10,7 +17,7 @@ import io.buslane.engine.entity.SubscriptionProperties;
 import io.buslane.engine.entity.TopicProperties;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
-import io.buslane.engine.partition.SubQueueState;
+import io.buslane.engine.partition.DeadLetterReasons;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -510,7 +517,7 @@ class EntityLifecycleTest {
             assertThat(dlq).extracting(EngineHarness::text).containsExactly("no-session");
             assertThat(dlq.get(0).sequenceNumber()).isEqualTo(1L);
             assertThat(dlq.get(0).message().applicationProperties())
-                    .containsEntry(SubQueueState.DEAD_LETTER_REASON, "Session ID is null.");
+                    .containsEntry(DeadLetterReasons.DEAD_LETTER_REASON, "Session ID is null.");
             RuntimeCounts c = h.await(h.engine.counts("t/Subscriptions/sessions"));
             assertThat(c.activeMessageCount()).isEqualTo(1L);
             assertThat(c.deadLetterMessageCount()).isEqualTo(1L);
@@ -519,7 +526,7 @@ class EntityLifecycleTest {
             List<ReceivedMessage> after = peekAll(h, "t/Subscriptions/sessions/$DeadLetterQueue");
             assertThat(after).extracting(EngineHarness::text).containsExactly("no-session");
             assertThat(after.get(0).message().applicationProperties())
-                    .containsEntry(SubQueueState.DEAD_LETTER_REASON, "Session ID is null.");
+                    .containsEntry(DeadLetterReasons.DEAD_LETTER_REASON, "Session ID is null.");
             assertThat(peekAll(h, "t/Subscriptions/sessions")).extracting(EngineHarness::text)
                     .containsExactly("with-session");
         }

@@ -1,12 +1,16 @@
 package io.buslane.engine;
 
+import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.api.ReceiveMode;
+import io.buslane.engine.api.RuntimeCounts;
+import io.buslane.engine.receive.Receiver;
 import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.entity.SubscriptionProperties;
 import io.buslane.engine.entity.TopicProperties;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.MessageState;
 import io.buslane.engine.message.ReceivedMessage;
-import io.buslane.engine.partition.SubQueueState;
+import io.buslane.engine.partition.DeadLetterReasons;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -19,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** Time-to-live, browsing, batch deletion, purge and counts (message-expiration.md, §2.5, §2.8). */
 class ExpiryAndBrowseTest {
 
-    private static final String REASON = SubQueueState.DEAD_LETTER_REASON;
+    private static final String REASON = DeadLetterReasons.DEAD_LETTER_REASON;
 
     // ------------------------------------------------------------------------------------------------ helpers
 
@@ -126,7 +130,7 @@ class ExpiryAndBrowseTest {
             assertThat(dlq.get(0).sequenceNumber()).isEqualTo(1L);
             assertThat(dlq.get(0).message().applicationProperties())
                     .containsEntry(REASON, "TTLExpiredException")
-                    .containsKey(SubQueueState.DEAD_LETTER_DESCRIPTION);
+                    .containsKey(DeadLetterReasons.DEAD_LETTER_DESCRIPTION);
             assertThat(counts(h, "q").deadLetterMessageCount()).isEqualTo(1L);
             // the dead-lettered copy does not expire again
             h.advance(Duration.ofDays(1));
@@ -322,7 +326,7 @@ class ExpiryAndBrowseTest {
             assertThat(dlq).extracting(EngineHarness::text).containsExactly("a", "c");
             assertThat(dlq).extracting(ReceivedMessage::sequenceNumber).containsExactly(1L, 3L);
             assertThat(dlq.get(0).message().applicationProperties()).containsEntry(REASON, "BadInput")
-                    .containsEntry(SubQueueState.DEAD_LETTER_DESCRIPTION, "cannot parse");
+                    .containsEntry(DeadLetterReasons.DEAD_LETTER_DESCRIPTION, "cannot parse");
             assertThat(peek(h, "q/$DeadLetterQueue", 2, 10)).extracting(EngineHarness::text).containsExactly("c");
             assertThat(peekAll(h, "q")).extracting(EngineHarness::text).containsExactly("b");
 

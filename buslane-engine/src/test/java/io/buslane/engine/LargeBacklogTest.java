@@ -1,5 +1,8 @@
 package io.buslane.engine;
 
+import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.api.ReceiveMode;
+import io.buslane.engine.receive.Receiver;
 import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;

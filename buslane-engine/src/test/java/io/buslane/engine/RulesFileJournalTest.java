@@ -1,5 +1,7 @@
 package io.buslane.engine;
 
+import io.buslane.engine.api.ReceiveMode;
+import io.buslane.engine.receive.Receiver;
 import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.entity.SubscriptionProperties;
 import io.buslane.engine.entity.TopicProperties;

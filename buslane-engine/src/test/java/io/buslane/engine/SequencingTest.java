@@ -1,5 +1,10 @@
 package io.buslane.engine;
 
+import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.api.ReceiveMode;
+import io.buslane.engine.namespace.QueueEntity;
+import io.buslane.engine.receive.DeliverySink;
+import io.buslane.engine.receive.Receiver;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.entity.Limits;
@@ -481,7 +486,7 @@ class SequencingTest {
         try (EngineHarness h = new EngineHarness()) {
             QueueEntity q = h.queue("q");
             // test-only shortcut to the end of the range (manual mode: this thread is the shard thread)
-            q.partitions[0].partition().sequence().setNextCounter(Long.MAX_VALUE - 1);
+            q.partitions()[0].partition().sequence().setNextCounter(Long.MAX_VALUE - 1);
             h.send("q", text("a"), text("b"), text("c"));
             List<ReceivedMessage> got = drainAll(h, "q");
             assertThat(got).extracting(EngineHarness::text).containsExactly("a", "b", "c");

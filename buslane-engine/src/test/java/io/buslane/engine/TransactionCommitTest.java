@@ -1,5 +1,11 @@
 package io.buslane.engine;
 
+import io.buslane.engine.api.EngineStats;
+import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.api.ReceiveMode;
+import io.buslane.engine.api.RuntimeCounts;
+import io.buslane.engine.receive.Receiver;
+import io.buslane.engine.txn.TransactionalBatch;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.entity.QueueProperties;

@@ -1,9 +1,9 @@
 package io.buslane.server;
 
 import io.buslane.engine.Engine;
-import io.buslane.engine.QueueEntity;
-import io.buslane.engine.SubscriptionEntity;
-import io.buslane.engine.TopicEntity;
+import io.buslane.engine.namespace.QueueEntity;
+import io.buslane.engine.namespace.SubscriptionEntity;
+import io.buslane.engine.namespace.TopicEntity;
 import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.entity.RuleProperties;
 import io.buslane.server.config.SubscriptionDefinition;

@@ -5,7 +5,7 @@ import io.buslane.common.auth.Right;
 import io.buslane.amqp.mgmt.ManagementResponse;
 import io.buslane.amqp.txn.TransactionScope;
 import org.apache.qpid.proton.amqp.transaction.TransactionalState;
-import io.buslane.engine.EntityAddress;
+import io.buslane.engine.api.EntityAddress;
 import org.apache.qpid.proton.Proton;
 import org.apache.qpid.proton.amqp.Symbol;
 import org.apache.qpid.proton.amqp.messaging.Accepted;

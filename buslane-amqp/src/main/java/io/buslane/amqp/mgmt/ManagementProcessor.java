@@ -4,12 +4,12 @@ import io.buslane.amqp.codec.AmqpCodec;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.Engine;
-import io.buslane.engine.EntityAddress;
-import io.buslane.engine.ReceiveMode;
-import io.buslane.engine.SubQueue;
-import io.buslane.engine.SubscriptionEntity;
-import io.buslane.engine.TopicEntity;
-import io.buslane.engine.TransactionalBatch.SettleKind;
+import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.api.ReceiveMode;
+import io.buslane.engine.api.SubQueue;
+import io.buslane.engine.namespace.SubscriptionEntity;
+import io.buslane.engine.namespace.TopicEntity;
+import io.buslane.engine.txn.TransactionalBatch.SettleKind;
 import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
@@ -821,7 +821,7 @@ public final class ManagementProcessor {
                                                               io.buslane.amqp.txn.TransactionScope txn) {
         Disposition d = disposition(args);
         for (UUID token : d.tokens()) {
-            txn.stageSettlement(new io.buslane.engine.TransactionalBatch.Settle(entity, token, d.kind(), d.props(),
+            txn.stageSettlement(new io.buslane.engine.txn.TransactionalBatch.Settle(entity, token, d.kind(), d.props(),
                     d.reason(), d.description()));
         }
         return ManagementResponse.ok();

@@ -17,7 +17,7 @@ import io.buslane.amqp.txn.TimerScheduler;
 import io.buslane.amqp.txn.Transactions;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.Engine;
-import io.buslane.engine.EntityAddress;
+import io.buslane.engine.api.EntityAddress;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;

@@ -1,6 +1,6 @@
 package io.buslane.amqp.txn;
 
-import io.buslane.engine.TransactionalBatch;
+import io.buslane.engine.txn.TransactionalBatch;
 
 /**
  * One transaction as a {@code $management} request carrying {@code transactional-state{txn-id}} sees it: the

@@ -4,8 +4,8 @@ import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.Engine;
-import io.buslane.engine.EntityAddress;
-import io.buslane.engine.TransactionalBatch;
+import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.txn.TransactionalBatch;
 import io.buslane.engine.message.Message;
 import org.apache.qpid.proton.amqp.Binary;
 

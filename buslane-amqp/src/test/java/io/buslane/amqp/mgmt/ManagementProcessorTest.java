@@ -1,7 +1,7 @@
 package io.buslane.amqp.mgmt;
 
-import io.buslane.engine.EntityAddress;
-import io.buslane.engine.ReceiveMode;
+import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.api.ReceiveMode;
 import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.entity.SubscriptionProperties;

@@ -2,12 +2,12 @@ package io.buslane.amqp.mgmt;
 
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.time.ManualClock;
-import io.buslane.engine.DeliverySink;
+import io.buslane.engine.receive.DeliverySink;
 import io.buslane.engine.Engine;
 import io.buslane.engine.EngineConfig;
-import io.buslane.engine.EntityAddress;
-import io.buslane.engine.ReceiveMode;
-import io.buslane.engine.Receiver;
+import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.api.ReceiveMode;
+import io.buslane.engine.receive.Receiver;
 import io.buslane.engine.ThreadingMode;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;

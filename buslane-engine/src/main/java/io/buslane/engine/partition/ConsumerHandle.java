@@ -1,7 +1,7 @@
 package io.buslane.engine.partition;
 
 import io.buslane.common.error.BrokerException;
-import io.buslane.engine.ReceiveMode;
+import io.buslane.engine.api.ReceiveMode;
 import io.buslane.engine.message.ReceivedMessage;
 
 /**

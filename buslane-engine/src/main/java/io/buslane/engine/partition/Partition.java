@@ -2,8 +2,8 @@ package io.buslane.engine.partition;
 
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
-import io.buslane.engine.RuntimeCounts;
-import io.buslane.engine.SubQueue;
+import io.buslane.engine.api.RuntimeCounts;
+import io.buslane.engine.api.SubQueue;
 import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.filter.RuleSet;
 import io.buslane.engine.message.Message;
@@ -25,7 +25,8 @@ import java.util.Map;
  */
 public final class Partition {
 
-    static final String SESSION_REQUIRED_TEXT = "The SessionId was not set on a message, and it cannot be sent to "
+    /** The error text of a message without a SessionId sent to an entity that requires sessions. */
+    public static final String SESSION_REQUIRED_TEXT = "The SessionId was not set on a message, and it cannot be sent to "
             + "the entity. Entities that have session support enabled can only receive messages that have the "
             + "SessionId set to a valid value.";
 
@@ -378,8 +379,8 @@ public final class Partition {
     /** Adds a subscription's copy of a topic message; the copy holds no message of its own: it reads the body's. */
     private void addCopy(SubQueueState s, long nowMs, TopicBody body, Message m) {
         if (s.settings.requiresSession() && m.sessionId() == null) {
-            deadLetterCopy(s, body.seq, nowMs, body, m, SubQueueState.SESSION_ID_NULL,
-                    SubQueueState.SESSION_ID_NULL_DESCRIPTION);
+            deadLetterCopy(s, body.seq, nowMs, body, m, DeadLetterReasons.SESSION_ID_NULL,
+                    DeadLetterReasons.SESSION_ID_NULL_DESCRIPTION);
             return;
         }
         Entry e = s.newEntry(body.seq, ctx.log().nextRecordId(), nowMs,
@@ -398,8 +399,8 @@ public final class Partition {
         e.owner = s.deadLetter;
         ctx.log().entryAdded(e);
         Map<String, Object> props = new LinkedHashMap<>();
-        props.put(SubQueueState.DEAD_LETTER_REASON, reason);
-        props.put(SubQueueState.DEAD_LETTER_DESCRIPTION, description);
+        props.put(DeadLetterReasons.DEAD_LETTER_REASON, reason);
+        props.put(DeadLetterReasons.DEAD_LETTER_DESCRIPTION, description);
         ctx.bodies().modified(e, m.withApplicationProperties(props));
         ctx.log().entryUpdated(e);
         s.deadLetter.add(e, nowMs);
@@ -619,8 +620,8 @@ public final class Partition {
         long nowMs = ctx.nowMs();
         if (Transfer.hops(m) >= Transfer.MAX_HOPS) {
             Map<String, Object> reason = new LinkedHashMap<>();
-            reason.put(SubQueueState.DEAD_LETTER_REASON, MAX_HOPS_REASON);
-            reason.put(SubQueueState.DEAD_LETTER_DESCRIPTION, MAX_HOPS_DESCRIPTION);
+            reason.put(DeadLetterReasons.DEAD_LETTER_REASON, DeadLetterReasons.MAX_HOPS_REASON);
+            reason.put(DeadLetterReasons.DEAD_LETTER_DESCRIPTION, DeadLetterReasons.MAX_HOPS_DESCRIPTION);
             addDirect(owner.transferDeadLetter, seq, m.withApplicationProperties(reason), enqueuedTimeMs, nowMs);
             return;
         }
@@ -629,10 +630,6 @@ public final class Partition {
         addTransfer(t);
         ctx.afterSync(() -> forwardNow(t));
     }
-
-    public static final String MAX_HOPS_REASON = "MaxTransferHopCountExceeded";
-    public static final String MAX_HOPS_DESCRIPTION = "The message was forwarded more than the maximum number of "
-            + "hops allowed (" + Transfer.MAX_HOPS + ").";
 
     private void addTransfer(Transfer t) {
         transfers.put(t.recordId, t);
@@ -683,9 +680,9 @@ public final class Partition {
             return;
         }
         Map<String, Object> props = new LinkedHashMap<>();
-        props.put(SubQueueState.DEAD_LETTER_REASON, reason);
+        props.put(DeadLetterReasons.DEAD_LETTER_REASON, reason);
         if (description != null) {
-            props.put(SubQueueState.DEAD_LETTER_DESCRIPTION, description);
+            props.put(DeadLetterReasons.DEAD_LETTER_DESCRIPTION, description);
         }
         addDirect(t.owner.transferDeadLetter, t.sequenceNumber, t.message.withApplicationProperties(props),
                 t.enqueuedTimeMs, Long.MAX_VALUE);

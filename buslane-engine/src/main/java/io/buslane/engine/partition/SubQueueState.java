@@ -2,9 +2,9 @@ package io.buslane.engine.partition;
 
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
-import io.buslane.engine.ReceiveMode;
-import io.buslane.engine.RuntimeCounts;
-import io.buslane.engine.SubQueue;
+import io.buslane.engine.api.ReceiveMode;
+import io.buslane.engine.api.RuntimeCounts;
+import io.buslane.engine.api.SubQueue;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
 import org.slf4j.Logger;
@@ -31,18 +31,6 @@ import java.util.UUID;
 public final class SubQueueState {
 
     private static final Logger LOG = LoggerFactory.getLogger(SubQueueState.class);
-
-    /** Reason the broker writes when the delivery count is exhausted. */
-    public static final String MAX_DELIVERY_COUNT_EXCEEDED = "MaxDeliveryCountExceeded";
-    /** Reason the broker writes when a message expires on an entity that dead-letters expired messages. */
-    public static final String TTL_EXPIRED = "TTLExpiredException";
-    public static final String TTL_EXPIRED_DESCRIPTION = "The message expired and was dead lettered.";
-    /** Reason for a session-less copy reaching a session-enabled subscription (literal text, with period). */
-    public static final String SESSION_ID_NULL = "Session ID is null.";
-    public static final String SESSION_ID_NULL_DESCRIPTION =
-            "Session enabled entity doesn't allow a message whose session identifier is null.";
-    public static final String DEAD_LETTER_REASON = "DeadLetterReason";
-    public static final String DEAD_LETTER_DESCRIPTION = "DeadLetterErrorDescription";
 
     static final String LOCK_LOST_TEXT = "The lock supplied is invalid. Either the lock expired, or the message "
             + "has already been removed from the queue, or was received by a different receiver instance.";
@@ -465,8 +453,8 @@ public final class SubQueueState {
             if (propertiesToModify != null) {
                 props.putAll(propertiesToModify);
             }
-            putIfNotNull(props, DEAD_LETTER_REASON, reason);
-            putIfNotNull(props, DEAD_LETTER_DESCRIPTION, description);
+            putIfNotNull(props, DeadLetterReasons.DEAD_LETTER_REASON, reason);
+            putIfNotNull(props, DeadLetterReasons.DEAD_LETTER_DESCRIPTION, description);
             modify(e, props);
             e.status = Entry.AVAILABLE;
             returnToReady(e);
@@ -532,8 +520,8 @@ public final class SubQueueState {
         if (count) {
             e.deliveryCount++;
             if (e.deliveryCount >= settings.maxDeliveryCount()) {
-                moveToDeadLetter(e, MAX_DELIVERY_COUNT_EXCEEDED, "Message could not be consumed after "
-                        + settings.maxDeliveryCount() + " delivery attempts.", null);
+                moveToDeadLetter(e, DeadLetterReasons.MAX_DELIVERY_COUNT_EXCEEDED,
+                        DeadLetterReasons.maxDeliveryCountDescription(settings.maxDeliveryCount()), null);
                 return;
             }
         }
@@ -607,7 +595,7 @@ public final class SubQueueState {
 
     private void expire(Entry e) {
         if (settings.deadLetterOnExpiry()) {
-            moveToDeadLetter(e, TTL_EXPIRED, TTL_EXPIRED_DESCRIPTION, null);
+            moveToDeadLetter(e, DeadLetterReasons.TTL_EXPIRED, DeadLetterReasons.TTL_EXPIRED_DESCRIPTION, null);
         } else {
             remove(e);
         }
@@ -620,8 +608,8 @@ public final class SubQueueState {
         if (propertiesToModify != null) {
             props.putAll(propertiesToModify);
         }
-        putIfNotNull(props, DEAD_LETTER_REASON, reason);
-        putIfNotNull(props, DEAD_LETTER_DESCRIPTION, description);
+        putIfNotNull(props, DeadLetterReasons.DEAD_LETTER_REASON, reason);
+        putIfNotNull(props, DeadLetterReasons.DEAD_LETTER_DESCRIPTION, description);
         modify(e, props);
         e.status = Entry.AVAILABLE;
         e.expiresAtMs = Long.MAX_VALUE;

@@ -1,6 +1,6 @@
 package io.buslane.engine.persist;
 
-import io.buslane.engine.SubQueue;
+import io.buslane.engine.api.SubQueue;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.partition.Entry;
 import io.buslane.engine.partition.MessageBodies;

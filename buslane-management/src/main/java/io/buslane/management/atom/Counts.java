@@ -1,7 +1,7 @@
 package io.buslane.management.atom;
 
 import io.buslane.engine.Engine;
-import io.buslane.engine.RuntimeCounts;
+import io.buslane.engine.api.RuntimeCounts;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.management.Await;

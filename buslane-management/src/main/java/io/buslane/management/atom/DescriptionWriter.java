@@ -1,9 +1,9 @@
 package io.buslane.management.atom;
 
-import io.buslane.engine.QueueEntity;
-import io.buslane.engine.RuntimeCounts;
-import io.buslane.engine.SubscriptionEntity;
-import io.buslane.engine.TopicEntity;
+import io.buslane.engine.namespace.QueueEntity;
+import io.buslane.engine.api.RuntimeCounts;
+import io.buslane.engine.namespace.SubscriptionEntity;
+import io.buslane.engine.namespace.TopicEntity;
 import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.entity.SubscriptionProperties;
 import io.buslane.engine.entity.TopicProperties;

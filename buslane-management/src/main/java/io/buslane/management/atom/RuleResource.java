@@ -4,7 +4,7 @@ import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.Engine;
-import io.buslane.engine.SubscriptionEntity;
+import io.buslane.engine.namespace.SubscriptionEntity;
 import io.buslane.engine.entity.RuleProperties;
 import io.buslane.management.Await;
 import org.w3c.dom.Element;

@@ -2,11 +2,11 @@ package io.buslane.management.console;
 
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
-import io.buslane.engine.DeliverySink;
+import io.buslane.engine.receive.DeliverySink;
 import io.buslane.engine.Engine;
-import io.buslane.engine.EntityAddress;
-import io.buslane.engine.ReceiveMode;
-import io.buslane.engine.Receiver;
+import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.api.ReceiveMode;
+import io.buslane.engine.receive.Receiver;
 import io.buslane.engine.message.MessageState;
 import io.buslane.engine.message.ReceivedMessage;
 import io.buslane.management.Await;

@@ -1,10 +1,10 @@
 package io.buslane.management.rest;
 
 import io.buslane.common.error.BrokerException;
-import io.buslane.engine.DeliverySink;
-import io.buslane.engine.EntityAddress;
-import io.buslane.engine.ReceiveMode;
-import io.buslane.engine.Receiver;
+import io.buslane.engine.receive.DeliverySink;
+import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.api.ReceiveMode;
+import io.buslane.engine.receive.Receiver;
 import io.buslane.engine.message.ReceivedMessage;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;

@@ -1,6 +1,6 @@
 package io.buslane.management.atom;
 
-import io.buslane.engine.SubscriptionEntity;
+import io.buslane.engine.namespace.SubscriptionEntity;
 import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.message.Message;
 import org.junit.jupiter.api.AfterAll;

@@ -394,7 +394,7 @@ class RestApiTest {
         send(q, "poison");
         HttpResponse<String> got = peekLock(q);
         UUID lock = UUID.fromString(brokerProperties(got).getString("LockToken"));
-        server.engine.deadLetter(io.buslane.engine.EntityAddress.queueOrTopic(q), lock, "Bad", "Very bad",
+        server.engine.deadLetter(io.buslane.engine.api.EntityAddress.queueOrTopic(q), lock, "Bad", "Very bad",
                 Map.of()).join();
         HttpResponse<String> dead = server.request("DELETE", "/" + q + "/$DeadLetterQueue/messages/head?timeout=0",
                 Map.of(), null);

@@ -2,11 +2,11 @@ package io.buslane.server.ops;
 
 import io.buslane.amqp.transport.AmqpStats;
 import io.buslane.engine.Engine;
-import io.buslane.engine.EngineStats;
-import io.buslane.engine.QueueEntity;
-import io.buslane.engine.RuntimeCounts;
-import io.buslane.engine.SubscriptionEntity;
-import io.buslane.engine.TopicEntity;
+import io.buslane.engine.api.EngineStats;
+import io.buslane.engine.namespace.QueueEntity;
+import io.buslane.engine.api.RuntimeCounts;
+import io.buslane.engine.namespace.SubscriptionEntity;
+import io.buslane.engine.namespace.TopicEntity;
 import io.buslane.journal.file.SyncListener;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.Engine;
-import io.buslane.engine.TopicEntity;
+import io.buslane.engine.namespace.TopicEntity;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -3,11 +3,11 @@ package io.buslane.server.ops;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.Engine;
-import io.buslane.engine.EntityAddress;
-import io.buslane.engine.QueueEntity;
-import io.buslane.engine.SubQueue;
-import io.buslane.engine.SubscriptionEntity;
-import io.buslane.engine.TopicEntity;
+import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.namespace.QueueEntity;
+import io.buslane.engine.api.SubQueue;
+import io.buslane.engine.namespace.SubscriptionEntity;
+import io.buslane.engine.namespace.TopicEntity;
 import io.buslane.engine.message.MessageState;
 import io.buslane.engine.message.ReceivedMessage;
 

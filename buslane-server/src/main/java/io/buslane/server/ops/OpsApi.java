@@ -10,7 +10,7 @@ import io.buslane.common.auth.SasValidator;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.common.time.Clock;
-import io.buslane.engine.EntityAddress;
+import io.buslane.engine.api.EntityAddress;
 import io.buslane.management.HttpGuard;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;

@@ -1,4 +1,4 @@
-package io.buslane.engine;
+package io.buslane.engine.namespace;
 
 import io.buslane.engine.partition.EngineTimer;
 

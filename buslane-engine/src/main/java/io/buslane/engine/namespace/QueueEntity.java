@@ -1,4 +1,4 @@
-package io.buslane.engine;
+package io.buslane.engine.namespace;
 
 import io.buslane.engine.entity.QueueProperties;
 
@@ -37,6 +37,21 @@ public final class QueueEntity {
 
     public long updatedAtMs() {
         return updatedAtMs;
+    }
+
+    /** The entity's partitions, each with its shard (engine-internal: touched only through shard commands). */
+    public PartitionRef[] partitions() {
+        return partitions;
+    }
+
+    /** The round-robin counter that spreads unkeyed sends over the partitions. */
+    public AtomicInteger roundRobin() {
+        return roundRobin;
+    }
+
+    /** Records activity (AutoDeleteOnIdle). */
+    public void touch(long nowMs) {
+        idle.touch(nowMs);
     }
 
     /** When the entity was last used (AutoDeleteOnIdle's notion of activity; since the restart at the earliest). */

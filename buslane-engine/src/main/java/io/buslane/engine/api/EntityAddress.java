@@ -1,4 +1,4 @@
-package io.buslane.engine;
+package io.buslane.engine.api;
 
 import java.util.Locale;
 import java.util.Objects;

@@ -1,5 +1,6 @@
-package io.buslane.engine;
+package io.buslane.engine.txn;
 
+import io.buslane.engine.api.EntityAddress;
 import io.buslane.engine.message.Message;
 
 import java.util.ArrayList;
@@ -9,7 +10,7 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * The work a committed AMQP transaction applies at once through {@link Engine#commit(TransactionalBatch)}: the
+ * The work a committed AMQP transaction applies at once through {@link TransactionCommit#commit(TransactionalBatch)}: the
  * messages sent and the settlements made under the transaction, in the order they were staged. Built on one thread
  * (the front end's connection loop), then handed to the engine and never changed again.
  */

@@ -1,4 +1,4 @@
-package io.buslane.engine;
+package io.buslane.engine.receive;
 
 import io.buslane.common.error.BrokerException;
 import io.buslane.engine.message.ReceivedMessage;

@@ -1,4 +1,4 @@
-package io.buslane.engine;
+package io.buslane.engine.namespace;
 
 import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.entity.SubscriptionProperties;
@@ -48,6 +48,11 @@ public final class SubscriptionEntity {
 
     public long updatedAtMs() {
         return updatedAtMs;
+    }
+
+    /** Records activity (AutoDeleteOnIdle). */
+    public void touch(long nowMs) {
+        idle.touch(nowMs);
     }
 
     /** When the entity was last used (AutoDeleteOnIdle's notion of activity; since the restart at the earliest). */

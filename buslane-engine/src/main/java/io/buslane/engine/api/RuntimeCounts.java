@@ -1,4 +1,4 @@
-package io.buslane.engine;
+package io.buslane.engine.api;
 
 /**
  * An entity's message counts and size, as the service's runtime properties report them.

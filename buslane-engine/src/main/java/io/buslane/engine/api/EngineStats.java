@@ -1,4 +1,4 @@
-package io.buslane.engine;
+package io.buslane.engine.api;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -20,7 +20,7 @@ public final class EngineStats {
     private final LongAdder delivered = new LongAdder();
     private final LongAdder[] settled = new LongAdder[Outcome.values().length];
 
-    EngineStats() {
+    public EngineStats() {
         for (int i = 0; i < settled.length; i++) {
             settled[i] = new LongAdder();
         }
@@ -41,46 +41,26 @@ public final class EngineStats {
         return settled[outcome.ordinal()].sum();
     }
 
-    void onDelivered() {
+    /** One message handed to a receiver. */
+    public void onDelivered() {
         delivered.increment();
     }
 
     /** The counter of sent messages, for {@code Shard.call} to add to once a send is durable. */
-    LongAdder sentCounter() {
+    public LongAdder sentCounter() {
         return sent;
     }
 
     /** The counter of settlements with the given outcome, for {@code Shard.call} to add to once durable. */
-    LongAdder settledCounter(Outcome outcome) {
+    public LongAdder settledCounter(Outcome outcome) {
         return settled[outcome.ordinal()];
     }
 
     /** Counts the messages of a receive-by-sequence-number once {@code f} succeeds; returns {@code f} itself. */
-    <T extends List<?>> CompletableFuture<T> countDelivered(CompletableFuture<T> f) {
+    public <T extends List<?>> CompletableFuture<T> countDelivered(CompletableFuture<T> f) {
         f.whenComplete((r, e) -> {
             if (e == null && r != null) {
                 delivered.add(r.size());
-            }
-        });
-        return f;
-    }
-
-    /** Counts a committed transaction's sends and settlements once {@code f} succeeds; returns {@code f} itself. */
-    <T> CompletableFuture<T> countCommitted(CompletableFuture<T> f, TransactionalBatch batch) {
-        f.whenComplete((r, e) -> {
-            if (e == null) {
-                for (TransactionalBatch.Send send : batch.sends()) {
-                    sent.add(send.messages().size());
-                }
-                for (TransactionalBatch.Settle settle : batch.settlements()) {
-                    Outcome o = switch (settle.kind()) {
-                        case COMPLETE -> Outcome.COMPLETE;
-                        case ABANDON -> Outcome.ABANDON;
-                        case DEFER -> Outcome.DEFER;
-                        case DEAD_LETTER -> Outcome.DEAD_LETTER;
-                    };
-                    settled[o.ordinal()].increment();
-                }
             }
         });
         return f;

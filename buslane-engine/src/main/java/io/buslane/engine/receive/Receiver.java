@@ -1,7 +1,11 @@
-package io.buslane.engine;
+package io.buslane.engine.receive;
 
 import io.buslane.common.error.BrokerException;
+import io.buslane.engine.api.EngineStats;
+import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.api.ReceiveMode;
 import io.buslane.engine.message.ReceivedMessage;
+import io.buslane.engine.namespace.PartitionRef;
 import io.buslane.engine.partition.ConsumerHandle;
 import io.buslane.engine.partition.ConsumerSlot;
 
@@ -23,7 +27,9 @@ public final class Receiver implements ConsumerHandle {
     private static final AtomicLong IDS = new AtomicLong();
 
     private final long id = IDS.incrementAndGet();
-    private final Engine engine;
+    private final Settlements settlements;
+    private final SessionStates sessions;
+    private final EngineStats stats;
     private final EntityAddress address;
     private final ReceiveMode mode;
     private final DeliverySink sink;
@@ -35,8 +41,11 @@ public final class Receiver implements ConsumerHandle {
     private volatile String sessionId;
     private volatile long sessionLockedUntilMs;
 
-    Receiver(Engine engine, EntityAddress address, ReceiveMode mode, DeliverySink sink) {
-        this.engine = engine;
+    Receiver(Settlements settlements, SessionStates sessions, EngineStats stats, EntityAddress address,
+             ReceiveMode mode, DeliverySink sink) {
+        this.settlements = settlements;
+        this.sessions = sessions;
+        this.stats = stats;
         this.address = address;
         this.mode = mode;
         this.sink = sink;
@@ -154,24 +163,24 @@ public final class Receiver implements ConsumerHandle {
     }
 
     public CompletableFuture<Void> complete(UUID lockToken) {
-        return engine.complete(address, lockToken);
+        return settlements.complete(address, lockToken);
     }
 
     public CompletableFuture<Void> abandon(UUID lockToken, Map<String, Object> propertiesToModify) {
-        return engine.abandon(address, lockToken, propertiesToModify);
+        return settlements.abandon(address, lockToken, propertiesToModify);
     }
 
     public CompletableFuture<Void> defer(UUID lockToken, Map<String, Object> propertiesToModify) {
-        return engine.defer(address, lockToken, propertiesToModify);
+        return settlements.defer(address, lockToken, propertiesToModify);
     }
 
     public CompletableFuture<Void> deadLetter(UUID lockToken, String reason, String description,
                                               Map<String, Object> propertiesToModify) {
-        return engine.deadLetter(address, lockToken, reason, description, propertiesToModify);
+        return settlements.deadLetter(address, lockToken, reason, description, propertiesToModify);
     }
 
     public CompletableFuture<Long> renewLock(UUID lockToken) {
-        return engine.renewLock(address, lockToken);
+        return settlements.renewLock(address, lockToken);
     }
 
     /** Renews the held session's lock. */
@@ -181,7 +190,7 @@ public final class Receiver implements ConsumerHandle {
             return CompletableFuture.failedFuture(new BrokerException(
                     io.buslane.common.error.ErrorKind.INVALID_OPERATION, "The receiver holds no session."));
         }
-        return engine.renewSessionLock(address, sid).thenApply(until -> {
+        return sessions.renewSessionLock(address, sid).thenApply(until -> {
             sessionLockedUntilMs = until;
             return until;
         });
@@ -233,7 +242,7 @@ public final class Receiver implements ConsumerHandle {
 
     @Override
     public void deliver(ReceivedMessage message) {
-        engine.stats().onDelivered(); // ops (metrics)
+        stats.onDelivered(); // ops (metrics)
         sink.onMessage(this, message);
     }
 

@@ -1,4 +1,4 @@
-package io.buslane.engine;
+package io.buslane.engine.api;
 
 /** Which queue of an entity: the main queue, its dead-letter queue, or its transfer dead-letter queue. */
 public enum SubQueue {

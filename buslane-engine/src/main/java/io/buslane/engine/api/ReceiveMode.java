@@ -1,4 +1,4 @@
-package io.buslane.engine;
+package io.buslane.engine.api;
 
 /** How a receiver takes messages. */
 public enum ReceiveMode {

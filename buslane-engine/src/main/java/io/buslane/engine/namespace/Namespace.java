@@ -1,0 +1,590 @@
+package io.buslane.engine.namespace;
+
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import io.buslane.common.time.Clock;
+import io.buslane.engine.entity.Limits;
+import io.buslane.engine.entity.QueueProperties;
+import io.buslane.engine.entity.RuleProperties;
+import io.buslane.engine.entity.SubscriptionProperties;
+import io.buslane.engine.entity.TopicProperties;
+import io.buslane.engine.filter.RuleSet;
+import io.buslane.engine.partition.Partition;
+import io.buslane.engine.partition.QueueSettings;
+import io.buslane.engine.persist.MetaJournal;
+import io.buslane.engine.shard.Shard;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+import static io.buslane.engine.namespace.EntitySettings.duplicateWindowMs;
+import static io.buslane.engine.namespace.EntitySettings.maxSizeBytes;
+import static io.buslane.engine.namespace.EntitySettings.partitionCount;
+import static io.buslane.engine.namespace.EntitySettings.queueSettings;
+import static io.buslane.engine.namespace.EntitySettings.subscriptionSettings;
+
+/**
+ * The namespace of queues, topics and subscriptions: creation, update and deletion of entities and their rules,
+ * written to the {@code meta} journal and synced before they are acknowledged, and the entities' partitions, built
+ * on the shards the {@link ShardPlacement} names.
+ *
+ * <p>Entity changes are serialised by a lock (they are rare); the namespace is published as immutable snapshots
+ * (copy-on-write maps) that any thread reads without locking.
+ */
+public final class Namespace {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Namespace.class);
+
+    private final MetaJournal meta;
+    private final Clock clock;
+    private final int shardCount;
+    private final ShardPlacement placement;
+    private final IdleReaper idle;
+    private final Object metaLock = new Object();
+    private volatile Map<String, QueueEntity> queues = Map.of();
+    private volatile Map<String, TopicEntity> topics = Map.of();
+    private long nextEntityId = 1;
+    private Forwarding forwarding;
+
+    public Namespace(MetaJournal meta, Clock clock, int shardCount, ShardPlacement placement) {
+        this.meta = meta;
+        this.clock = clock;
+        this.shardCount = shardCount;
+        this.placement = placement;
+        this.idle = new IdleReaper(this, clock);
+    }
+
+    /** Who forwards the transfers of the partitions this namespace builds; set once, before {@link #recover}. */
+    public void forwardThrough(Forwarding forwarding) {
+        this.forwarding = forwarding;
+    }
+
+    // ================================================================================================ recovery
+
+    /** Builds the recovered entities, replays every shard's journal into their partitions and arms idle checks. */
+    public void recover(RecoveredNamespace recovered, Shard[] shards) {
+        nextEntityId = recovered.nextId();
+        Map<String, QueueEntity> q = new HashMap<>();
+        Map<String, TopicEntity> t = new HashMap<>();
+        Map<Long, TopicEntity> topicsById = new HashMap<>();
+        for (Map.Entry<Long, RecoveredNamespace.Stored> e : recovered.entities.entrySet()) {
+            RecoveredNamespace.Stored v = e.getValue();
+            if (v.properties() instanceof QueueProperties p) {
+                q.put(key(p.name()), newQueueEntity(e.getKey(), p, v.createdAtMs(), v.updatedAtMs()));
+            } else if (v.properties() instanceof TopicProperties p) {
+                TopicEntity topic = newTopicEntity(e.getKey(), p, v.createdAtMs(), v.updatedAtMs());
+                t.put(key(p.name()), topic);
+                topicsById.put(e.getKey(), topic);
+            }
+        }
+        for (Map.Entry<Long, RecoveredNamespace.Stored> e : recovered.entities.entrySet()) {
+            RecoveredNamespace.Stored v = e.getValue();
+            if (v.properties() instanceof SubscriptionProperties p) {
+                TopicEntity topic = topicsById.get(v.topicId());
+                if (topic == null) {
+                    continue;
+                }
+                SubscriptionEntity sub = new SubscriptionEntity(e.getKey(), topic, p, v.rules(), v.createdAtMs(),
+                        v.updatedAtMs());
+                Map<String, SubscriptionEntity> subs = new LinkedHashMap<>(topic.subscriptions);
+                subs.put(key(p.name()), sub);
+                topic.subscriptions = Map.copyOf(subs);
+                for (PartitionRef ref : topic.partitions) {
+                    ref.partition().addSubscription(p.name(), sub.id, subscriptionSettings(topic.properties, p),
+                            v.rules()).setForwarding(p.forwardTo(), p.forwardDeadLetteredMessagesTo());
+                }
+            }
+        }
+        queues = Map.copyOf(q);
+        topics = Map.copyOf(t);
+        replayShards(shards);
+        for (QueueEntity queue : queues.values()) {
+            idle.watch(queue);
+        }
+        for (TopicEntity topic : topics.values()) {
+            idle.watch(topic);
+            for (SubscriptionEntity sub : topic.subscriptions.values()) {
+                idle.watch(sub);
+            }
+        }
+        LOG.info("Namespace recovered: {} queues, {} topics, {} subscriptions", queues.size(), topics.size(),
+                topics.values().stream().mapToInt(x -> x.subscriptions.size()).sum());
+        if (recovered.shardCount == 0) {
+            synchronized (metaLock) {
+                meta.putNamespace(nextEntityId, shardCount);
+                meta.sync();
+            }
+        }
+    }
+
+    private void replayShards(Shard[] shards) {
+        List<PartitionRef> all = new ArrayList<>();
+        Map<Long, PartitionRef[]> byEntity = new HashMap<>();
+        for (QueueEntity queue : queues.values()) {
+            all.addAll(List.of(queue.partitions));
+            byEntity.put(queue.id, queue.partitions);
+        }
+        for (TopicEntity topic : topics.values()) {
+            all.addAll(List.of(topic.partitions));
+            byEntity.put(topic.id, topic.partitions);
+        }
+        for (Shard shard : shards) {
+            shard.runStartup(() -> {
+                Set<Partition> known = shard.journal().replay(
+                        (entityId, index) -> lookupPartition(byEntity, shard, entityId, index));
+                for (PartitionRef ref : all) {
+                    if (ref.shard() == shard) {
+                        if (!known.contains(ref.partition())) {
+                            shard.journalLog().partitionCreated(ref.partition());
+                        }
+                        ref.partition().afterReplay();
+                    }
+                }
+            });
+        }
+    }
+
+    private static Partition lookupPartition(Map<Long, PartitionRef[]> byEntity, Shard shard, long entityId,
+                                             int index) {
+        PartitionRef[] refs = byEntity.get(entityId);
+        if (refs == null || index < 0 || index >= refs.length || refs[index].shard() != shard) {
+            return null;
+        }
+        return refs[index].partition();
+    }
+
+    /** Stops AutoDeleteOnIdle (the engine is closing); timers that still fire do nothing. */
+    public void stopReaping() {
+        idle.stop();
+    }
+
+    /** Closes the meta journal. */
+    public void close() {
+        synchronized (metaLock) {
+            meta.close();
+        }
+    }
+
+    // ================================================================================================ lookups
+
+    static String key(String name) {
+        return name.toLowerCase(Locale.ROOT);
+    }
+
+    public QueueEntity queue(String name) {
+        return queues.get(key(name));
+    }
+
+    public TopicEntity topic(String name) {
+        return topics.get(key(name));
+    }
+
+    public Collection<QueueEntity> queues() {
+        return queues.values();
+    }
+
+    public Collection<TopicEntity> topics() {
+        return topics.values();
+    }
+
+    private QueueEntity requireQueue(String name) {
+        QueueEntity q = queue(name);
+        if (q == null) {
+            throw BrokerException.entityNotFound(name);
+        }
+        return q;
+    }
+
+    private TopicEntity requireTopic(String name) {
+        TopicEntity t = topic(name);
+        if (t == null) {
+            throw BrokerException.entityNotFound(name);
+        }
+        return t;
+    }
+
+    private static SubscriptionEntity requireSubscription(TopicEntity topic, String name) {
+        SubscriptionEntity s = topic.subscription(name);
+        if (s == null) {
+            throw BrokerException.entityNotFound(topic.properties.name() + "/Subscriptions/" + name);
+        }
+        return s;
+    }
+
+    private void requireNameFree(String name) {
+        if (queues.containsKey(key(name)) || topics.containsKey(key(name))) {
+            throw new BrokerException(ErrorKind.ENTITY_ALREADY_EXISTS, "The messaging entity '" + name
+                    + "' already exists.");
+        }
+    }
+
+    private void requireForwardTarget(String forwardTo) {
+        if (forwardTo != null && queue(forwardTo) == null && topic(forwardTo) == null) {
+            throw new BrokerException(ErrorKind.ENTITY_NOT_FOUND, "The messaging entity '" + forwardTo
+                    + "' could not be found. ForwardTo must name an existing queue or topic.");
+        }
+    }
+
+    // ================================================================================================ partitions
+
+    private QueueEntity newQueueEntity(long id, QueueProperties p, long createdAtMs, long updatedAtMs) {
+        int n = partitionCount(p.enablePartitioning());
+        PartitionRef[] refs = new PartitionRef[n];
+        for (int i = 0; i < n; i++) {
+            Shard shard = placement.shardOf(id, i);
+            refs[i] = new PartitionRef(shard, Partition.forQueue(id, i, p.enablePartitioning(), queueSettings(p),
+                    shard));
+            configureQueue(refs[i], p);
+        }
+        return new QueueEntity(id, p, createdAtMs, updatedAtMs, refs);
+    }
+
+    private TopicEntity newTopicEntity(long id, TopicProperties p, long createdAtMs, long updatedAtMs) {
+        int n = partitionCount(p.enablePartitioning());
+        PartitionRef[] refs = new PartitionRef[n];
+        for (int i = 0; i < n; i++) {
+            Shard shard = placement.shardOf(id, i);
+            refs[i] = new PartitionRef(shard, Partition.forTopic(id, p.name(), i, p.enablePartitioning(),
+                    Limits.toMillisSaturated(p.defaultMessageTimeToLive()), maxSizeBytes(p.maxSizeInMegabytes()),
+                    shard));
+            PartitionRef ref = refs[i];
+            ref.partition().setForwarder(forwarding.forwarderFor(ref));
+            ref.partition().setDuplicateDetection(duplicateWindowMs(p.requiresDuplicateDetection(),
+                    p.duplicateDetectionHistoryTimeWindow()));
+        }
+        return new TopicEntity(id, p, createdAtMs, updatedAtMs, refs);
+    }
+
+    /** Duplicate detection and auto-forwarding of a queue partition (on its shard thread, or before publication). */
+    private void configureQueue(PartitionRef ref, QueueProperties p) {
+        ref.partition().setForwarder(forwarding.forwarderFor(ref));
+        ref.partition().setDuplicateDetection(duplicateWindowMs(p.requiresDuplicateDetection(),
+                p.duplicateDetectionHistoryTimeWindow()));
+        ref.partition().queue().setForwarding(p.forwardTo(), p.forwardDeadLetteredMessagesTo());
+    }
+
+    private CompletableFuture<Void> registerPartitions(PartitionRef[] refs) {
+        List<CompletableFuture<Object>> all = new ArrayList<>();
+        for (PartitionRef ref : refs) {
+            all.add(ref.shard().call(() -> {
+                ref.shard().journalLog().partitionCreated(ref.partition());
+                return null;
+            }));
+        }
+        return CompletableFuture.allOf(all.toArray(new CompletableFuture[0]));
+    }
+
+    // ================================================================================================ queues
+
+    /** Creates a queue; completes once it is durable and its partitions exist. */
+    public CompletableFuture<QueueEntity> createQueue(QueueProperties p) {
+        QueueEntity entity;
+        synchronized (metaLock) {
+            requireNameFree(p.name());
+            requireForwardTarget(p.forwardTo());
+            requireForwardTarget(p.forwardDeadLetteredMessagesTo());
+            long now = clock.epochMillis();
+            long id = nextEntityId++;
+            meta.putQueue(id, true, now, now, p);
+            meta.putNamespace(nextEntityId, shardCount);
+            meta.sync();
+            entity = newQueueEntity(id, p, now, now);
+            Map<String, QueueEntity> copy = new HashMap<>(queues);
+            copy.put(key(p.name()), entity);
+            queues = Map.copyOf(copy);
+        }
+        idle.watch(entity);
+        return registerPartitions(entity.partitions).thenApply(x -> entity);
+    }
+
+    /** Replaces a queue's description (partitioning and sessions cannot change). */
+    public CompletableFuture<QueueEntity> updateQueue(QueueProperties p) {
+        QueueEntity entity;
+        synchronized (metaLock) {
+            entity = requireQueue(p.name());
+            QueueProperties old = entity.properties;
+            if (old.enablePartitioning() != p.enablePartitioning()) {
+                throw new BrokerException(ErrorKind.INVALID_OPERATION,
+                        "EnablePartitioning cannot be changed after the queue is created.");
+            }
+            if (old.requiresSession() != p.requiresSession()) {
+                throw new BrokerException(ErrorKind.INVALID_OPERATION,
+                        "RequiresSession cannot be changed after the queue is created.");
+            }
+            requireForwardTarget(p.forwardTo());
+            requireForwardTarget(p.forwardDeadLetteredMessagesTo());
+            long now = clock.epochMillis();
+            QueueProperties renamed = p.toBuilder().name(old.name()).build();
+            meta.putQueue(entity.id, false, entity.createdAtMs, now, renamed);
+            meta.sync();
+            entity.properties = renamed;
+            entity.updatedAtMs = now;
+        }
+        idle.watch(entity);
+        QueueSettings settings = queueSettings(entity.properties);
+        QueueEntity updated = entity;
+        return PartitionRef.onAll(entity.partitions, p0 -> {
+            p0.updateQueue(settings);
+            configureQueue(updated.partitions[p0.index()], updated.properties);
+            return null;
+        }).thenApply(x -> entity);
+    }
+
+    /** Deletes a queue and all its messages. */
+    public CompletableFuture<Void> deleteQueue(String name) {
+        QueueEntity entity;
+        synchronized (metaLock) {
+            entity = requireQueue(name);
+            meta.delete(entity.id);
+            meta.sync();
+            Map<String, QueueEntity> copy = new HashMap<>(queues);
+            copy.remove(key(name));
+            queues = Map.copyOf(copy);
+        }
+        return PartitionRef.onAll(entity.partitions, p -> {
+            p.dropEverything();
+            return null;
+        }).thenApply(x -> null);
+    }
+
+    // ================================================================================================ topics
+
+    public CompletableFuture<TopicEntity> createTopic(TopicProperties p) {
+        TopicEntity entity;
+        synchronized (metaLock) {
+            requireNameFree(p.name());
+            long now = clock.epochMillis();
+            long id = nextEntityId++;
+            meta.putTopic(id, true, now, now, p);
+            meta.putNamespace(nextEntityId, shardCount);
+            meta.sync();
+            entity = newTopicEntity(id, p, now, now);
+            Map<String, TopicEntity> copy = new HashMap<>(topics);
+            copy.put(key(p.name()), entity);
+            topics = Map.copyOf(copy);
+        }
+        idle.watch(entity);
+        return registerPartitions(entity.partitions).thenApply(x -> entity);
+    }
+
+    public CompletableFuture<TopicEntity> updateTopic(TopicProperties p) {
+        TopicEntity entity;
+        synchronized (metaLock) {
+            entity = requireTopic(p.name());
+            TopicProperties old = entity.properties;
+            if (old.enablePartitioning() != p.enablePartitioning()) {
+                throw new BrokerException(ErrorKind.INVALID_OPERATION,
+                        "EnablePartitioning cannot be changed after the topic is created.");
+            }
+            long now = clock.epochMillis();
+            TopicProperties renamed = p.toBuilder().name(old.name()).build();
+            meta.putTopic(entity.id, false, entity.createdAtMs, now, renamed);
+            meta.sync();
+            entity.properties = renamed;
+            entity.updatedAtMs = now;
+        }
+        TopicEntity t = entity;
+        idle.watch(t);
+        long ttl = Limits.toMillisSaturated(t.properties.defaultMessageTimeToLive());
+        long max = maxSizeBytes(t.properties.maxSizeInMegabytes());
+        Map<String, QueueSettings> subSettings = new HashMap<>();
+        for (SubscriptionEntity s : t.subscriptions.values()) {
+            subSettings.put(s.properties.name(), subscriptionSettings(t.properties, s.properties));
+        }
+        long dedupMs = duplicateWindowMs(t.properties.requiresDuplicateDetection(),
+                t.properties.duplicateDetectionHistoryTimeWindow());
+        return PartitionRef.onAll(t.partitions, p0 -> {
+            p0.updateTopic(ttl, max);
+            p0.setDuplicateDetection(dedupMs);
+            for (SubscriptionEntity s : t.subscriptions.values()) {
+                p0.updateSubscription(s.properties.name(), subSettings.get(s.properties.name()), s.rules);
+            }
+            return null;
+        }).thenApply(x -> t);
+    }
+
+    public CompletableFuture<Void> deleteTopic(String name) {
+        TopicEntity entity;
+        synchronized (metaLock) {
+            entity = requireTopic(name);
+            for (SubscriptionEntity s : entity.subscriptions.values()) {
+                meta.delete(s.id);
+            }
+            meta.delete(entity.id);
+            meta.sync();
+            Map<String, TopicEntity> copy = new HashMap<>(topics);
+            copy.remove(key(name));
+            topics = Map.copyOf(copy);
+        }
+        return PartitionRef.onAll(entity.partitions, p -> {
+            p.dropEverything();
+            return null;
+        }).thenApply(x -> null);
+    }
+
+    // ================================================================================================ subscriptions
+
+    /** Creates a subscription; without rules it gets the {@code $Default} TrueFilter rule. */
+    public CompletableFuture<SubscriptionEntity> createSubscription(SubscriptionProperties p,
+                                                                    List<RuleProperties> rules) {
+        List<RuleProperties> effective = rules == null || rules.isEmpty() ? List.of(RuleProperties.defaultRule())
+                : List.copyOf(rules);
+        SubscriptionEntity sub;
+        TopicEntity topic;
+        synchronized (metaLock) {
+            topic = requireTopic(p.topicName());
+            if (topic.subscription(p.name()) != null) {
+                throw new BrokerException(ErrorKind.ENTITY_ALREADY_EXISTS, "The messaging entity '"
+                        + topic.properties.name() + "/Subscriptions/" + p.name() + "' already exists.");
+            }
+            if (topic.subscriptions.size() >= Limits.MAX_SUBSCRIPTIONS_PER_TOPIC) {
+                throw new BrokerException(ErrorKind.QUOTA_EXCEEDED, "The maximum number of subscriptions ("
+                        + Limits.MAX_SUBSCRIPTIONS_PER_TOPIC + ") for topic '" + topic.properties.name()
+                        + "' has been reached.");
+            }
+            requireForwardTarget(p.forwardTo());
+            requireForwardTarget(p.forwardDeadLetteredMessagesTo());
+            checkRules(topic, effective);
+            SubscriptionProperties named = SubscriptionProperties.builder(topic.properties.name(), p.name())
+                    .lockDuration(p.lockDuration()).maxDeliveryCount(p.maxDeliveryCount())
+                    .requiresSession(p.requiresSession()).defaultMessageTimeToLive(p.defaultMessageTimeToLive())
+                    .deadLetteringOnMessageExpiration(p.deadLetteringOnMessageExpiration())
+                    .deadLetteringOnFilterEvaluationExceptions(p.deadLetteringOnFilterEvaluationExceptions())
+                    .forwardTo(p.forwardTo()).forwardDeadLetteredMessagesTo(p.forwardDeadLetteredMessagesTo())
+                    .status(p.status()).autoDeleteOnIdle(p.autoDeleteOnIdle())
+                    .enableBatchedOperations(p.enableBatchedOperations()).userMetadata(p.userMetadata()).build();
+            long now = clock.epochMillis();
+            long id = nextEntityId++;
+            meta.putSubscription(id, true, topic.id, now, now, named, effective);
+            meta.putNamespace(nextEntityId, shardCount);
+            meta.sync();
+            sub = new SubscriptionEntity(id, topic, named, effective, now, now);
+            Map<String, SubscriptionEntity> subs = new LinkedHashMap<>(topic.subscriptions);
+            subs.put(key(named.name()), sub);
+            topic.subscriptions = Map.copyOf(subs);
+        }
+        idle.watch(sub);
+        QueueSettings settings = subscriptionSettings(topic.properties, sub.properties);
+        SubscriptionEntity s = sub;
+        return PartitionRef.onAll(topic.partitions, p0 -> {
+            p0.addSubscription(s.properties.name(), s.id, settings, s.rules)
+                    .setForwarding(s.properties.forwardTo(), s.properties.forwardDeadLetteredMessagesTo());
+            return null;
+        }).thenApply(x -> s);
+    }
+
+    /** Rejects rules whose SQL does not compile, or that would exceed the topic's filter quotas. */
+    private static void checkRules(TopicEntity topic, List<RuleProperties> adding) {
+        List<RuleProperties> existing = new ArrayList<>();
+        for (SubscriptionEntity s : topic.subscriptions.values()) {
+            existing.addAll(s.rules);
+        }
+        RuleSet.checkQuotas(topic.properties.name(), existing, adding);
+        adding.forEach(RuleSet::validate);
+    }
+
+    public CompletableFuture<SubscriptionEntity> updateSubscription(SubscriptionProperties p) {
+        SubscriptionEntity sub;
+        synchronized (metaLock) {
+            TopicEntity topic = requireTopic(p.topicName());
+            sub = requireSubscription(topic, p.name());
+            if (sub.properties.requiresSession() != p.requiresSession()) {
+                throw new BrokerException(ErrorKind.INVALID_OPERATION,
+                        "RequiresSession cannot be changed after the subscription is created.");
+            }
+            requireForwardTarget(p.forwardTo());
+            requireForwardTarget(p.forwardDeadLetteredMessagesTo());
+            long now = clock.epochMillis();
+            meta.putSubscription(sub.id, false, topic.id, sub.createdAtMs, now, p, sub.rules);
+            meta.sync();
+            sub.properties = p;
+            sub.updatedAtMs = now;
+        }
+        return pushSubscription(sub);
+    }
+
+    private CompletableFuture<SubscriptionEntity> pushSubscription(SubscriptionEntity sub) {
+        idle.watch(sub);
+        QueueSettings settings = subscriptionSettings(sub.topic.properties, sub.properties);
+        List<RuleProperties> rules = sub.rules;
+        String name = sub.properties.name();
+        SubscriptionProperties props = sub.properties;
+        return PartitionRef.onAll(sub.topic.partitions, p0 -> {
+            p0.updateSubscription(name, settings, rules);
+            if (p0.subscription(name) != null) {
+                p0.subscription(name).setForwarding(props.forwardTo(), props.forwardDeadLetteredMessagesTo());
+            }
+            return null;
+        }).thenApply(x -> sub);
+    }
+
+    public CompletableFuture<Void> deleteSubscription(String topicName, String name) {
+        TopicEntity topic;
+        SubscriptionEntity sub;
+        synchronized (metaLock) {
+            topic = requireTopic(topicName);
+            sub = requireSubscription(topic, name);
+            meta.delete(sub.id);
+            meta.sync();
+            Map<String, SubscriptionEntity> subs = new LinkedHashMap<>(topic.subscriptions);
+            subs.remove(key(name));
+            topic.subscriptions = Map.copyOf(subs);
+        }
+        String subName = sub.properties.name();
+        return PartitionRef.onAll(topic.partitions, p -> {
+            p.removeSubscription(subName);
+            return null;
+        }).thenApply(x -> null);
+    }
+
+    // ================================================================================================ rules
+
+    /** Adds a rule to a subscription. */
+    public CompletableFuture<SubscriptionEntity> addRule(String topicName, String subscription, RuleProperties rule) {
+        SubscriptionEntity sub;
+        synchronized (metaLock) {
+            sub = requireSubscription(requireTopic(topicName), subscription);
+            for (RuleProperties r : sub.rules) {
+                if (r.name().equalsIgnoreCase(rule.name())) {
+                    throw new BrokerException(ErrorKind.ENTITY_ALREADY_EXISTS, "The messaging entity '"
+                            + sub.properties.path() + "/Rules/" + rule.name() + "' already exists.");
+                }
+            }
+            checkRules(sub.topic, List.of(rule));
+            List<RuleProperties> rules = new ArrayList<>(sub.rules);
+            rules.add(rule);
+            long now = clock.epochMillis();
+            meta.putSubscription(sub.id, false, sub.topic.id, sub.createdAtMs, now, sub.properties, rules);
+            meta.sync();
+            sub.rules = List.copyOf(rules);
+        }
+        return pushSubscription(sub);
+    }
+
+    /** Removes a rule from a subscription. */
+    public CompletableFuture<SubscriptionEntity> removeRule(String topicName, String subscription, String ruleName) {
+        SubscriptionEntity sub;
+        synchronized (metaLock) {
+            sub = requireSubscription(requireTopic(topicName), subscription);
+            List<RuleProperties> rules = new ArrayList<>(sub.rules);
+            if (!rules.removeIf(r -> r.name().equalsIgnoreCase(ruleName))) {
+                throw new BrokerException(ErrorKind.ENTITY_NOT_FOUND, "The messaging entity '"
+                        + sub.properties.path() + "/Rules/" + ruleName + "' could not be found.");
+            }
+            long now = clock.epochMillis();
+            meta.putSubscription(sub.id, false, sub.topic.id, sub.createdAtMs, now, sub.properties, rules);
+            meta.sync();
+            sub.rules = List.copyOf(rules);
+        }
+        return pushSubscription(sub);
+    }
+}

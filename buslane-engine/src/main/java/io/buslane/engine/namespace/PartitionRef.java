@@ -1,0 +1,31 @@
+package io.buslane.engine.namespace;
+
+import io.buslane.engine.partition.Partition;
+import io.buslane.engine.shard.Shard;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+
+/**
+ * A partition and the shard that owns it. The reference may be held by any thread; the partition itself is
+ * touched only by commands submitted to the shard.
+ */
+public record PartitionRef(Shard shard, Partition partition) {
+
+    /** Runs {@code action} on every partition (each on its shard); completes with the results in partition order. */
+    public static <T> CompletableFuture<List<T>> onAll(PartitionRef[] refs, Function<Partition, T> action) {
+        List<CompletableFuture<T>> all = new ArrayList<>(refs.length);
+        for (PartitionRef ref : refs) {
+            all.add(ref.shard().call(() -> action.apply(ref.partition())));
+        }
+        return CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).thenApply(x -> {
+            List<T> out = new ArrayList<>(all.size());
+            for (CompletableFuture<T> f : all) {
+                out.add(f.join());
+            }
+            return out;
+        });
+    }
+}

@@ -1,0 +1,93 @@
+package io.buslane.engine.receive;
+
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import io.buslane.common.time.Clock;
+import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.api.RuntimeCounts;
+import io.buslane.engine.namespace.Namespace;
+import io.buslane.engine.namespace.PartitionRef;
+import io.buslane.engine.namespace.QueueEntity;
+import io.buslane.engine.namespace.TopicEntity;
+import io.buslane.engine.partition.Partition;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/** Message counts of an entity, and bulk deletion (purge, delete-messages) of a sub-queue's messages. */
+public final class MessageCounts {
+
+    private final Namespace namespace;
+    private final Clock clock;
+
+    public MessageCounts(Namespace namespace, Clock clock) {
+        this.namespace = namespace;
+        this.clock = clock;
+    }
+
+    /** Deletes up to {@code max} unlocked messages enqueued before {@code beforeMs}; completes with how many. */
+    public CompletableFuture<Integer> deleteMessages(EntityAddress address, int max, long beforeMs) {
+        try {
+            Source source = Source.of(namespace, address, clock.epochMillis());
+            CompletableFuture<Integer> chain = CompletableFuture.completedFuture(0);
+            for (PartitionRef ref : source.partitions()) {
+                chain = chain.thenCompose(done -> done >= max ? CompletableFuture.completedFuture(done)
+                        : ref.shard().call(() -> Source.subQueue(ref, address).deleteMessages(max - done, beforeMs))
+                        .thenApply(n -> done + n));
+            }
+            return chain;
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** Deletes every message of the addressed sub-queue; completes with how many. */
+    public CompletableFuture<Integer> purge(EntityAddress address) {
+        try {
+            Source source = Source.of(namespace, address, clock.epochMillis());
+            return PartitionRef.onAll(source.partitions(),
+                            p -> Source.subQueue(source.partitions()[p.index()], address).purge())
+                    .thenApply(list -> list.stream().mapToInt(Integer::intValue).sum());
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** Message counts of a queue, a subscription, or a topic (scheduled messages only). */
+    public CompletableFuture<RuntimeCounts> counts(String entityPath) {
+        EntityAddress address = EntityAddress.parse(entityPath);
+        try {
+            if (address == null) {
+                throw new BrokerException(ErrorKind.ARGUMENT, "An entity path is required.");
+            }
+            if (address.subscription() != null) {
+                TopicEntity t = namespace.topic(address.entityPath());
+                if (t == null || t.subscription(address.subscription()) == null) {
+                    throw BrokerException.entityNotFound(address.entityName());
+                }
+                return sum(PartitionRef.onAll(t.partitions(), p -> p.subscriptionCounts(address.subscription())));
+            }
+            QueueEntity q = namespace.queue(address.entityPath());
+            if (q != null) {
+                return sum(PartitionRef.onAll(q.partitions(), Partition::counts));
+            }
+            TopicEntity t = namespace.topic(address.entityPath());
+            if (t != null) {
+                return sum(PartitionRef.onAll(t.partitions(), Partition::counts));
+            }
+            throw BrokerException.entityNotFound(address.entityPath());
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private static CompletableFuture<RuntimeCounts> sum(CompletableFuture<List<RuntimeCounts>> parts) {
+        return parts.thenApply(list -> {
+            RuntimeCounts sum = RuntimeCounts.ZERO;
+            for (RuntimeCounts c : list) {
+                sum = sum.plus(c);
+            }
+            return sum;
+        });
+    }
+}

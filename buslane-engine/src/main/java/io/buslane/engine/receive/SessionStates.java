@@ -1,0 +1,130 @@
+package io.buslane.engine.receive;
+
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import io.buslane.common.time.Clock;
+import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.api.SubQueue;
+import io.buslane.engine.namespace.Namespace;
+import io.buslane.engine.namespace.PartitionRef;
+import io.buslane.engine.namespace.QueueEntity;
+import io.buslane.engine.namespace.TopicEntity;
+import io.buslane.engine.partition.SubQueueState;
+import io.buslane.engine.persist.Storage;
+import io.buslane.engine.routing.PartitionDirectory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+
+/** Operations on a session by id: its lock, its state, and the list of sessions of an entity. */
+public final class SessionStates {
+
+    private final Namespace namespace;
+    private final PartitionDirectory directory;
+    private final Clock clock;
+    private final Storage storage;
+
+    public SessionStates(Namespace namespace, PartitionDirectory directory, Clock clock, Storage storage) {
+        this.namespace = namespace;
+        this.directory = directory;
+        this.clock = clock;
+        this.storage = storage;
+    }
+
+    private <T> CompletableFuture<T> onSession(EntityAddress address, String sessionId,
+                                               Function<SubQueueState, T> action) {
+        try {
+            Source source = Source.of(namespace, address, clock.epochMillis());
+            if (sessionId == null) {
+                throw new BrokerException(ErrorKind.ARGUMENT, "A session id is required.");
+            }
+            PartitionRef ref = directory.forSession(source.partitions(), sessionId);
+            return ref.shard().call(() -> action.apply(Source.subQueue(ref, address)));
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    public CompletableFuture<Long> renewSessionLock(EntityAddress address, String sessionId) {
+        return onSession(address, sessionId, q -> q.renewSessionLock(sessionId, q.partition().ctxNowMs()));
+    }
+
+    /**
+     * Completes while the session is locked by a session receiver, else fails with SESSION_LOCK_LOST: Service Bus
+     * refuses a session receiver's get/set-session-state once its session lock is lost. Entities without sessions
+     * pass, so that the state operation reports its own error.
+     */
+    public CompletableFuture<Void> checkSessionLocked(EntityAddress address, String sessionId) {
+        try {
+            if (sessionId == null || !(Source.of(namespace, address, clock.epochMillis()).requiresSession()
+                    && address.subQueue() == SubQueue.MAIN)) {
+                return CompletableFuture.completedFuture(null);
+            }
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return onSession(address, sessionId, q -> {
+            q.sessionLockedUntil(sessionId, q.partition().ctxNowMs());
+            return null;
+        });
+    }
+
+    /** The session's state (null when it has none). */
+    public CompletableFuture<byte[]> getSessionState(EntityAddress address, String sessionId) {
+        return onSession(address, sessionId, q -> q.getSessionState(sessionId));
+    }
+
+    /** Sets the session's state; null clears it. The state may be as large as the entity's largest message. */
+    public CompletableFuture<Void> setSessionState(EntityAddress address, String sessionId, byte[] state) {
+        if (state != null && address != null) {
+            try {
+                storage.requireFreeSpace(clock.monotonicNanos());
+            } catch (BrokerException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+            long max = maxReceivableMessageBytes(address);
+            if (state.length > max) {
+                return CompletableFuture.failedFuture(new BrokerException(ErrorKind.MESSAGE_SIZE_EXCEEDED,
+                        "The session state (" + state.length + " bytes) exceeds the maximum message size of the "
+                                + "entity (" + max + " bytes)."));
+            }
+        }
+        return onSession(address, sessionId, q -> {
+            q.setSessionState(sessionId, state, q.partition().ctxNowMs());
+            return null;
+        });
+    }
+
+    private long maxReceivableMessageBytes(EntityAddress address) {
+        QueueEntity q = address.subscription() == null ? namespace.queue(address.entityPath()) : null;
+        if (q != null) {
+            return (long) q.properties().maxMessageSizeInKilobytes() * 1024;
+        }
+        TopicEntity t = namespace.topic(address.entityPath());
+        return t == null ? Long.MAX_VALUE : (long) t.properties().maxMessageSizeInKilobytes() * 1024;
+    }
+
+    /** Ids of sessions with messages or state, updated since the given time; paged with skip and top. */
+    public CompletableFuture<List<String>> listSessions(EntityAddress address, long updatedSinceMs, int skip,
+                                                        int top) {
+        try {
+            Source source = Source.of(namespace, address, clock.epochMillis());
+            return PartitionRef.onAll(source.partitions(), p -> {
+                SubQueueState main = source.address().subscription() == null ? p.queue()
+                        : p.subscription(source.address().subscription());
+                return main == null ? List.<String>of() : main.sessionIds(updatedSinceMs);
+            }).thenApply(lists -> {
+                List<String> all = new ArrayList<>();
+                lists.forEach(all::addAll);
+                all.sort(null);
+                int from = Math.min(Math.max(skip, 0), all.size());
+                int to = (int) Math.min(all.size(), (long) from + Math.max(top, 0));
+                return new ArrayList<>(all.subList(from, to));
+            });
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+}

@@ -1,0 +1,115 @@
+package io.buslane.engine.routing;
+
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import io.buslane.engine.message.Message;
+import io.buslane.engine.namespace.PartitionRef;
+import io.buslane.engine.namespace.ShardPlacement;
+import io.buslane.engine.partition.SequenceCounter;
+import io.buslane.engine.shard.Shard;
+
+import java.util.UUID;
+
+/**
+ * Where things live: entity and partition index → shard (the placement hash), and partition key, SessionId,
+ * MessageId, lock token or sequence number → partition (the stable key hash and the partition index that tokens
+ * and sequence numbers carry). Every "which partition, which shard?" of the engine is answered here.
+ *
+ * <p>This is the seam of a later cluster mode: today every partition is on a local shard; a clustered directory
+ * would answer "local shard or another node" from the same questions.
+ */
+public final class PartitionDirectory implements ShardPlacement {
+
+    private final Shard[] shards;
+
+    public PartitionDirectory(Shard[] shards) {
+        this.shards = shards;
+    }
+
+    public int shardCount() {
+        return shards.length;
+    }
+
+    /** The shard of a partition: a 64-bit mix of entity id and partition index, stable for a data directory. */
+    @Override
+    public Shard shardOf(long entityId, int partitionIndex) {
+        long h = entityId * 31 + partitionIndex;
+        h ^= h >>> 33;
+        h *= 0xff51afd7ed558ccdL;
+        h ^= h >>> 33;
+        h *= 0xc4ceb9fe1a85ec53L;
+        h ^= h >>> 33;
+        return shards[(int) Math.floorMod(h, (long) shards.length)];
+    }
+
+    /**
+     * The partition a message goes to: by SessionId, else PartitionKey, else MessageId when duplicate detection
+     * is on; otherwise {@code unkeyed} (round-robin, chosen once per send so a batch stays together).
+     */
+    public static int partitionIndexFor(Message m, boolean dedup, int partitions, int unkeyed) {
+        if (partitions == 1) {
+            return 0;
+        }
+        String key = m.sessionId() != null ? m.sessionId() : m.partitionKey();
+        if (key == null && dedup && m.messageId() != null) {
+            key = m.messageId().toString();
+        }
+        if (key == null) {
+            return unkeyed;
+        }
+        return Math.floorMod(stableHash(key), partitions);
+    }
+
+    /** FNV-1a over the key's UTF-16 code units: stable across processes and versions. */
+    public static int stableHash(String key) {
+        int h = 0x811C9DC5;
+        for (int i = 0; i < key.length(); i++) {
+            char c = key.charAt(i);
+            h = (h ^ (c & 0xff)) * 0x01000193;
+            h = (h ^ (c >>> 8)) * 0x01000193;
+        }
+        return h;
+    }
+
+    /** The partition of an unkeyed send: the next of the entity's round robin. */
+    public int unkeyedPartition(SendTarget target) {
+        int n = target.partitions().length;
+        return n == 1 ? 0 : Math.floorMod(target.roundRobin().getAndIncrement(), n);
+    }
+
+    /** The partition that holds a session. */
+    public PartitionRef forSession(PartitionRef[] refs, String sessionId) {
+        return refs[refs.length == 1 ? 0 : Math.floorMod(stableHash(sessionId), refs.length)];
+    }
+
+    /**
+     * The partition a forwarded message goes to: by its own keys, else by the transfer key, so that a re-forward
+     * after a crash reaches the partition that remembers the key.
+     */
+    public PartitionRef forTransfer(SendTarget target, Message m, String transferKey) {
+        int n = target.partitions().length;
+        return target.partitions()[partitionIndexFor(m, target.dedup(), n, Math.floorMod(stableHash(transferKey), n))];
+    }
+
+    /** The partition a lock token was issued by (its lowest 16 bits); MESSAGE_LOCK_LOST when it names none. */
+    public PartitionRef forLockToken(PartitionRef[] refs, UUID lockToken) {
+        int p = lockToken == null ? Integer.MAX_VALUE : Shard.partitionOfLockToken(lockToken);
+        if (p >= refs.length) {
+            throw new BrokerException(ErrorKind.MESSAGE_LOCK_LOST, "The lock supplied is invalid.");
+        }
+        return refs[p];
+    }
+
+    /** The partition that assigned a sequence number (its top 16 bits on partitioned entities). */
+    public PartitionRef forSequence(PartitionRef[] refs, boolean partitioned, long seq) {
+        if (!partitioned) {
+            return refs[0];
+        }
+        int p = SequenceCounter.partitionOf(seq);
+        if (p >= refs.length) {
+            throw new BrokerException(ErrorKind.MESSAGE_NOT_FOUND, "No message with sequence number " + seq
+                    + " exists.");
+        }
+        return refs[p];
+    }
+}
