@@ -27,6 +27,7 @@ import io.buslane.engine.routing.MessageIds;
 import io.buslane.engine.routing.PartitionDirectory;
 import io.buslane.engine.routing.SendRouter;
 import io.buslane.engine.shard.Shard;
+import io.buslane.engine.shard.Shards;
 import io.buslane.engine.txn.TransactionCommit;
 import io.buslane.engine.txn.TransactionalBatch;
 import org.slf4j.Logger;
@@ -54,7 +55,7 @@ public final class Engine implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
 
     private final EngineConfig config;
-    private final Shard[] shards;
+    private final Shards shards;
     private final Namespace namespace;
     private final SendRouter router;
     private final Receivers receivers;
@@ -68,7 +69,7 @@ public final class Engine implements AutoCloseable {
 
     private Engine(EngineConfig config, MetaJournal meta, Shard[] shards) {
         this.config = config;
-        this.shards = shards;
+        this.shards = new Shards(shards);
         PartitionDirectory directory = new PartitionDirectory(shards);
         this.namespace = new Namespace(meta, config.clock(), shards.length, directory);
         this.router = new SendRouter(namespace, directory, config.storage(), config.clock(), stats);
@@ -99,30 +100,19 @@ public final class Engine implements AutoCloseable {
         Engine engine = new Engine(config, meta, shards);
         engine.namespace.recover(recovered, shards);
         if (config.threadingMode() == ThreadingMode.DEDICATED) {
-            for (Shard s : shards) {
-                s.start();
-            }
+            engine.shards.start();
         }
         return engine;
     }
 
     /** In manual threading mode: runs one duty cycle on every shard; returns the work done. */
     public int doWork() {
-        int work = 0;
-        for (Shard s : shards) {
-            work += s.doWork();
-        }
-        return work;
+        return shards.doWork();
     }
 
     /** In manual threading mode: runs duty cycles until no shard has anything to do. */
     public void runUntilIdle() {
-        for (int i = 0; i < 10_000; i++) {
-            if (doWork() == 0) {
-                return;
-            }
-        }
-        throw new IllegalStateException("engine did not become idle after 10000 cycles");
+        shards.runUntilIdle();
     }
 
     @Override
@@ -133,20 +123,16 @@ public final class Engine implements AutoCloseable {
         closed = true;
         namespace.stopReaping();
         if (config.threadingMode() == ThreadingMode.DEDICATED) {
-            for (Shard s : shards) {
-                s.stop();
-            }
+            shards.stop();
         } else {
-            runUntilIdle();
+            shards.runUntilIdle();
         }
-        for (Shard s : shards) {
-            s.journal().close();
-        }
+        shards.closeJournals();
         namespace.close();
     }
 
     public int shardCount() {
-        return shards.length;
+        return shards.count();
     }
 
     /**
@@ -154,29 +140,17 @@ public final class Engine implements AutoCloseable {
      * keeps its share under {@link EngineConfig#residentBytesPerShard()} once its records are durable.
      */
     public long residentMessageBytes() {
-        long total = 0;
-        for (Shard s : shards) {
-            total += s.bodies().publishedResidentBytes();
-        }
-        return total;
+        return shards.residentMessageBytes();
     }
 
     /** Message bodies read back from the journals so far (a metric; exact in manual threading mode). */
     public long messageBodyReads() {
-        long total = 0;
-        for (Shard s : shards) {
-            total += s.bodies().reads();
-        }
-        return total;
+        return shards.messageBodyReads();
     }
 
     /** Commands waiting in all shard queues (back-pressure signal). */
     public int queuedCommands() {
-        int n = 0;
-        for (Shard s : shards) {
-            n += s.queuedCommands();
-        }
-        return n;
+        return shards.queuedCommands();
     }
 
     /** Cumulative message counters (sent, delivered, settled by outcome), for metrics. */
@@ -186,11 +160,7 @@ public final class Engine implements AutoCloseable {
 
     /** Message locks that expired before settlement, on every shard since start. */
     public long lockExpiries() {
-        long n = 0;
-        for (Shard s : shards) {
-            n += s.lockExpiries();
-        }
-        return n;
+        return shards.lockExpiries();
     }
 
     /**
@@ -198,19 +168,12 @@ public final class Engine implements AutoCloseable {
      * serve that shard's entities any more, and the process should report itself unhealthy and stop.
      */
     public void onFatal(Consumer<Throwable> listener) {
-        for (Shard s : shards) {
-            s.onFatal(listener);
-        }
+        shards.onFatal(listener);
     }
 
     /** The first error that ended a shard's thread, or null while every shard runs. */
     public Throwable fatalError() {
-        for (Shard s : shards) {
-            if (s.fatal() != null) {
-                return s.fatal();
-            }
-        }
-        return null;
+        return shards.fatalError();
     }
 
     // ================================================================================================ namespace

@@ -7,11 +7,18 @@ import com.tngtech.archunit.lang.ArchRule;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideOutsideOfPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 /**
  * The engine's layering, enforced in the build: no protocol in the engine, storage behind one package, pure
- * state machines, and no clock or thread of its own outside the places made for them.
+ * state machines, and no clock or thread of its own outside the places made for them. Inside the engine the
+ * packages form layers, from the facade down: {@code Engine} → {@code txn} → {@code receive} → {@code routing} →
+ * {@code namespace} → the core (shards, partitions, duplicate detection, storage, timers, filters, entities,
+ * messages, and the shared {@code api} types); nothing below imports what stands above it.
  */
 class ArchitectureTest {
 
@@ -79,6 +86,56 @@ class ArchitectureTest {
                 .orShould().dependOnClassesThat().haveFullyQualifiedName("java.util.concurrent.Executors")
                 .orShould().dependOnClassesThat().haveFullyQualifiedName("java.util.concurrent.ThreadPoolExecutor")
                 .because("threads exist only in engine.shard (single writer per partition)");
+        rule.check(engine);
+    }
+
+    @Test
+    void noSubPackageImportsTheFacade() {
+        ArchRule rule = noClasses().that().resideInAPackage("io.buslane.engine.(*)..")
+                .should().dependOnClassesThat().resideInAPackage("io.buslane.engine")
+                .because("the facade package stands above every engine package; what they share lives in "
+                        + "engine.api");
+        rule.check(engine);
+    }
+
+    @Test
+    void engineLayersRunDownward() {
+        ArchRule rule = layeredArchitecture().consideringOnlyDependenciesInLayers()
+                .layer("Facade").definedBy("io.buslane.engine")
+                .layer("Transactions").definedBy("io.buslane.engine.txn..")
+                .layer("Receive").definedBy("io.buslane.engine.receive..")
+                .layer("Routing").definedBy("io.buslane.engine.routing..")
+                .layer("Namespace").definedBy("io.buslane.engine.namespace..")
+                .layer("Core").definedBy("io.buslane.engine.shard..", "io.buslane.engine.partition..",
+                        "io.buslane.engine.dedup..", "io.buslane.engine.persist..", "io.buslane.engine.timer..",
+                        "io.buslane.engine.filter..", "io.buslane.engine.entity..", "io.buslane.engine.message..",
+                        "io.buslane.engine.api..")
+                .whereLayer("Facade").mayNotBeAccessedByAnyLayer()
+                .whereLayer("Transactions").mayOnlyBeAccessedByLayers("Facade")
+                .whereLayer("Receive").mayOnlyBeAccessedByLayers("Facade", "Transactions")
+                .whereLayer("Routing").mayOnlyBeAccessedByLayers("Facade", "Transactions", "Receive")
+                .whereLayer("Namespace").mayOnlyBeAccessedByLayers("Facade", "Transactions", "Receive", "Routing")
+                .whereLayer("Core").mayOnlyAccessLayers("Core")
+                .withOptionalLayers(true)
+                .because("facade → txn → receive → routing → namespace → core: each package holds its rules and "
+                        + "calls only downward");
+        rule.check(engine);
+    }
+
+    @Test
+    void apiDependsOnNoOtherEnginePackage() {
+        ArchRule rule = noClasses().that().resideInAPackage("io.buslane.engine.api..")
+                .should().dependOnClassesThat(resideInAPackage("io.buslane.engine..")
+                        .and(resideOutsideOfPackage("io.buslane.engine.api..")))
+                .because("the shared API types are the bottom of the engine: front ends and every engine package "
+                        + "use them");
+        rule.check(engine);
+    }
+
+    @Test
+    void enginePackagesAreFreeOfCycles() {
+        ArchRule rule = slices().matching("io.buslane.engine.(*)..").should().beFreeOfCycles()
+                .because("packages that import each other cannot be understood or changed one at a time");
         rule.check(engine);
     }
 }

@@ -1,0 +1,113 @@
+package io.buslane.engine.shard;
+
+import java.util.function.Consumer;
+
+/** All shards of an engine: driving them (manual threading), starting and stopping them, and their summed figures. */
+public final class Shards {
+
+    private final Shard[] shards;
+
+    public Shards(Shard[] shards) {
+        this.shards = shards;
+    }
+
+    public Shard[] all() {
+        return shards;
+    }
+
+    public int count() {
+        return shards.length;
+    }
+
+    /** Starts a dedicated thread per shard. */
+    public void start() {
+        for (Shard s : shards) {
+            s.start();
+        }
+    }
+
+    /** Stops the shard threads. */
+    public void stop() {
+        for (Shard s : shards) {
+            s.stop();
+        }
+    }
+
+    /** Closes every shard's journal. */
+    public void closeJournals() {
+        for (Shard s : shards) {
+            s.journal().close();
+        }
+    }
+
+    /** In manual threading mode: runs one duty cycle on every shard; returns the work done. */
+    public int doWork() {
+        int work = 0;
+        for (Shard s : shards) {
+            work += s.doWork();
+        }
+        return work;
+    }
+
+    /** In manual threading mode: runs duty cycles until no shard has anything to do. */
+    public void runUntilIdle() {
+        for (int i = 0; i < 10_000; i++) {
+            if (doWork() == 0) {
+                return;
+            }
+        }
+        throw new IllegalStateException("engine did not become idle after 10000 cycles");
+    }
+
+    /** Encoded bytes of the message bodies all shards hold in the heap, as of each shard's last duty cycle. */
+    public long residentMessageBytes() {
+        long total = 0;
+        for (Shard s : shards) {
+            total += s.bodies().publishedResidentBytes();
+        }
+        return total;
+    }
+
+    /** Message bodies read back from the journals so far. */
+    public long messageBodyReads() {
+        long total = 0;
+        for (Shard s : shards) {
+            total += s.bodies().reads();
+        }
+        return total;
+    }
+
+    /** Commands waiting in all shard queues. */
+    public int queuedCommands() {
+        int n = 0;
+        for (Shard s : shards) {
+            n += s.queuedCommands();
+        }
+        return n;
+    }
+
+    /** Message locks that expired before settlement, on every shard since start. */
+    public long lockExpiries() {
+        long n = 0;
+        for (Shard s : shards) {
+            n += s.lockExpiries();
+        }
+        return n;
+    }
+
+    public void onFatal(Consumer<Throwable> listener) {
+        for (Shard s : shards) {
+            s.onFatal(listener);
+        }
+    }
+
+    /** The first error that ended a shard's thread, or null while every shard runs. */
+    public Throwable fatalError() {
+        for (Shard s : shards) {
+            if (s.fatal() != null) {
+                return s.fatal();
+            }
+        }
+        return null;
+    }
+}
