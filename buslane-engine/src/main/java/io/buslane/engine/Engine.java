@@ -95,7 +95,8 @@ public final class Engine implements AutoCloseable {
         }
         Shard[] shards = new Shard[shardCount];
         for (int i = 0; i < shardCount; i++) {
-            shards[i] = new Shard(i, config.clock(), config.storage().openShard(i, config.residentBytesPerShard()));
+            shards[i] = new Shard(i, config.clock(), config.storage().openShard(i, config.residentBytesPerShard()),
+                    config.dedupHeapBytesPerWindow());
         }
         Engine engine = new Engine(config, meta, shards);
         engine.namespace.recover(recovered, shards);

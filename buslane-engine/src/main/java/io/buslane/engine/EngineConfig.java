@@ -1,6 +1,7 @@
 package io.buslane.engine;
 
 import io.buslane.common.time.Clock;
+import io.buslane.engine.dedup.DedupWindow;
 import io.buslane.engine.partition.MessageBodies;
 import io.buslane.engine.persist.Storage;
 
@@ -16,9 +17,12 @@ import java.util.Objects;
  * @param threadingMode          dedicated shard threads, or manual driving for tests
  * @param residentBytesPerShard  encoded message bytes each shard keeps in the heap; beyond it the newest messages
  *                               are evicted and read back from the journal when needed (see {@link MessageBodies})
+ * @param dedupHeapBytesPerWindow heap bytes of each duplicate-detection window (one per partition with duplicate
+ *                               detection, and per partition that received forwarded messages); older keys spill
+ *                               to run files (see {@link DedupWindow})
  */
 public record EngineConfig(Clock clock, Storage storage, int shardCount, ThreadingMode threadingMode,
-                           long residentBytesPerShard) {
+                           long residentBytesPerShard, long dedupHeapBytesPerWindow) {
 
     /** The system property that overrides the default of {@link #residentBytesPerShard} (bytes). */
     public static final String RESIDENT_BYTES_PROPERTY = "buslane.residentBytesPerShard";
@@ -29,6 +33,15 @@ public record EngineConfig(Clock clock, Storage storage, int shardCount, Threadi
      */
     public static final long DEFAULT_RESIDENT_BYTES_PER_SHARD = Long.getLong(RESIDENT_BYTES_PROPERTY,
             MessageBodies.DEFAULT_BUDGET_BYTES);
+
+    /** The system property that overrides the default of {@link #dedupHeapBytesPerWindow} (bytes). */
+    public static final String DEDUP_HEAP_BYTES_PROPERTY = "buslane.dedupHeapBytes";
+    /**
+     * Default of {@link #dedupHeapBytesPerWindow}: 16 MiB, unless the system property
+     * {@value #DEDUP_HEAP_BYTES_PROPERTY} says otherwise (read once, here).
+     */
+    public static final long DEFAULT_DEDUP_HEAP_BYTES = Long.getLong(DEDUP_HEAP_BYTES_PROPERTY,
+            DedupWindow.DEFAULT_HEAP_BUDGET_BYTES);
 
     public EngineConfig {
         Objects.requireNonNull(clock, "clock");
@@ -43,12 +56,24 @@ public record EngineConfig(Clock clock, Storage storage, int shardCount, Threadi
         }
     }
 
+    /** A configuration with the default duplicate-detection heap budget. */
+    public EngineConfig(Clock clock, Storage storage, int shardCount, ThreadingMode threadingMode,
+                        long residentBytesPerShard) {
+        this(clock, storage, shardCount, threadingMode, residentBytesPerShard, DEFAULT_DEDUP_HEAP_BYTES);
+    }
+
     /** A configuration with the default resident budget per shard. */
     public EngineConfig(Clock clock, Storage storage, int shardCount, ThreadingMode threadingMode) {
         this(clock, storage, shardCount, threadingMode, DEFAULT_RESIDENT_BYTES_PER_SHARD);
     }
 
     public EngineConfig withResidentBytesPerShard(long newResidentBytesPerShard) {
-        return new EngineConfig(clock, storage, shardCount, threadingMode, newResidentBytesPerShard);
+        return new EngineConfig(clock, storage, shardCount, threadingMode, newResidentBytesPerShard,
+                dedupHeapBytesPerWindow);
+    }
+
+    public EngineConfig withDedupHeapBytesPerWindow(long newDedupHeapBytesPerWindow) {
+        return new EngineConfig(clock, storage, shardCount, threadingMode, residentBytesPerShard,
+                newDedupHeapBytesPerWindow);
     }
 }

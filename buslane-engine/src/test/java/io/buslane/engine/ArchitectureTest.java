@@ -52,8 +52,8 @@ class ArchitectureTest {
     @Test
     void stateMachinesArePure() {
         ArchRule rule = noClasses().that().resideInAnyPackage("io.buslane.engine.partition..",
-                        "io.buslane.engine.timer..", "io.buslane.engine.filter..", "io.buslane.engine.entity..",
-                        "io.buslane.engine.message..")
+                        "io.buslane.engine.dedup..", "io.buslane.engine.timer..", "io.buslane.engine.filter..",
+                        "io.buslane.engine.entity..", "io.buslane.engine.message..")
                 .should().dependOnClassesThat().resideInAnyPackage("io.buslane.engine.shard..",
                         "io.buslane.engine.persist..", "io.buslane.journal..")
                 .because("partition logic takes nowMs and returns records through PartitionLog; it owns no "

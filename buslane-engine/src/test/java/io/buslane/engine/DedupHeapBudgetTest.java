@@ -3,9 +3,7 @@ package io.buslane.engine;
 import io.buslane.engine.api.EntityAddress;
 import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.message.Message;
-import io.buslane.engine.partition.DedupWindow;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import io.buslane.engine.dedup.DedupWindow;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,18 +20,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** Duplicate detection with a tiny heap budget: old ids live in spilled runs, across restarts (issue #6). */
 class DedupHeapBudgetTest {
 
-    private long savedBudget;
-
-    @BeforeEach
-    void tinyBudget() {
-        savedBudget = DedupWindow.defaultHeapBudgetBytes();
-        DedupWindow.defaultHeapBudgetBytes(4 * 1024); // 128 ids in the ring
-    }
-
-    @AfterEach
-    void restoreBudget() {
-        DedupWindow.defaultHeapBudgetBytes(savedBudget);
-    }
+    /** 128 ids in the ring. */
+    private static final long TINY_BUDGET = 4 * 1024;
 
     private static QueueProperties dedupQueue(Duration window) {
         return QueueProperties.builder("q").requiresDuplicateDetection(true)
@@ -60,7 +48,7 @@ class DedupHeapBudgetTest {
 
     @Test
     void idsSpilledToRunFilesAreStillDuplicatesAfterARestart(@TempDir Path dir) throws IOException {
-        try (FileEngineHarness h = new FileEngineHarness(dir, 1, 1 << 20, 64 * 1024)) {
+        try (FileEngineHarness h = new FileEngineHarness(dir, 1, 1 << 20, 64 * 1024, TINY_BUDGET)) {
             h.await(h.engine.createQueue(dedupQueue(Duration.ofMinutes(10))));
             for (int i = 0; i < 3_000; i += 20) {
                 h.send("q", batch(i, 20));
@@ -93,7 +81,7 @@ class DedupHeapBudgetTest {
 
     @Test
     void theSpilledWindowSurvivesACrash() {
-        try (EngineHarness h = new EngineHarness()) {
+        try (EngineHarness h = new EngineHarness(2, TINY_BUDGET)) {
             h.queue(dedupQueue(Duration.ofMinutes(5)));
             for (int i = 0; i < 2_000; i += 25) {
                 h.await(h.engine.send("q", batch(i, 25)));

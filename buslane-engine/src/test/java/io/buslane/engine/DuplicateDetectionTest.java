@@ -8,7 +8,7 @@ import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.entity.TopicProperties;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
-import io.buslane.engine.partition.DedupWindow;
+import io.buslane.engine.dedup.DedupWindow;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -31,6 +31,7 @@ public final class EngineHarness implements AutoCloseable {
     public final ManualClock clock = new ManualClock();
     public final InMemoryJournalFactory journals = new InMemoryJournalFactory();
     private final int shardCount;
+    private final long dedupHeapBytesPerWindow;
     public Engine engine;
 
     public EngineHarness() {
@@ -38,14 +39,25 @@ public final class EngineHarness implements AutoCloseable {
     }
 
     public EngineHarness(int shardCount) {
+        this(shardCount, EngineConfig.DEFAULT_DEDUP_HEAP_BYTES);
+    }
+
+    /** An engine whose duplicate-detection windows each get {@code dedupHeapBytesPerWindow} of heap. */
+    public EngineHarness(int shardCount, long dedupHeapBytesPerWindow) {
         this.shardCount = shardCount;
-        this.engine = Engine.start(new EngineConfig(clock, io.buslane.engine.persist.Storage.of(journals), shardCount, ThreadingMode.MANUAL));
+        this.dedupHeapBytesPerWindow = dedupHeapBytesPerWindow;
+        this.engine = Engine.start(config());
+    }
+
+    private EngineConfig config() {
+        return new EngineConfig(clock, io.buslane.engine.persist.Storage.of(journals), shardCount,
+                ThreadingMode.MANUAL, EngineConfig.DEFAULT_RESIDENT_BYTES_PER_SHARD, dedupHeapBytesPerWindow);
     }
 
     /** Simulates a crash (un-synced records lost) and a restart on the same journals. */
     public Engine restart() {
         journals.crashAll();
-        engine = Engine.start(new EngineConfig(clock, io.buslane.engine.persist.Storage.of(journals), shardCount, ThreadingMode.MANUAL));
+        engine = Engine.start(config());
         engine.runUntilIdle();
         return engine;
     }

@@ -28,6 +28,7 @@ final class FileEngineHarness implements AutoCloseable {
     private final FileJournalOptions options;
     private final int shardCount;
     private final long residentBytesPerShard;
+    private final long dedupHeapBytesPerWindow;
     private Storage storage;
     Engine engine;
 
@@ -35,6 +36,13 @@ final class FileEngineHarness implements AutoCloseable {
      * @param segmentBytes segment size of the journals (small ones make records move through compaction)
      */
     FileEngineHarness(Path directory, int shardCount, long residentBytesPerShard, long segmentBytes) {
+        this(directory, shardCount, residentBytesPerShard, segmentBytes, EngineConfig.DEFAULT_DEDUP_HEAP_BYTES);
+    }
+
+    /** As above, with the given heap budget of each duplicate-detection window. */
+    FileEngineHarness(Path directory, int shardCount, long residentBytesPerShard, long segmentBytes,
+                      long dedupHeapBytesPerWindow) {
+        this.dedupHeapBytesPerWindow = dedupHeapBytesPerWindow;
         this.directory = directory;
         this.shardCount = shardCount;
         this.residentBytesPerShard = residentBytesPerShard;
@@ -46,7 +54,7 @@ final class FileEngineHarness implements AutoCloseable {
     private void start() {
         storage = Storage.of(new FileJournalFactory(directory, options));
         engine = Engine.start(new EngineConfig(clock, storage, shardCount, ThreadingMode.MANUAL,
-                residentBytesPerShard));
+                residentBytesPerShard, dedupHeapBytesPerWindow));
         engine.runUntilIdle();
     }
 

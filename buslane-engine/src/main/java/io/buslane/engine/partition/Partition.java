@@ -4,6 +4,7 @@ import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.api.RuntimeCounts;
 import io.buslane.engine.api.SubQueue;
+import io.buslane.engine.dedup.DedupWindow;
 import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.filter.RuleSet;
 import io.buslane.engine.message.Message;
@@ -523,7 +524,7 @@ public final class Partition {
             }
             duplicates = null;
         } else if (duplicates == null) {
-            duplicates = new DedupWindow(DedupWindow.DUPLICATES, windowMs);
+            duplicates = new DedupWindow(DedupWindow.DUPLICATES, windowMs, ctx.dedupHeapBudgetBytes());
         } else {
             duplicates.setWindowMs(windowMs);
         }
@@ -537,7 +538,8 @@ public final class Partition {
     /** The transfer keys of messages forwarded to this partition (created on first use). */
     public DedupWindow transferKeys() {
         if (transferKeys == null) {
-            transferKeys = new DedupWindow(DedupWindow.TRANSFERS, TRANSFER_KEY_WINDOW_MS);
+            transferKeys = new DedupWindow(DedupWindow.TRANSFERS, TRANSFER_KEY_WINDOW_MS,
+                    ctx.dedupHeapBudgetBytes());
         }
         return transferKeys;
     }

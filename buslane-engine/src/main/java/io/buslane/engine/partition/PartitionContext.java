@@ -33,4 +33,7 @@ public interface PartitionContext {
     /** A message lock expired before settlement (counted for metrics; shards survive entity deletion). */
     default void onLockExpired() {
     }
+
+    /** The heap budget of each duplicate-detection window of a partition (see {@code DedupWindow}), in bytes. */
+    long dedupHeapBudgetBytes();
 }

@@ -1,7 +1,7 @@
 package io.buslane.engine.persist;
 
 import io.buslane.journal.DataDirectoryLayout;
-import io.buslane.engine.partition.DedupRunStore;
+import io.buslane.engine.dedup.DedupRunStore;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

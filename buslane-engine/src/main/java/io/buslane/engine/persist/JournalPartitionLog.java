@@ -1,8 +1,8 @@
 package io.buslane.engine.persist;
 
 import io.buslane.engine.api.SubQueue;
-import io.buslane.engine.partition.DedupRunStore;
-import io.buslane.engine.partition.DedupWindow;
+import io.buslane.engine.dedup.DedupRunStore;
+import io.buslane.engine.dedup.DedupWindow;
 import io.buslane.engine.partition.Entry;
 import io.buslane.engine.partition.MessageBodies;
 import io.buslane.engine.partition.Partition;

@@ -31,7 +31,7 @@ public final class ShardJournal {
      *                            {@link MessageBodies}
      */
     ShardJournal(String name, Journal journal, long residentBudgetBytes) {
-        this(name, journal, residentBudgetBytes, io.buslane.engine.partition.DedupRunStore.inHeap(), () -> { });
+        this(name, journal, residentBudgetBytes, io.buslane.engine.dedup.DedupRunStore.inHeap(), () -> { });
     }
 
     /**
@@ -39,7 +39,7 @@ public final class ShardJournal {
      * @param onDiskFull run when a sync fails for lack of space (the storage reads the free space again)
      */
     ShardJournal(String name, Journal journal, long residentBudgetBytes,
-                 io.buslane.engine.partition.DedupRunStore dedupRuns, Runnable onDiskFull) {
+                 io.buslane.engine.dedup.DedupRunStore dedupRuns, Runnable onDiskFull) {
         this.name = name;
         this.journal = journal;
         this.onDiskFull = onDiskFull;

@@ -2,6 +2,7 @@ package io.buslane.engine.shard;
 
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.time.Clock;
+import io.buslane.engine.dedup.DedupWindow;
 import io.buslane.engine.partition.EngineTimer;
 import io.buslane.engine.partition.MessageBodies;
 import io.buslane.engine.partition.Partition;
@@ -58,6 +59,7 @@ public final class Shard implements PartitionContext {
     private final ArrayList<Object> pending = new ArrayList<>();
     private final LinkedHashSet<Partition> dirty = new LinkedHashSet<>();
     private final SplittableRandom random;
+    private final long dedupHeapBudgetBytes;
     private final Consumer<TimerNode> fire = node -> ((EngineTimer) node).onTimer(this.nowMs);
     private long nowMs;
     private volatile boolean running;
@@ -75,7 +77,15 @@ public final class Shard implements PartitionContext {
     }
 
     public Shard(int index, Clock clock, ShardJournal journal) {
+        this(index, clock, journal, DedupWindow.DEFAULT_HEAP_BUDGET_BYTES);
+    }
+
+    /**
+     * @param dedupHeapBudgetBytes the heap budget of each duplicate-detection window of this shard's partitions
+     */
+    public Shard(int index, Clock clock, ShardJournal journal, long dedupHeapBudgetBytes) {
         this.index = index;
+        this.dedupHeapBudgetBytes = dedupHeapBudgetBytes;
         this.clock = clock;
         this.journal = journal;
         this.log = journal.log();
@@ -87,6 +97,11 @@ public final class Shard implements PartitionContext {
 
     public int index() {
         return index;
+    }
+
+    @Override
+    public long dedupHeapBudgetBytes() {
+        return dedupHeapBudgetBytes;
     }
 
     // ops (metrics): begin

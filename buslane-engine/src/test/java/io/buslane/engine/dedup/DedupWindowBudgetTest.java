@@ -1,4 +1,4 @@
-package io.buslane.engine.partition;
+package io.buslane.engine.dedup;
 
 import org.junit.jupiter.api.Test;
 

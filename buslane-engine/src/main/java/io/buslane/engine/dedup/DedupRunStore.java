@@ -1,4 +1,4 @@
-package io.buslane.engine.partition;
+package io.buslane.engine.dedup;
 
 /**
  * Where a {@link DedupWindow} keeps the keys it moved out of the heap: immutable runs of (hash high, hash low, time)

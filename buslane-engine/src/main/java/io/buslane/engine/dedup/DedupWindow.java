@@ -1,4 +1,4 @@
-package io.buslane.engine.partition;
+package io.buslane.engine.dedup;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -15,8 +15,9 @@ import java.util.PriorityQueue;
  * negligible even for billions of keys. Every stored key carries its time, and a lookup only counts a stored key
  * whose time plus the window has not passed, so answers are exact whatever order keys were stored in.
  *
- * <p>Memory is bounded by a heap budget ({@link #defaultHeapBudgetBytes()}, 16 MiB per window unless the system
- * property {@code buslane.dedupHeapBytes} says otherwise). The newest keys sit in a ring ordered by arrival (hash
+ * <p>Memory is bounded by a heap budget given to each window ({@link #DEFAULT_HEAP_BUDGET_BYTES} unless the
+ * engine's configuration says otherwise: {@code EngineConfig.dedupHeapBytesPerWindow}, system property
+ * {@code buslane.dedupHeapBytes}). The newest keys sit in a ring ordered by arrival (hash
  * high, hash low, time: 24 bytes) and an open-addressing index of ring slots (an {@code int} per slot, at most half
  * full): 32 bytes per slot, the ring's capacity being the largest power of two that fits the budget. When a
  * checkpoint finds the ring more than half full, its oldest keys are moved out of the heap into an immutable run
@@ -49,7 +50,8 @@ public final class DedupWindow {
     /** Heap bytes per ring slot: hash high, hash low, time and the index's int (at most half full). */
     public static final int BYTES_PER_SLOT = 32;
 
-    private static volatile long defaultBudget = Long.getLong("buslane.dedupHeapBytes", 16L * 1024 * 1024);
+    /** The heap budget of a window unless the engine is configured otherwise: 16 MiB. */
+    public static final long DEFAULT_HEAP_BUDGET_BYTES = 16L * 1024 * 1024;
 
     private final byte kind;
     private long windowMs;
@@ -90,18 +92,9 @@ public final class DedupWindow {
         }
     }
 
-    /** The heap budget of windows created from now on. */
-    public static long defaultHeapBudgetBytes() {
-        return defaultBudget;
-    }
-
-    /** Sets the heap budget of windows created from now on (tests; production uses the system property). */
-    public static void defaultHeapBudgetBytes(long bytes) {
-        defaultBudget = bytes;
-    }
-
+    /** A window with the default heap budget. */
     public DedupWindow(byte kind, long windowMs) {
-        this(kind, windowMs, defaultBudget);
+        this(kind, windowMs, DEFAULT_HEAP_BUDGET_BYTES);
     }
 
     public DedupWindow(byte kind, long windowMs, long heapBudgetBytes) {
