@@ -14,12 +14,10 @@ import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
 import org.apache.qpid.proton.amqp.Binary;
-import org.apache.qpid.proton.amqp.Symbol;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Date;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -121,8 +119,8 @@ public final class ManagementProcessor {
         CompletableFuture<ManagementResponse> result;
         String operation = null;
         try {
-            operation = operation(applicationProperties);
-            result = dispatch(operation, entity, args(body));
+            operation = ManagementArgs.operation(applicationProperties);
+            result = dispatch(operation, entity, ManagementArgs.args(body));
         } catch (Throwable t) {
             return CompletableFuture.completedFuture(failure(t, operation, entity));
         }
@@ -164,7 +162,7 @@ public final class ManagementProcessor {
     // ============================================================================================ message locks
 
     private CompletableFuture<ManagementResponse> renewLock(EntityAddress entity, Map<String, Object> args) {
-        UUID[] tokens = uuids(args, LOCK_TOKENS);
+        UUID[] tokens = ManagementArgs.uuids(args, LOCK_TOKENS);
         List<CompletableFuture<Long>> all = new ArrayList<>(tokens.length);
         for (UUID token : tokens) {
             all.add(engine.renewLock(entity, token));
@@ -180,9 +178,9 @@ public final class ManagementProcessor {
 
     private CompletableFuture<ManagementResponse> receiveBySequenceNumber(EntityAddress entity,
                                                                           Map<String, Object> args) {
-        long[] sequenceNumbers = longs(args, SEQUENCE_NUMBERS);
-        ReceiveMode mode = receiveMode(args);
-        String sessionId = optionalSessionId(args);
+        long[] sequenceNumbers = ManagementArgs.longs(args, SEQUENCE_NUMBERS);
+        ReceiveMode mode = ManagementArgs.receiveMode(args);
+        String sessionId = ManagementArgs.optionalSessionId(args);
         return engine.receiveDeferred(entity, sequenceNumbers, mode, sessionId).thenApply(received -> {
             List<Object> messages = new ArrayList<>(received.size());
             for (ReceivedMessage m : received) {
@@ -217,14 +215,14 @@ public final class ManagementProcessor {
     }
 
     private static Disposition disposition(Map<String, Object> args) {
-        UUID[] tokens = uuids(args, LOCK_TOKENS);
-        String status = string(args, DISPOSITION_STATUS, true);
-        String reason = string(args, DEADLETTER_REASON, false);
-        String description = string(args, DEADLETTER_DESCRIPTION, false);
-        Map<String, Object> props = propertiesToModify(args);
+        UUID[] tokens = ManagementArgs.uuids(args, LOCK_TOKENS);
+        String status = ManagementArgs.string(args, DISPOSITION_STATUS, true);
+        String reason = ManagementArgs.string(args, DEADLETTER_REASON, false);
+        String description = ManagementArgs.string(args, DEADLETTER_DESCRIPTION, false);
+        Map<String, Object> props = ManagementArgs.propertiesToModify(args);
         // session-id is accepted and not needed: lock tokens identify the message and the engine checks the
         // session lock of session messages itself.
-        string(args, SESSION_ID, false);
+        ManagementArgs.string(args, SESSION_ID, false);
         SettleKind kind = switch (status.toLowerCase(Locale.ROOT)) {
             case DISPOSITION_COMPLETED -> SettleKind.COMPLETE;
             case DISPOSITION_ABANDONED -> SettleKind.ABANDON;
@@ -239,21 +237,21 @@ public final class ManagementProcessor {
     // ============================================================================================ sessions
 
     private CompletableFuture<ManagementResponse> renewSessionLock(EntityAddress entity, Map<String, Object> args) {
-        String sessionId = requiredSessionId(args);
+        String sessionId = ManagementArgs.requiredSessionId(args);
         return engine.renewSessionLock(entity, sessionId)
                 .thenApply(until -> ManagementResponse.ok(EXPIRATION, new Date(until)));
     }
 
     private CompletableFuture<ManagementResponse> setSessionState(EntityAddress entity, Map<String, Object> args) {
-        String sessionId = requiredSessionId(args);
-        byte[] state = binary(args, SESSION_STATE);
+        String sessionId = ManagementArgs.requiredSessionId(args);
+        byte[] state = ManagementArgs.binary(args, SESSION_STATE);
         return engine.checkSessionLocked(entity, sessionId)
                 .thenCompose(x -> engine.setSessionState(entity, sessionId, state))
                 .thenApply(x -> ManagementResponse.ok());
     }
 
     private CompletableFuture<ManagementResponse> getSessionState(EntityAddress entity, Map<String, Object> args) {
-        String sessionId = requiredSessionId(args);
+        String sessionId = ManagementArgs.requiredSessionId(args);
         return engine.checkSessionLocked(entity, sessionId)
                 .thenCompose(x -> engine.getSessionState(entity, sessionId)).thenApply(state -> {
             Map<String, Object> body = new LinkedHashMap<>();
@@ -263,9 +261,9 @@ public final class ManagementProcessor {
     }
 
     private CompletableFuture<ManagementResponse> getMessageSessions(EntityAddress entity, Map<String, Object> args) {
-        Long lastUpdated = timestamp(args, LAST_UPDATED_TIME, false);
-        int skip = nonNegativeInt(args, SKIP, 0);
-        int top = nonNegativeInt(args, TOP, Integer.MAX_VALUE);
+        Long lastUpdated = ManagementArgs.timestamp(args, LAST_UPDATED_TIME, false);
+        int skip = ManagementArgs.nonNegativeInt(args, SKIP, 0);
+        int top = ManagementArgs.nonNegativeInt(args, TOP, Integer.MAX_VALUE);
         return engine.listSessions(entity, lastUpdated == null ? 0L : lastUpdated, skip, top).thenApply(ids -> {
             if (ids.isEmpty()) {
                 return ManagementResponse.noContent();
@@ -281,9 +279,9 @@ public final class ManagementProcessor {
     // ============================================================================================ browsing
 
     private CompletableFuture<ManagementResponse> peekMessage(EntityAddress entity, Map<String, Object> args) {
-        long from = longValue(args, FROM_SEQUENCE_NUMBER);
-        int count = intValue(args, MESSAGE_COUNT, null);
-        String sessionId = optionalSessionId(args);
+        long from = ManagementArgs.longValue(args, FROM_SEQUENCE_NUMBER);
+        int count = ManagementArgs.intValue(args, MESSAGE_COUNT, null);
+        String sessionId = ManagementArgs.optionalSessionId(args);
         return engine.peek(entity, from, count, sessionId).thenApply(peeked -> {
             if (peeked.isEmpty()) {
                 return ManagementResponse.noContent();
@@ -311,16 +309,16 @@ public final class ManagementProcessor {
     private static List<Message> scheduledMessages(Map<String, Object> args) {
         Object raw = args.get(MESSAGES);
         if (raw == null) {
-            throw missing(MESSAGES);
+            throw ManagementArgs.missing(MESSAGES);
         }
-        List<Object> entries = elements(raw, MESSAGES);
+        List<Object> entries = ManagementArgs.elements(raw, MESSAGES);
         List<Message> messages = new ArrayList<>(entries.size());
         for (int i = 0; i < entries.size(); i++) {
             if (!(entries.get(i) instanceof Map<?, ?> entry)) {
                 throw new BrokerException(ErrorKind.ARGUMENT, "Element " + i + " of '" + MESSAGES
                         + "' must be a map.");
             }
-            messages.add(scheduledMessage(stringKeys(entry), i));
+            messages.add(scheduledMessage(ManagementArgs.stringKeys(entry), i));
         }
         return messages;
     }
@@ -358,10 +356,10 @@ public final class ManagementProcessor {
                     + "': the message could not be decoded: " + e.getMessage(), e);
         }
         // The envelope repeats values the encoded message normally carries; use them only to fill gaps.
-        String messageId = string(entry, MESSAGE_ID, false);
-        String sessionId = string(entry, SESSION_ID, false);
-        String partitionKey = string(entry, PARTITION_KEY, false);
-        String viaPartitionKey = string(entry, VIA_PARTITION_KEY, false);
+        String messageId = ManagementArgs.string(entry, MESSAGE_ID, false);
+        String sessionId = ManagementArgs.string(entry, SESSION_ID, false);
+        String partitionKey = ManagementArgs.string(entry, PARTITION_KEY, false);
+        String viaPartitionKey = ManagementArgs.string(entry, VIA_PARTITION_KEY, false);
         boolean fill = (m.messageId() == null && messageId != null)
                 || (m.sessionId() == null && sessionId != null && !sessionId.isEmpty())
                 || (m.partitionKey() == null && partitionKey != null && !partitionKey.isEmpty())
@@ -388,7 +386,7 @@ public final class ManagementProcessor {
     private CompletableFuture<ManagementResponse> cancelScheduledMessage(EntityAddress entity,
                                                                          Map<String, Object> args) {
         String path = sendPath(entity, CANCEL_SCHEDULED_MESSAGE);
-        long[] sequenceNumbers = longs(args, SEQUENCE_NUMBERS);
+        long[] sequenceNumbers = ManagementArgs.longs(args, SEQUENCE_NUMBERS);
         return engine.cancelScheduled(path, sequenceNumbers).thenApply(x -> ManagementResponse.ok());
     }
 
@@ -404,13 +402,13 @@ public final class ManagementProcessor {
     // ============================================================================================ deletion
 
     private CompletableFuture<ManagementResponse> batchDeleteMessages(EntityAddress entity, Map<String, Object> args) {
-        int count = intValue(args, MESSAGE_COUNT, null);
+        int count = ManagementArgs.intValue(args, MESSAGE_COUNT, null);
         if (count <= 0) {
             throw new BrokerException(ErrorKind.ARGUMENT_OUT_OF_RANGE, "'" + MESSAGE_COUNT
                     + "' must be positive, was " + count + ".");
         }
-        long before = Objects.requireNonNull(timestamp(args, ENQUEUED_TIME_UTC, true));
-        String sessionId = optionalSessionId(args);
+        long before = Objects.requireNonNull(ManagementArgs.timestamp(args, ENQUEUED_TIME_UTC, true));
+        String sessionId = ManagementArgs.optionalSessionId(args);
         if (sessionId != null) {
             return CompletableFuture.completedFuture(ManagementResponse.error(ErrorKind.NOT_IMPLEMENTED,
                     "Deleting the messages of one session is not supported by this broker yet."));
@@ -424,15 +422,15 @@ public final class ManagementProcessor {
     /** {@code add-rule}: 200; 409 entity-already-exists for a duplicate name; 400 argument-error for bad SQL. */
     private CompletableFuture<ManagementResponse> addRule(EntityAddress entity, Map<String, Object> args) {
         SubscriptionEntity sub = ruleSubscription(entity);
-        String name = string(args, RULE_NAME, true);
+        String name = ManagementArgs.string(args, RULE_NAME, true);
         Object description = args.get(RULE_DESCRIPTION);
         if (description == null) {
-            throw missing(RULE_DESCRIPTION);
+            throw ManagementArgs.missing(RULE_DESCRIPTION);
         }
         if (!(description instanceof Map<?, ?> map)) {
-            throw illTyped(RULE_DESCRIPTION, description, "a map");
+            throw ManagementArgs.illTyped(RULE_DESCRIPTION, description, "a map");
         }
-        RuleProperties rule = RuleDescriptions.fromRequest(name, stringKeys(map));
+        RuleProperties rule = RuleDescriptions.fromRequest(name, ManagementArgs.stringKeys(map));
         return engine.addRule(sub.topic().properties().name(), sub.properties().name(), rule)
                 .thenApply(s -> ManagementResponse.ok());
     }
@@ -440,7 +438,7 @@ public final class ManagementProcessor {
     /** {@code remove-rule}: 200; 404 amqp:not-found when the subscription has no such rule. */
     private CompletableFuture<ManagementResponse> removeRule(EntityAddress entity, Map<String, Object> args) {
         SubscriptionEntity sub = ruleSubscription(entity);
-        String name = string(args, RULE_NAME, true);
+        String name = ManagementArgs.string(args, RULE_NAME, true);
         return engine.removeRule(sub.topic().properties().name(), sub.properties().name(), name)
                 .thenApply(s -> ManagementResponse.ok());
     }
@@ -459,8 +457,8 @@ public final class ManagementProcessor {
     }
 
     private CompletableFuture<ManagementResponse> enumerateRules(EntityAddress entity, Map<String, Object> args) {
-        int skip = nonNegativeInt(args, SKIP, 0);
-        int top = nonNegativeInt(args, TOP, Integer.MAX_VALUE);
+        int skip = ManagementArgs.nonNegativeInt(args, SKIP, 0);
+        int top = ManagementArgs.nonNegativeInt(args, TOP, Integer.MAX_VALUE);
         SubscriptionEntity sub = ruleSubscription(entity);
         List<RuleProperties> rules = sub.rules();
         int from = Math.min(skip, rules.size());
@@ -503,287 +501,6 @@ public final class ManagementProcessor {
         return CompletableFuture.allOf(all.toArray(new CompletableFuture[0]));
     }
 
-    // ============================================================================================ arguments
-
-    private static BrokerException missing(String key) {
-        return new BrokerException(ErrorKind.ARGUMENT, "The request is missing the required '" + key + "' value.");
-    }
-
-    private static BrokerException illTyped(String key, Object value, String expected) {
-        return new BrokerException(ErrorKind.ARGUMENT, "The '" + key + "' value must be " + expected
-                + ", was " + describe(value) + ".");
-    }
-
-    private static String describe(Object value) {
-        return value == null ? "null" : value.getClass().getSimpleName();
-    }
-
-    /** The {@code operation} application property (a string; a symbol is tolerated). */
-    static String operation(Map<String, Object> applicationProperties) {
-        Object op = applicationProperties == null ? null : applicationProperties.get(OPERATION);
-        if (op == null) {
-            throw new BrokerException(ErrorKind.ARGUMENT, "The request has no '" + OPERATION
-                    + "' application property.");
-        }
-        if (op instanceof String s) {
-            return s;
-        }
-        if (op instanceof Symbol s) {
-            return s.toString();
-        }
-        throw illTyped(OPERATION, op, "a string");
-    }
-
-    /** The request body as a map with String keys; no body reads as an empty map. */
-    static Map<String, Object> args(Object body) {
-        if (body == null) {
-            return Map.of();
-        }
-        if (body instanceof Map<?, ?> map) {
-            return stringKeys(map);
-        }
-        throw new BrokerException(ErrorKind.ARGUMENT, "The request body must be an AMQP map, was "
-                + describe(body) + ".");
-    }
-
-    private static Map<String, Object> stringKeys(Map<?, ?> map) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        for (Map.Entry<?, ?> e : map.entrySet()) {
-            if (e.getKey() != null) {
-                out.put(e.getKey().toString(), e.getValue());
-            }
-        }
-        return out;
-    }
-
-    static String string(Map<String, Object> args, String key, boolean required) {
-        Object v = args.get(key);
-        if (v == null) {
-            if (required) {
-                throw missing(key);
-            }
-            return null;
-        }
-        if (v instanceof String s) {
-            return s;
-        }
-        if (v instanceof Symbol s) {
-            return s.toString();
-        }
-        throw illTyped(key, v, "a string");
-    }
-
-    private static String optionalSessionId(Map<String, Object> args) {
-        String id = string(args, SESSION_ID, false);
-        return id == null || id.isEmpty() ? null : id;
-    }
-
-    private static String requiredSessionId(Map<String, Object> args) {
-        String id = string(args, SESSION_ID, true);
-        if (id.isEmpty()) {
-            throw new BrokerException(ErrorKind.ARGUMENT, "The '" + SESSION_ID + "' value must not be empty.");
-        }
-        return id;
-    }
-
-    /** Any integral Number (int, long, uint, ulong, ubyte, ...) as a long. */
-    private static long integral(String key, Object v) {
-        if (v instanceof org.apache.qpid.proton.amqp.UnsignedLong u) {
-            if (u.longValue() < 0) {
-                throw new BrokerException(ErrorKind.ARGUMENT_OUT_OF_RANGE, "The '" + key + "' value " + u
-                        + " is out of range.");
-            }
-            return u.longValue();
-        }
-        if (v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte
-                || v instanceof org.apache.qpid.proton.amqp.UnsignedInteger
-                || v instanceof org.apache.qpid.proton.amqp.UnsignedShort
-                || v instanceof org.apache.qpid.proton.amqp.UnsignedByte
-                || v instanceof java.math.BigInteger) {
-            return ((Number) v).longValue();
-        }
-        if (v instanceof Number n) {
-            double d = n.doubleValue();
-            if (d == Math.rint(d) && !Double.isInfinite(d)) {
-                return (long) d;
-            }
-        }
-        throw illTyped(key, v, "an integer");
-    }
-
-    static long longValue(Map<String, Object> args, String key) {
-        Object v = args.get(key);
-        if (v == null) {
-            throw missing(key);
-        }
-        return integral(key, v);
-    }
-
-    /** An int argument; {@code fallback} null makes it required. */
-    static int intValue(Map<String, Object> args, String key, Integer fallback) {
-        Object v = args.get(key);
-        if (v == null) {
-            if (fallback == null) {
-                throw missing(key);
-            }
-            return fallback;
-        }
-        long l = integral(key, v);
-        if (l < Integer.MIN_VALUE || l > Integer.MAX_VALUE) {
-            throw new BrokerException(ErrorKind.ARGUMENT_OUT_OF_RANGE, "The '" + key + "' value " + l
-                    + " does not fit an int.");
-        }
-        return (int) l;
-    }
-
-    private static int nonNegativeInt(Map<String, Object> args, String key, int fallback) {
-        int v = intValue(args, key, fallback);
-        if (v < 0) {
-            throw new BrokerException(ErrorKind.ARGUMENT_OUT_OF_RANGE, "The '" + key + "' value must not be "
-                    + "negative, was " + v + ".");
-        }
-        return v;
-    }
-
-    /** A timestamp (Date; a number of epoch milliseconds is tolerated) in epoch ms, or null when absent. */
-    static Long timestamp(Map<String, Object> args, String key, boolean required) {
-        Object v = args.get(key);
-        if (v == null) {
-            if (required) {
-                throw missing(key);
-            }
-            return null;
-        }
-        if (v instanceof Date d) {
-            return d.getTime();
-        }
-        if (v instanceof java.time.Instant i) {
-            return i.toEpochMilli();
-        }
-        if (v instanceof Number) {
-            return integral(key, v);
-        }
-        throw illTyped(key, v, "a timestamp");
-    }
-
-    /** A binary value (or null): Binary, byte[] tolerated. */
-    static byte[] binary(Map<String, Object> args, String key) {
-        Object v = args.get(key);
-        if (v == null) {
-            return null;
-        }
-        if (v instanceof Binary b) {
-            byte[] out = new byte[b.getLength()];
-            System.arraycopy(b.getArray(), b.getArrayOffset(), out, 0, b.getLength());
-            return out;
-        }
-        if (v instanceof byte[] bytes) {
-            return bytes.clone();
-        }
-        if (v instanceof java.nio.ByteBuffer buf) {
-            byte[] out = new byte[buf.remaining()];
-            buf.duplicate().get(out);
-            return out;
-        }
-        throw illTyped(key, v, "binary or null");
-    }
-
-    /** The elements of an AMQP array or list (a single non-collection value reads as one element). */
-    private static List<Object> elements(Object v, String key) {
-        if (v instanceof Object[] array) {
-            return java.util.Arrays.asList(array);
-        }
-        if (v instanceof Collection<?> c) {
-            return new ArrayList<>(c);
-        }
-        if (v.getClass().isArray()) {
-            int n = java.lang.reflect.Array.getLength(v);
-            List<Object> out = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) {
-                out.add(java.lang.reflect.Array.get(v, i));
-            }
-            return out;
-        }
-        if (v instanceof Map<?, ?>) {
-            throw illTyped(key, v, "an array or list");
-        }
-        return List.of(v);
-    }
-
-    /** A long[] argument: long[], Long[], int[], an array or list of integers, or a single integer. */
-    static long[] longs(Map<String, Object> args, String key) {
-        Object v = args.get(key);
-        if (v == null) {
-            throw missing(key);
-        }
-        if (v instanceof long[] a) {
-            return a.clone();
-        }
-        List<Object> elements = elements(v, key);
-        long[] out = new long[elements.size()];
-        for (int i = 0; i < out.length; i++) {
-            Object e = elements.get(i);
-            if (e == null) {
-                throw new BrokerException(ErrorKind.ARGUMENT, "The '" + key + "' values must not be null.");
-            }
-            out[i] = integral(key, e);
-        }
-        return out;
-    }
-
-    /** A uuid[] argument: UUID[], an array or list of uuids (uuid strings tolerated), or a single uuid. */
-    static UUID[] uuids(Map<String, Object> args, String key) {
-        Object v = args.get(key);
-        if (v == null) {
-            throw missing(key);
-        }
-        List<Object> elements = elements(v, key);
-        UUID[] out = new UUID[elements.size()];
-        for (int i = 0; i < out.length; i++) {
-            Object e = elements.get(i);
-            if (e instanceof UUID u) {
-                out[i] = u;
-            } else if (e instanceof String s) {
-                try {
-                    out[i] = UUID.fromString(s);
-                } catch (IllegalArgumentException ex) {
-                    throw new BrokerException(ErrorKind.ARGUMENT, "The '" + key + "' value '" + s
-                            + "' is not a uuid.");
-                }
-            } else {
-                throw illTyped(key, e, "an array of uuid");
-            }
-        }
-        return out;
-    }
-
-    private static ReceiveMode receiveMode(Map<String, Object> args) {
-        Object v = args.get(RECEIVER_SETTLE_MODE);
-        if (v == null) {
-            return ReceiveMode.PEEK_LOCK; // the safe default: never delete what the client did not ask to delete
-        }
-        long mode = integral(RECEIVER_SETTLE_MODE, v);
-        if (mode == 0) {
-            return ReceiveMode.RECEIVE_AND_DELETE;
-        }
-        if (mode == 1) {
-            return ReceiveMode.PEEK_LOCK;
-        }
-        throw new BrokerException(ErrorKind.ARGUMENT_OUT_OF_RANGE, "The '" + RECEIVER_SETTLE_MODE
-                + "' value must be 0 (receive-and-delete) or 1 (peek-lock), was " + mode + ".");
-    }
-
-    private static Map<String, Object> propertiesToModify(Map<String, Object> args) {
-        Object v = args.get(PROPERTIES_TO_MODIFY);
-        if (v == null) {
-            return null;
-        }
-        if (!(v instanceof Map<?, ?> map)) {
-            throw illTyped(PROPERTIES_TO_MODIFY, v, "a map");
-        }
-        return map.isEmpty() ? null : AmqpCodec.toEngineStringMap(map);
-    }
-
     // ============================================================================================ transactions
     // (AMQP transactions, branch txn: this section only)
 
@@ -799,11 +516,11 @@ public final class ManagementProcessor {
         }
         String operation = null;
         try {
-            operation = operation(applicationProperties);
+            operation = ManagementArgs.operation(applicationProperties);
             if (entity == null || !(operation.equals(UPDATE_DISPOSITION) || operation.equals(SCHEDULE_MESSAGE))) {
                 return process(entity, applicationProperties, body);
             }
-            Map<String, Object> args = args(body);
+            Map<String, Object> args = ManagementArgs.args(body);
             if (operation.equals(UPDATE_DISPOSITION)) {
                 return CompletableFuture.completedFuture(updateDispositionInTransaction(entity, args, txn));
             }
