@@ -1,6 +1,7 @@
 package io.buslane.conformance;
 
 import com.azure.messaging.servicebus.ServiceBusReceiverClient;
+import io.buslane.testsupport.BrokerProcess;
 import org.apache.qpid.proton.amqp.Binary;
 import org.apache.qpid.proton.amqp.Symbol;
 import org.apache.qpid.proton.amqp.messaging.AmqpValue;

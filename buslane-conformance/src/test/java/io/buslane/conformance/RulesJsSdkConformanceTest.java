@@ -1,5 +1,6 @@
 package io.buslane.conformance;
 
+import io.buslane.testsupport.BrokerProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

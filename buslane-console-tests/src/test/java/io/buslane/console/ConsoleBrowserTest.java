@@ -1,5 +1,6 @@
 package io.buslane.console;
 
+import io.buslane.testsupport.BrokerProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -66,7 +67,7 @@ class ConsoleBrowserTest {
             }
             Assumptions.abort(why + ". Skipped; set BUSLANE_REQUIRE_BROWSER=1 to make this a failure.");
         }
-        broker = BrokerProcess.start();
+        broker = BrokerProcess.builder().tempPrefix("buslane-console-").jvmOptions("-Xmx256m").start();
         profile = Files.createTempDirectory("buslane-chromium-");
         ChromeOptions options = new ChromeOptions();
         options.setBinary(chromium.toFile());

@@ -1,6 +1,6 @@
 package io.buslane.bench.broker;
 
-import io.buslane.bench.broker.BrokerProcess.Kind;
+import io.buslane.bench.broker.BenchBroker.Kind;
 import io.buslane.bench.broker.Results.Better;
 
 import java.io.IOException;
@@ -133,7 +133,7 @@ public final class BrokerBench {
                     }
                     String name = "round " + (round + 1) + " of " + cfg.rounds + ": " + kind.label;
                     phase(name, () -> {
-                        try (BrokerProcess b = fresh(kind)) {
+                        try (BenchBroker b = fresh(kind)) {
                             warmUp(b);
                             core(b, true);
                         }
@@ -144,7 +144,7 @@ public final class BrokerBench {
         if (only.contains(7) || only.contains(8)) {
             for (Kind kind : new Kind[] {Kind.BUSLANE, Kind.ARTEMIS}) {
                 phase("backlog and recovery: " + kind.label, () -> {
-                    try (BrokerProcess b = fresh(kind)) {
+                    try (BenchBroker b = fresh(kind)) {
                         backlogAndRecovery(b);
                     }
                 });
@@ -152,21 +152,21 @@ public final class BrokerBench {
         }
         if (only.contains(5)) {
             phase("sessions", () -> {
-                try (BrokerProcess b = fresh(Kind.BUSLANE)) {
+                try (BenchBroker b = fresh(Kind.BUSLANE)) {
                     sessions(b);
                 }
             });
         }
         if (only.contains(9)) {
             phase("Java SDK", () -> {
-                try (BrokerProcess b = fresh(Kind.BUSLANE)) {
+                try (BenchBroker b = fresh(Kind.BUSLANE)) {
                     sdk(b);
                 }
             });
         }
         if (only.contains(6)) {
             phase("scheduled", () -> {
-                try (BrokerProcess b = fresh(Kind.BUSLANE)) {
+                try (BenchBroker b = fresh(Kind.BUSLANE)) {
                     scheduled(b);
                 }
             });
@@ -205,7 +205,7 @@ public final class BrokerBench {
         results.target("restart_recovery", "recovery_s", "Buslane < 5 s", false, v -> v < 5);
     }
 
-    private BrokerProcess fresh(Kind kind) throws Exception {
+    private BenchBroker fresh(Kind kind) throws Exception {
         // One broker at a time: the previous instances' data goes (their logs stay, next to the directories).
         try (Stream<Path> old = Files.list(cfg.workDir)) {
             for (Path p : old.filter(Files::isDirectory).toList()) {
@@ -213,23 +213,23 @@ public final class BrokerBench {
             }
         }
         Path dir = cfg.workDir.resolve(kind.label + "-" + (++instance));
-        BrokerProcess b = switch (kind) {
-            case BUSLANE -> BrokerProcess.buslane(cfg, dir, configJson);
-            case ARTEMIS -> BrokerProcess.artemis(cfg, dir, artemisBufferTimeoutNs);
-            case SINK -> BrokerProcess.sink(cfg, dir);
+        BenchBroker b = switch (kind) {
+            case BUSLANE -> BenchBroker.buslane(cfg, dir, configJson);
+            case ARTEMIS -> BenchBroker.artemis(cfg, dir, artemisBufferTimeoutNs);
+            case SINK -> BenchBroker.sink(cfg, dir);
         };
         return new Cleanup(b).start();
     }
 
     /** Deletes the data directory when the broker is closed (the disk is shared by every round). */
     private static final class Cleanup {
-        final BrokerProcess b;
+        final BenchBroker b;
 
-        Cleanup(BrokerProcess b) {
+        Cleanup(BenchBroker b) {
             this.b = b;
         }
 
-        BrokerProcess start() throws Exception {
+        BenchBroker start() throws Exception {
             b.start();
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
                 try {
@@ -245,7 +245,7 @@ public final class BrokerBench {
     // ---------------------------------------------------------------------------------------------- workloads
 
     /** Measures {@code counter} / {@code divisor} per second and the broker's CPU µs per unit over one window. */
-    private double[] window(BrokerProcess b, AmqpLoad load, AtomicLong counter, double divisor)
+    private double[] window(BenchBroker b, AmqpLoad load, AtomicLong counter, double divisor)
             throws InterruptedException {
         sleepChecked(load, cfg.warmupMs);
         if (!measuring) {
@@ -283,7 +283,7 @@ public final class BrokerBench {
 
     private void clientCeiling() throws Exception {
         System.out.println("Client ceiling against a no-op sink");
-        try (BrokerProcess sink = fresh(Kind.SINK)) {
+        try (BenchBroker sink = fresh(Kind.SINK)) {
             for (int conns : new int[] {1, 4}) {
                 try (AmqpLoad load = new AmqpLoad(sink.port)) {
                     load.pipelinedSenders(conns, "ceiling", cfg.window, 0, 0, false);
@@ -303,7 +303,7 @@ public final class BrokerBench {
      * windows was still its compiler threads), so a pass is repeated while the compiler threads took more than
      * {@link BenchConfig#warmJitShare} of the broker's CPU, up to {@link BenchConfig#maxWarmupPasses} passes.
      */
-    private void warmUp(BrokerProcess b) throws Exception {
+    private void warmUp(BenchBroker b) throws Exception {
         for (int pass = 1; ; pass++) {
             warmPass = pass;
             long cpu0 = b.cpuMicros();
@@ -318,7 +318,7 @@ public final class BrokerBench {
         }
     }
 
-    private void core(BrokerProcess b, boolean measured) throws Exception {
+    private void core(BenchBroker b, boolean measured) throws Exception {
         measuring = measured;
         if (!measured) {
             System.out.println("  (warm-up pass: every workload for " + cfg.warmupMs + " ms, not measured)");
@@ -336,7 +336,7 @@ public final class BrokerBench {
         }
     }
 
-    private void coreWorkloads(BrokerProcess b) throws Exception {
+    private void coreWorkloads(BenchBroker b) throws Exception {
         String who = b.kind.label;
         if (only.contains(2)) {
             try (AmqpLoad load = new AmqpLoad(b.port)) {
@@ -396,7 +396,7 @@ public final class BrokerBench {
     }
 
     /** Workloads 7 and 8 on one broker: receive with a small then a large backlog in front, then restart. */
-    private void backlogAndRecovery(BrokerProcess b) throws Exception {
+    private void backlogAndRecovery(BenchBroker b) throws Exception {
         String who = b.kind.label;
         preload(b, cfg.smallBacklog);
         double[] small = backlogWindow(b, cfg.smallBacklog);
@@ -442,7 +442,7 @@ public final class BrokerBench {
         }
     }
 
-    private void preload(BrokerProcess b, int count) throws Exception {
+    private void preload(BenchBroker b, int count) throws Exception {
         try (AmqpLoad load = new AmqpLoad(b.port)) {
             load.pipelinedSenders(1, "backlog", cfg.window, 0, count, false);
             if (!load.awaitSent(count, 900_000)) {
@@ -455,7 +455,7 @@ public final class BrokerBench {
      * End-to-end on a queue holding {@code backlog} messages: the receiver takes the oldest (the backlog's front)
      * but never lets the depth fall below {@code backlog}; the sender keeps it under backlog + the in-flight cap.
      */
-    private double[] backlogWindow(BrokerProcess b, int backlog) throws Exception {
+    private double[] backlogWindow(BenchBroker b, int backlog) throws Exception {
         try (AmqpLoad load = new AmqpLoad(b.port)) {
             load.preloaded = backlog;
             load.backlogFloor = backlog;
@@ -466,7 +466,7 @@ public final class BrokerBench {
     }
 
     /** Workload 5: sessions × 10 messages through session receivers (4 connections, next-available session). */
-    private void sessions(BrokerProcess b) throws Exception {
+    private void sessions(BenchBroker b) throws Exception {
         int total = cfg.sessions * cfg.messagesPerSession;
         try (AmqpLoad load = new AmqpLoad(b.port)) {
             long t0 = System.nanoTime();
@@ -493,7 +493,7 @@ public final class BrokerBench {
     }
 
     /** Workload 9: the official Java SDK against Buslane. */
-    private void sdk(BrokerProcess b) {
+    private void sdk(BenchBroker b) {
         SdkLoad.Result r = SdkLoad.run(b.port, "sdk", cfg.sdkMessages, b::cpuMicros);
         results.add("java_sdk_batch_send", "msgs_per_s", Better.HIGHER, "buslane", r.sendPerSec());
         results.add("java_sdk_batch_send", "cpu_us_per_msg", Better.LOWER, "buslane", r.sendCpuUs());
@@ -506,7 +506,7 @@ public final class BrokerBench {
      * (live heap after all are scheduled minus before, over the count: includes the shards' resident body budget)
      * and marginal (between the half and all: once the budget is full, the per-message index only).
      */
-    private void scheduled(BrokerProcess b) throws Exception {
+    private void scheduled(BenchBroker b) throws Exception {
         double rate = results.entries().stream()
                 .filter(e -> e.workload.equals("pipelined_send_1conn") && e.metric.equals("msgs_per_s"))
                 .mapToDouble(e -> e.median("buslane")).filter(v -> !Double.isNaN(v)).findFirst().orElse(15_000);
