@@ -2,7 +2,6 @@ package io.buslane.amqp.link;
 
 import io.buslane.common.auth.Right;
 import io.buslane.amqp.codec.AmqpCodec;
-import io.buslane.amqp.txn.TransactionFailure;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.receive.DeliverySink;
@@ -10,6 +9,7 @@ import io.buslane.engine.Engine;
 import io.buslane.engine.api.EntityAddress;
 import io.buslane.engine.api.ReceiveMode;
 import io.buslane.engine.receive.Receiver;
+import io.buslane.engine.txn.TransactionFailure;
 import io.buslane.engine.txn.TransactionalBatch;
 import io.buslane.engine.message.ReceivedMessage;
 import org.apache.qpid.proton.amqp.DescribedType;
@@ -388,7 +388,7 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
             return;
         }
         try {
-            connection.transactions().stageSettlement(txn.getTxnId(),
+            connection.transactions().stageSettlement(CoordinatorLink.txnId(txn.getTxnId()),
                     connection.transactions().sessionVia(sender.getSession()), settle);
         } catch (TransactionFailure f) {
             reply(d, ProducerLink.rejected(f.condition(), f.description()));

@@ -1,7 +1,5 @@
 package io.buslane.amqp.link;
 
-import io.buslane.amqp.txn.TransactionFailure;
-import io.buslane.amqp.txn.Transactions;
 import org.apache.qpid.proton.Proton;
 import org.apache.qpid.proton.amqp.Binary;
 import org.apache.qpid.proton.amqp.Symbol;
@@ -15,6 +13,9 @@ import org.apache.qpid.proton.amqp.transport.DeliveryState;
 import org.apache.qpid.proton.amqp.transport.ErrorCondition;
 import org.apache.qpid.proton.amqp.transport.ReceiverSettleMode;
 import org.apache.qpid.proton.engine.Delivery;
+import io.buslane.engine.txn.TransactionFailure;
+import io.buslane.engine.txn.Transactions;
+import io.buslane.engine.txn.TxnId;
 import org.apache.qpid.proton.engine.Receiver;
 import org.apache.qpid.proton.message.Message;
 
@@ -23,7 +24,9 @@ import java.util.concurrent.CompletionException;
 /**
  * The broker end of a transaction controller's link (target {@code coordinator}): {@code declare} is answered with
  * {@code declared{txn-id}}, {@code discharge} with {@code accepted} or {@code rejected} carrying a transaction
- * error. Detaching the link rolls back the transactions it declared. Confined to the connection's event loop.
+ * error. Detaching the link rolls back the transactions it declared. The transaction rules live in the engine
+ * ({@link Transactions}); this class and {@link #txnId}/{@link #binary} translate the wire's binary txn-id.
+ * Confined to the connection's event loop.
  */
 public final class CoordinatorLink implements LinkHandler {
 
@@ -66,10 +69,10 @@ public final class CoordinatorLink implements LinkHandler {
         }
         if (body instanceof Declare) {
             Declared declared = new Declared();
-            declared.setTxnId(transactions.declare(this));
+            declared.setTxnId(binary(transactions.declare(this)));
             reply(d, declared);
         } else if (body instanceof Discharge discharge) {
-            Binary id = discharge.getTxnId();
+            TxnId id = txnId(discharge.getTxnId());
             boolean fail = Boolean.TRUE.equals(discharge.getFail());
             transactions.discharge(id, fail).whenComplete((v, failure) -> connection.runOnLoop(() -> {
                 if (failure == null) {
@@ -82,6 +85,16 @@ public final class CoordinatorLink implements LinkHandler {
             reply(d, rejected("amqp:not-implemented", "The coordinator understands only declare and discharge; "
                     + "got " + (body == null ? "no amqp-value body" : body.getClass().getSimpleName()) + "."));
         }
+    }
+
+    /** The engine's id for an AMQP txn-id (its bytes); null for null. */
+    static TxnId txnId(Binary id) {
+        return id == null ? null : TxnId.of(id.getArray(), id.getArrayOffset(), id.getLength());
+    }
+
+    /** The AMQP txn-id of an engine transaction id. */
+    static Binary binary(TxnId id) {
+        return new Binary(id.bytes());
     }
 
     /** The outcome for a failed transaction operation. */

@@ -1,11 +1,11 @@
 package io.buslane.amqp.link;
 
 import io.buslane.amqp.mgmt.ManagementProcessor;
-import io.buslane.amqp.txn.Transactions;
 import io.buslane.common.auth.CbsAuthorizer;
 import io.buslane.common.auth.Grants;
 import io.buslane.common.auth.Right;
 import io.buslane.engine.Engine;
+import io.buslane.engine.txn.Transactions;
 import org.apache.qpid.proton.engine.Delivery;
 import org.apache.qpid.proton.engine.Receiver;
 import org.apache.qpid.proton.engine.Session;
@@ -30,7 +30,7 @@ public interface LinkContext {
     /** What this connection has been granted. */
     Grants grants();
 
-    /** The AMQP transactions declared on this connection. */
+    /** The transactions declared on this connection (AMQP txn-ids convert through {@link CoordinatorLink}). */
     Transactions transactions();
 
     /** Now, from the connection's clock (epoch ms). */

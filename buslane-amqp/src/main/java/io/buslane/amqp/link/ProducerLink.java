@@ -3,9 +3,9 @@ package io.buslane.amqp.link;
 import io.buslane.common.auth.Right;
 import io.buslane.amqp.codec.AmqpCodec;
 import io.buslane.amqp.codec.AmqpDecodeException;
-import io.buslane.amqp.txn.TransactionFailure;
 import io.buslane.common.error.BrokerException;
 import io.buslane.engine.message.Message;
+import io.buslane.engine.txn.TransactionFailure;
 import org.apache.qpid.proton.amqp.Symbol;
 import org.apache.qpid.proton.amqp.UnsignedLong;
 import org.apache.qpid.proton.amqp.messaging.Accepted;
@@ -162,7 +162,7 @@ public final class ProducerLink implements LinkHandler {
 
     private void doomIfTransactional(Delivery d, String reason) {
         if (d.getRemoteState() instanceof TransactionalState txn) {
-            connection.transactions().doom(txn.getTxnId(), reason);
+            connection.transactions().doom(CoordinatorLink.txnId(txn.getTxnId()), reason);
         }
     }
 
@@ -170,7 +170,8 @@ public final class ProducerLink implements LinkHandler {
     private void stage(Delivery d, TransactionalState txn, List<Message> messages) {
         String via = viaPath != null ? viaPath : connection.transactions().sessionVia(receiver.getSession());
         try {
-            connection.transactions().stageSend(txn.getTxnId(), via, entityPath, messages);
+            connection.transactions().stageSend(CoordinatorLink.txnId(txn.getTxnId()), via, entityPath,
+                    messages);
         } catch (TransactionFailure f) {
             settle(d, rejected(f.condition(), f.description()));
             return;

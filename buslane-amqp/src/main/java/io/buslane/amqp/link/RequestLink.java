@@ -3,9 +3,9 @@ package io.buslane.amqp.link;
 import io.buslane.common.auth.PutTokenResult;
 import io.buslane.common.auth.Right;
 import io.buslane.amqp.mgmt.ManagementResponse;
-import io.buslane.amqp.txn.TransactionScope;
 import org.apache.qpid.proton.amqp.transaction.TransactionalState;
 import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.txn.TransactionScope;
 import org.apache.qpid.proton.Proton;
 import org.apache.qpid.proton.amqp.Symbol;
 import org.apache.qpid.proton.amqp.messaging.Accepted;
@@ -110,7 +110,8 @@ public final class RequestLink implements LinkHandler {
         if (kind == Kind.CBS) {
             handlePutToken(appProps, body, messageId, replyTo);
         } else {
-            TransactionScope scope = txn == null ? null : connection.transactions().scope(txn.getTxnId(),
+            TransactionScope scope = txn == null ? null : connection.transactions().scope(
+                    CoordinatorLink.txnId(txn.getTxnId()),
                     connection.transactions().sessionVia(receiver.getSession()), connection::runOnLoop);
             handleManagement(appProps, body, messageId, replyTo, scope);
         }

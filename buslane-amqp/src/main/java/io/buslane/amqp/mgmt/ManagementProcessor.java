@@ -9,6 +9,8 @@ import io.buslane.engine.api.ReceiveMode;
 import io.buslane.engine.api.SubQueue;
 import io.buslane.engine.namespace.SubscriptionEntity;
 import io.buslane.engine.namespace.TopicEntity;
+import io.buslane.engine.txn.TransactionFailure;
+import io.buslane.engine.txn.TransactionScope;
 import io.buslane.engine.txn.TransactionalBatch.SettleKind;
 import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.message.Message;
@@ -510,7 +512,7 @@ public final class ManagementProcessor {
      * operations are not transactional and run as usual.
      */
     public CompletableFuture<ManagementResponse> process(EntityAddress entity, Map<String, Object> applicationProperties,
-                                                         Object body, io.buslane.amqp.txn.TransactionScope txn) {
+                                                         Object body, TransactionScope txn) {
         if (txn == null) {
             return process(entity, applicationProperties, body);
         }
@@ -527,7 +529,7 @@ public final class ManagementProcessor {
             String op = operation;
             return scheduleMessageInTransaction(entity, args, txn).handle((response, error) ->
                     error == null ? response : failure(error, op, entity));
-        } catch (io.buslane.amqp.txn.TransactionFailure f) {
+        } catch (TransactionFailure f) {
             return CompletableFuture.completedFuture(transactionError(f));
         } catch (Throwable t) {
             return CompletableFuture.completedFuture(failure(t, operation, entity));
@@ -535,7 +537,7 @@ public final class ManagementProcessor {
     }
 
     private ManagementResponse updateDispositionInTransaction(EntityAddress entity, Map<String, Object> args,
-                                                              io.buslane.amqp.txn.TransactionScope txn) {
+                                                              TransactionScope txn) {
         Disposition d = disposition(args);
         for (UUID token : d.tokens()) {
             txn.stageSettlement(new io.buslane.engine.txn.TransactionalBatch.Settle(entity, token, d.kind(), d.props(),
@@ -545,7 +547,7 @@ public final class ManagementProcessor {
     }
 
     private CompletableFuture<ManagementResponse> scheduleMessageInTransaction(
-            EntityAddress entity, Map<String, Object> args, io.buslane.amqp.txn.TransactionScope txn) {
+            EntityAddress entity, Map<String, Object> args, TransactionScope txn) {
         String path = sendPath(entity, SCHEDULE_MESSAGE);
         List<Message> messages = scheduledMessages(args);
         txn.beforeSchedule(path, messages.size());
@@ -555,7 +557,7 @@ public final class ManagementProcessor {
         });
     }
 
-    private static ManagementResponse transactionError(io.buslane.amqp.txn.TransactionFailure f) {
+    private static ManagementResponse transactionError(TransactionFailure f) {
         int status = 400;
         for (ErrorKind kind : ErrorKind.values()) {
             if (kind.amqpCondition().equals(f.condition())) {

@@ -13,11 +13,12 @@ import io.buslane.amqp.link.ProducerLink;
 import io.buslane.amqp.link.ReplyLink;
 import io.buslane.amqp.link.RequestLink;
 import io.buslane.amqp.mgmt.ManagementProcessor;
-import io.buslane.amqp.txn.TimerScheduler;
-import io.buslane.amqp.txn.Transactions;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.Engine;
 import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.txn.TimerScheduler;
+import io.buslane.engine.txn.TransactionWork;
+import io.buslane.engine.txn.Transactions;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -128,7 +129,7 @@ public final class AmqpConnection implements LinkContext {
         this.options = options;
         this.onClosed = onClosed;
         this.grants = authorizer.newGrants();
-        this.transactions = new Transactions(engine, clock, "txn:" + id + ":", new TimerScheduler() {
+        TimerScheduler timers = new TimerScheduler() {
             @Override
             public long schedule(long delayMs, Runnable task) {
                 return vertx.setTimer(delayMs, t -> runOnLoop(task));
@@ -138,7 +139,9 @@ public final class AmqpConnection implements LinkContext {
             public void cancel(long handle) {
                 vertx.cancelTimer(handle);
             }
-        });
+        };
+        this.transactions = new Transactions(TransactionWork.of(engine::commit, engine::cancelScheduled), clock,
+                "txn:" + id + ":", timers);
         transport.setMaxFrameSize(options.maxFrameSize());
         transport.setChannelMax(options.limits().channelMax());
         this.guard = new FrameGuard(options.limits(), options.maxFrameSize(), this::authenticated);
@@ -227,7 +230,7 @@ public final class AmqpConnection implements LinkContext {
         return grants;
     }
 
-    /** The AMQP transactions declared on this connection. */
+    /** The transactions declared on this connection. */
     @Override
     public Transactions transactions() {
         return transactions;

@@ -1,12 +1,14 @@
 package io.buslane.amqp.mgmt;
 
-import io.buslane.amqp.txn.TransactionFailure;
-import io.buslane.amqp.txn.TransactionScope;
-import io.buslane.amqp.txn.Transactions;
 import io.buslane.engine.api.EntityAddress;
 import io.buslane.engine.api.ReceiveMode;
 import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.message.ReceivedMessage;
+import io.buslane.engine.txn.TransactionFailure;
+import io.buslane.engine.txn.TransactionScope;
+import io.buslane.engine.txn.TransactionWork;
+import io.buslane.engine.txn.Transactions;
+import io.buslane.engine.txn.TxnId;
 import org.apache.qpid.proton.amqp.Binary;
 import org.apache.qpid.proton.amqp.Symbol;
 import org.apache.qpid.proton.amqp.messaging.ApplicationProperties;
@@ -43,7 +45,8 @@ class ManagementTransactionsTest {
     void setUp() {
         h.await(h.engine.createQueue(QueueProperties.builder("q").lockDuration(Duration.ofSeconds(60)).build()));
         h.await(h.engine.createQueue(QueueProperties.builder("other").build()));
-        txns = new Transactions(h.engine, h.clock, "txn:test:", (delay, task) -> 0);
+        txns = new Transactions(TransactionWork.of(h.engine::commit, h.engine::cancelScheduled), h.clock, "txn:test:",
+                (delay, task) -> 0);
     }
 
     @AfterEach
@@ -60,7 +63,7 @@ class ManagementTransactionsTest {
         return f.join();
     }
 
-    private TransactionScope scope(Binary id) {
+    private TransactionScope scope(TxnId id) {
         return txns.scope(id, null, Runnable::run);
     }
 
@@ -94,7 +97,7 @@ class ManagementTransactionsTest {
     void updateDispositionInATransactionIsAppliedAtCommit() {
         h.send("q", MgmtHarness.text("a"));
         ReceivedMessage m = h.receive("q", ReceiveMode.PEEK_LOCK, 1).messages.get(0);
-        Binary id = txns.declare(coordinator);
+        TxnId id = txns.declare(coordinator);
 
         ManagementResponse r = call("q", ManagementProcessor.UPDATE_DISPOSITION, args("lock-tokens",
                 new UUID[] {m.lockToken()}, "disposition-status", "completed"), scope(id));
@@ -109,7 +112,7 @@ class ManagementTransactionsTest {
     void updateDispositionInARolledBackTransactionChangesNothing() {
         h.send("q", MgmtHarness.text("a"));
         ReceivedMessage m = h.receive("q", ReceiveMode.PEEK_LOCK, 1).messages.get(0);
-        Binary id = txns.declare(coordinator);
+        TxnId id = txns.declare(coordinator);
         call("q", ManagementProcessor.UPDATE_DISPOSITION, args("lock-tokens", new UUID[] {m.lockToken()},
                 "disposition-status", "suspended", "deadletter-reason", "r"), scope(id));
         h.await(txns.discharge(id, true));
@@ -119,7 +122,7 @@ class ManagementTransactionsTest {
 
     @Test
     void scheduleMessageInATransactionIsCancelledAtRollbackAndKeptAtCommit() {
-        Binary rolledBack = txns.declare(coordinator);
+        TxnId rolledBack = txns.declare(coordinator);
         ManagementResponse r = call("q", ManagementProcessor.SCHEDULE_MESSAGE, scheduleBody("x"), scope(rolledBack));
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat((Long[]) r.body().get("sequence-numbers")).hasSize(1);
@@ -127,7 +130,7 @@ class ManagementTransactionsTest {
         h.engine.runUntilIdle();
         assertThat(scheduled("q")).isZero();
 
-        Binary committed = txns.declare(coordinator);
+        TxnId committed = txns.declare(coordinator);
         call("q", ManagementProcessor.SCHEDULE_MESSAGE, scheduleBody("y"), scope(committed));
         h.await(txns.discharge(committed, false));
         assertThat(scheduled("q")).isEqualTo(1);
@@ -136,12 +139,12 @@ class ManagementTransactionsTest {
     @Test
     void refusalsCarryTheTransactionCondition() {
         ManagementResponse unknown = call("q", ManagementProcessor.SCHEDULE_MESSAGE, scheduleBody("u"),
-                scope(new Binary(new byte[] {1})));
+                scope(TxnId.of(new byte[] {1})));
         assertThat(unknown.errorCondition()).isEqualTo(TransactionFailure.UNKNOWN_ID);
         assertThat(unknown.statusCode()).isEqualTo(400);
         assertThat(scheduled("q")).isZero();
 
-        Binary id = txns.declare(coordinator);
+        TxnId id = txns.declare(coordinator);
         call("q", ManagementProcessor.SCHEDULE_MESSAGE, scheduleBody("a"), scope(id));
         ManagementResponse span = call("other", ManagementProcessor.SCHEDULE_MESSAGE, scheduleBody("b"), scope(id));
         assertThat(span.errorCondition()).isEqualTo("amqp:not-allowed");

@@ -1,4 +1,4 @@
-package io.buslane.amqp.txn;
+package io.buslane.engine.txn;
 
 import io.buslane.engine.txn.TransactionalBatch;
 

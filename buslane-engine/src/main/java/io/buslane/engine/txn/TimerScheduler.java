@@ -1,4 +1,4 @@
-package io.buslane.amqp.txn;
+package io.buslane.engine.txn;
 
 /** Arms a one-shot timer on the connection's event loop (Vert.x in production, a recorder in tests). */
 @FunctionalInterface

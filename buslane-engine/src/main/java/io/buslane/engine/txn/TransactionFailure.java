@@ -1,4 +1,4 @@
-package io.buslane.amqp.txn;
+package io.buslane.engine.txn;
 
 /**
  * A transaction error with its AMQP condition: {@code amqp:transaction:unknown-id}, {@code :rollback},

@@ -1,15 +1,11 @@
-package io.buslane.amqp.txn;
+package io.buslane.engine.txn;
 
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.common.time.Clock;
-import io.buslane.engine.Engine;
 import io.buslane.engine.api.EntityAddress;
-import io.buslane.engine.txn.TransactionalBatch;
 import io.buslane.engine.message.Message;
-import org.apache.qpid.proton.amqp.Binary;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -21,12 +17,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
 /**
- * The AMQP transactions of one connection (AMQP 1.0 §4.5 as Service Bus speaks it, wire protocol §8): declared on a
- * coordinator link, identified by a binary txn-id usable on every link of the connection, discharged by commit or
- * rollback.
+ * The transactions of one connection (AMQP 1.0 §4.5 as Service Bus speaks it, wire protocol §8): declared on a
+ * coordinator link, identified by a {@link TxnId} (the AMQP binary txn-id, converted by the front end) usable on
+ * every link of the connection, discharged by commit or rollback. Every transaction rule lives here: the message
+ * limit, the timeout, the one top-level entity, doom.
  *
  * <p>Work under a transaction is staged here, not applied: sends and settlements are kept until the commit hands
- * them to {@link Engine#commit(TransactionalBatch)} in one piece (the settled messages stay locked meanwhile).
+ * them to {@link TransactionWork#commit(TransactionalBatch)} (the engine's {@link TransactionCommit}) in one piece
+ * (the settled messages stay locked meanwhile).
  * Rollback, the coordinator link detaching, the connection closing and the 2-minute timeout (counted from the first
  * operation, read from the injected clock) discard it. A transaction pins to the first top-level entity it touches;
  * work on another entity is refused unless it goes "via" the pinned entity (a send-via link, or a link on the
@@ -55,7 +53,7 @@ public final class Transactions {
     }
 
     private static final class Txn {
-        final Binary id;
+        final TxnId id;
         final String name;
         final Object owner;
         State state = State.ACTIVE;
@@ -69,7 +67,7 @@ public final class Transactions {
         TransactionalBatch batch = new TransactionalBatch();
         final List<Scheduled> scheduled = new ArrayList<>();
 
-        Txn(Binary id, String name, Object owner) {
+        Txn(TxnId id, String name, Object owner) {
             this.id = id;
             this.name = name;
             this.owner = owner;
@@ -82,7 +80,7 @@ public final class Transactions {
         String firstEntity;
     }
 
-    private final Engine engine;
+    private final TransactionWork work;
     private final Clock clock;
     private final String idPrefix;
     private final TimerScheduler timers;
@@ -90,19 +88,19 @@ public final class Transactions {
     private final Map<Object, SessionInfo> sessions = new WeakHashMap<>();
     private long nextId;
 
-    public Transactions(Engine engine, Clock clock, String idPrefix, TimerScheduler timers) {
-        this.engine = engine;
+    public Transactions(TransactionWork work, Clock clock, String idPrefix, TimerScheduler timers) {
+        this.work = work;
         this.clock = clock;
         this.idPrefix = idPrefix;
         this.timers = timers;
     }
 
-    // ------------------------------------------------------------------------------------------------ declare/discharge
+    // -------------------------------------------------------------------------------------------- declare/discharge
 
     /** Declares a transaction owned by a coordinator link; returns its txn-id. */
-    public Binary declare(Object owner) {
+    public TxnId declare(Object owner) {
         String name = idPrefix + (++nextId);
-        Binary id = new Binary(name.getBytes(StandardCharsets.UTF_8));
+        TxnId id = TxnId.ofName(name);
         txns.put(name, new Txn(id, name, owner));
         return id;
     }
@@ -112,7 +110,7 @@ public final class Transactions {
      * fails with a {@link TransactionFailure}: unknown-id, timeout, or rollback when the commit could not be
      * applied (nothing of it was then applied on the entity it is pinned to). The id is unknown from now on.
      */
-    public CompletableFuture<Void> discharge(Binary id, boolean fail) {
+    public CompletableFuture<Void> discharge(TxnId id, boolean fail) {
         String name = name(id);
         Txn t = txns.get(name);
         if (t == null) {
@@ -139,7 +137,7 @@ public final class Transactions {
             return CompletableFuture.completedFuture(null);
         }
         TransactionalBatch batch = t.batch;
-        return engine.commit(batch).handle((v, failure) -> {
+        return work.commit(batch).handle((v, failure) -> {
             if (failure == null) {
                 return null;
             }
@@ -210,7 +208,7 @@ public final class Transactions {
      * @throws TransactionFailure when the transaction is unknown or timed out, spans entities, or would exceed
      *                            {@value #MAX_MESSAGES} messages
      */
-    public void stageSend(Binary id, String via, String destination, List<Message> messages) {
+    public void stageSend(TxnId id, String via, String destination, List<Message> messages) {
         Txn t = live(id);
         try {
             touch(t, via != null ? via : destination);
@@ -222,7 +220,7 @@ public final class Transactions {
     }
 
     /** Stages a settlement under a transaction; the message stays locked until the commit. */
-    public void stageSettlement(Binary id, String via, TransactionalBatch.Settle settle) {
+    public void stageSettlement(TxnId id, String via, TransactionalBatch.Settle settle) {
         Txn t = live(id);
         String entity = settle.address().entityPath();
         try {
@@ -240,7 +238,7 @@ public final class Transactions {
      * Checks and counts messages about to be scheduled under a transaction ({@code schedule-message}); call
      * {@link #scheduled} with their sequence numbers once they are.
      */
-    public void beforeSchedule(Binary id, String via, String destination, int count) {
+    public void beforeSchedule(TxnId id, String via, String destination, int count) {
         Txn t = live(id);
         try {
             touch(t, via != null ? via : destination);
@@ -256,7 +254,7 @@ public final class Transactions {
      * with this reason. The Java SDK ignores the outcome of transactional transfers, so this is where such a
      * failure surfaces for it. Unknown or timed-out ids are ignored.
      */
-    public void doom(Binary id, String reason) {
+    public void doom(TxnId id, String reason) {
         Txn t = txns.get(name(id));
         if (t != null && t.state == State.ACTIVE && t.doomedBy == null) {
             t.doomedBy = reason;
@@ -271,7 +269,7 @@ public final class Transactions {
     }
 
     /** Messages were scheduled under a transaction: they are cancelled unless it commits. */
-    public void scheduled(Binary id, String destination, long[] sequenceNumbers) {
+    public void scheduled(TxnId id, String destination, long[] sequenceNumbers) {
         Txn t = txns.get(name(id));
         List<Scheduled> one = List.of(new Scheduled(destination, sequenceNumbers));
         if (t == null || t.state != State.ACTIVE) {
@@ -286,7 +284,7 @@ public final class Transactions {
      * The transaction {@code id} as seen by {@code $management} requests of a link whose via entity is {@code via}
      * (or null); {@code toLoop} runs a task on the connection's loop (for completions arriving from the engine).
      */
-    public TransactionScope scope(Binary id, String via, java.util.function.Consumer<Runnable> toLoop) {
+    public TransactionScope scope(TxnId id, String via, java.util.function.Consumer<Runnable> toLoop) {
         return new TransactionScope() {
             @Override
             public void stageSettlement(TransactionalBatch.Settle settle) {
@@ -307,7 +305,7 @@ public final class Transactions {
 
     // ------------------------------------------------------------------------------------------------ internals
 
-    private Txn live(Binary id) {
+    private Txn live(TxnId id) {
         String name = name(id);
         Txn t = txns.get(name);
         if (t == null) {
@@ -382,13 +380,12 @@ public final class Transactions {
     private void cancelScheduled(List<Scheduled> scheduled) {
         for (Scheduled s : List.copyOf(scheduled)) {
             // best effort: a message whose time has already come cannot be taken back
-            engine.cancelScheduled(s.entityPath(), s.sequenceNumbers());
+            work.cancelScheduled(s.entityPath(), s.sequenceNumbers());
         }
     }
 
-    private static String name(Binary id) {
-        return id == null ? "" : new String(id.getArray(), id.getArrayOffset(), id.getLength(),
-                StandardCharsets.UTF_8);
+    private static String name(TxnId id) {
+        return id == null ? "" : id.name();
     }
 
     private static TransactionFailure unknown(String name) {

@@ -1,4 +1,4 @@
-package io.buslane.amqp.txn;
+package io.buslane.engine.txn;
 
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.time.ManualClock;
@@ -10,13 +10,11 @@ import io.buslane.engine.api.ReceiveMode;
 import io.buslane.engine.receive.Receiver;
 import io.buslane.engine.api.RuntimeCounts;
 import io.buslane.engine.ThreadingMode;
-import io.buslane.engine.txn.TransactionalBatch;
 import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
 import io.buslane.engine.persist.Storage;
 import io.buslane.journal.memory.InMemoryJournalFactory;
-import org.apache.qpid.proton.amqp.Binary;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -52,10 +50,11 @@ class TransactionsTest {
         engine.runUntilIdle();
         await(engine.createQueue(QueueProperties.builder("q").lockDuration(Duration.ofSeconds(60)).build()));
         await(engine.createQueue(QueueProperties.builder("other").build()));
-        txns = new Transactions(engine, clock, "txn:1:", (delay, task) -> {
-            timers.add(task);
-            return timers.size();
-        });
+        txns = new Transactions(TransactionWork.of(engine::commit, engine::cancelScheduled), clock, "txn:1:",
+                (delay, task) -> {
+                    timers.add(task);
+                    return timers.size();
+                });
     }
 
     @AfterEach
@@ -90,7 +89,7 @@ class TransactionsTest {
                 .satisfies(e -> assertThat(((TransactionFailure) e).condition()).isEqualTo(condition));
     }
 
-    private void assertDischargeFails(Binary id, boolean fail, String condition) {
+    private void assertDischargeFails(TxnId id, boolean fail, String condition) {
         CompletableFuture<Void> f = txns.discharge(id, fail);
         assertThatThrownBy(() -> await(f)).isInstanceOf(TransactionFailure.class)
                 .satisfies(e -> assertThat(((TransactionFailure) e).condition()).isEqualTo(condition));
@@ -124,15 +123,15 @@ class TransactionsTest {
 
     @Test
     void declareHandsOutDistinctIds() {
-        Binary a = txns.declare(coordinator);
-        Binary b = txns.declare(coordinator);
+        TxnId a = txns.declare(coordinator);
+        TxnId b = txns.declare(coordinator);
         assertThat(a).isNotEqualTo(b);
         assertThat(txns.openCount()).isEqualTo(2);
     }
 
     @Test
     void sendsBecomeVisibleOnlyAtCommit() {
-        Binary id = txns.declare(coordinator);
+        TxnId id = txns.declare(coordinator);
         txns.stageSend(id, null, "q", List.of(text("a"), text("b")));
         engine.runUntilIdle();
         assertThat(active("q")).isZero();
@@ -144,7 +143,7 @@ class TransactionsTest {
 
     @Test
     void rollbackDiscardsSends() {
-        Binary id = txns.declare(coordinator);
+        TxnId id = txns.declare(coordinator);
         txns.stageSend(id, null, "q", List.of(text("a")));
         await(txns.discharge(id, true));
         assertThat(active("q")).isZero();
@@ -154,7 +153,7 @@ class TransactionsTest {
     void settlementTakesEffectAtCommitAndTheMessageStaysLockedMeanwhile() {
         await(engine.send("q", List.of(text("a"))));
         ReceivedMessage m = lockOne();
-        Binary id = txns.declare(coordinator);
+        TxnId id = txns.declare(coordinator);
         txns.stageSettlement(id, null, complete(m));
         engine.runUntilIdle();
         assertThat(active("q")).isEqualTo(1);
@@ -169,7 +168,7 @@ class TransactionsTest {
     void rolledBackSettlementLeavesTheMessageLockedAndSettleableAgain() {
         await(engine.send("q", List.of(text("a"))));
         ReceivedMessage m = lockOne();
-        Binary id = txns.declare(coordinator);
+        TxnId id = txns.declare(coordinator);
         txns.stageSettlement(id, null, complete(m));
         await(txns.discharge(id, true));
         assertThat(active("q")).isEqualTo(1);
@@ -181,7 +180,7 @@ class TransactionsTest {
     void aCommitThatCannotBeAppliedIsReportedAsRollbackAndAppliesNothing() {
         await(engine.send("q", List.of(text("a"))));
         ReceivedMessage m = lockOne();
-        Binary id = txns.declare(coordinator);
+        TxnId id = txns.declare(coordinator);
         txns.stageSend(id, null, "q", List.of(text("b")));
         txns.stageSettlement(id, null, complete(m));
         clock.advance(Duration.ofSeconds(61));
@@ -195,9 +194,9 @@ class TransactionsTest {
 
     @Test
     void unknownAndAlreadyDischargedIdsAreRefused() {
-        assertDischargeFails(new Binary("nope".getBytes(StandardCharsets.UTF_8)), false,
+        assertDischargeFails(TxnId.of("nope".getBytes(StandardCharsets.UTF_8)), false,
                 TransactionFailure.UNKNOWN_ID);
-        Binary id = txns.declare(coordinator);
+        TxnId id = txns.declare(coordinator);
         await(txns.discharge(id, false));
         assertDischargeFails(id, false, TransactionFailure.UNKNOWN_ID);
         assertCondition(() -> txns.stageSend(id, null, "q", List.of(text("a"))), TransactionFailure.UNKNOWN_ID);
@@ -207,7 +206,7 @@ class TransactionsTest {
 
     @Test
     void aTransactionTimesOutTwoMinutesAfterItsFirstOperation() {
-        Binary id = txns.declare(coordinator);
+        TxnId id = txns.declare(coordinator);
         clock.advance(Duration.ofMinutes(5)); // declared but idle: the timer has not started
         txns.stageSend(id, null, "q", List.of(text("a")));
         clock.advance(Duration.ofSeconds(119));
@@ -222,7 +221,7 @@ class TransactionsTest {
 
     @Test
     void theTimerDiscardsTheWorkOfATimedOutTransaction() {
-        Binary id = txns.declare(coordinator);
+        TxnId id = txns.declare(coordinator);
         Message scheduled = Message.builder().body(new byte[] {1})
                 .scheduledEnqueueTimeMs(clock.epochMillis() + 3_600_000).build();
         txns.beforeSchedule(id, null, "q", 1);
@@ -246,9 +245,9 @@ class TransactionsTest {
 
     @Test
     void detachingTheCoordinatorRollsBackItsTransactions() {
-        Binary mine = txns.declare(coordinator);
+        TxnId mine = txns.declare(coordinator);
         Object otherCoordinator = new Object();
-        Binary theirs = txns.declare(otherCoordinator);
+        TxnId theirs = txns.declare(otherCoordinator);
         txns.stageSend(mine, null, "q", List.of(text("a")));
         txns.stageSend(theirs, null, "q", List.of(text("b")));
 
@@ -260,7 +259,7 @@ class TransactionsTest {
 
     @Test
     void rollbackCancelsMessagesScheduledInTheTransaction() {
-        Binary id = txns.declare(coordinator);
+        TxnId id = txns.declare(coordinator);
         Message m = Message.builder().body(new byte[] {1}).scheduledEnqueueTimeMs(clock.epochMillis() + 60_000)
                 .build();
         txns.beforeSchedule(id, null, "q", 1);
@@ -272,7 +271,7 @@ class TransactionsTest {
 
     @Test
     void committedScheduledMessagesStay() {
-        Binary id = txns.declare(coordinator);
+        TxnId id = txns.declare(coordinator);
         Message m = Message.builder().body(new byte[] {1}).scheduledEnqueueTimeMs(clock.epochMillis() + 60_000)
                 .build();
         txns.beforeSchedule(id, null, "q", 1);
@@ -285,7 +284,7 @@ class TransactionsTest {
 
     @Test
     void atMostOneHundredMessagesPerTransaction() {
-        Binary id = txns.declare(coordinator);
+        TxnId id = txns.declare(coordinator);
         List<Message> ninetyNine = new ArrayList<>();
         for (int i = 0; i < 99; i++) {
             ninetyNine.add(text("m" + i));
@@ -309,7 +308,7 @@ class TransactionsTest {
 
     @Test
     void oneHundredMessagesCommit() {
-        Binary id = txns.declare(coordinator);
+        TxnId id = txns.declare(coordinator);
         List<Message> hundred = new ArrayList<>();
         for (int i = 0; i < 100; i++) {
             hundred.add(text("m" + i));
@@ -321,13 +320,13 @@ class TransactionsTest {
 
     @Test
     void anOperationRefusedByALinkDoomsTheTransaction() {
-        Binary id = txns.declare(coordinator);
+        TxnId id = txns.declare(coordinator);
         txns.stageSend(id, null, "q", List.of(text("a")));
         txns.doom(id, "The message could not be decoded.");
         assertDischargeFails(id, false, TransactionFailure.ROLLBACK);
         assertThat(active("q")).isZero();
         // rolling back a doomed transaction is fine
-        Binary other = txns.declare(coordinator);
+        TxnId other = txns.declare(coordinator);
         txns.doom(other, "whatever");
         await(txns.discharge(other, true));
     }
@@ -338,7 +337,7 @@ class TransactionsTest {
     void aTransactionPinsToItsFirstEntity() {
         await(engine.send("q", List.of(text("a"))));
         ReceivedMessage m = lockOne();
-        Binary id = txns.declare(coordinator);
+        TxnId id = txns.declare(coordinator);
         txns.stageSettlement(id, null, complete(m));
         assertThatThrownBy(() -> txns.stageSend(id, null, "other", List.of(text("x"))))
                 .isInstanceOf(TransactionFailure.class)
@@ -352,10 +351,10 @@ class TransactionsTest {
     void sendViaThePinnedEntityReachesAnotherEntityAtCommit() {
         await(engine.send("q", List.of(text("a"))));
         ReceivedMessage m = lockOne();
-        Binary id = txns.declare(coordinator);
+        TxnId id = txns.declare(coordinator);
         txns.stageSettlement(id, null, complete(m));
         txns.stageSend(id, "q", "other", List.of(text("forwarded")));
-        Binary refused = txns.declare(coordinator);
+        TxnId refused = txns.declare(coordinator);
         txns.stageSend(refused, "q", "other", List.of(text("x")));
         assertCondition(() -> txns.stageSend(refused, "other", "q", List.of(text("x"))), "amqp:not-allowed");
 
@@ -388,10 +387,10 @@ class TransactionsTest {
     void aSettlementThroughACrossEntitySessionMustBeOnItsViaEntity() {
         await(engine.send("q", List.of(text("a"))));
         ReceivedMessage m = lockOne();
-        Binary refused = txns.declare(coordinator);
+        TxnId refused = txns.declare(coordinator);
         assertCondition(() -> txns.stageSettlement(refused, "other", complete(m)), "amqp:not-allowed");
         assertDischargeFails(refused, false, TransactionFailure.ROLLBACK);
-        Binary id = txns.declare(coordinator);
+        TxnId id = txns.declare(coordinator);
         txns.stageSettlement(id, "q", complete(m));
         txns.stageSend(id, "q", "other", List.of(text("x")));
         await(txns.discharge(id, false));
