@@ -1,8 +1,8 @@
 package io.buslane.engine.partition;
 
 /**
- * A message session within one sub-queue: its ready messages, its lock, and its state. The entry is its own
- * session-lock timer. Confined to its shard thread.
+ * A message session within one sub-queue: its ready messages, its lock, and its state, kept by the sub-queue's
+ * {@link SessionTable}. The entry is its own session-lock timer. Confined to its shard thread.
  */
 public final class SessionEntry extends EngineTimer {
     final String id;
@@ -15,7 +15,7 @@ public final class SessionEntry extends EngineTimer {
     byte[] state;
     long stateRecordId;
     long lastUpdatedMs;
-    /** The key under which the session is in the sub-queue's index of free sessions, or -1. */
+    /** The key under which the session is in its table's index of available sessions, or null. */
     Long indexedSeq;
 
     SessionEntry(String id, SubQueueState queue) {

@@ -10,20 +10,18 @@ import io.buslane.engine.message.ReceivedMessage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.UUID;
 
 /**
  * One receivable queue of one partition: a queue's or a subscription's main queue, dead-letter queue or
- * transfer dead-letter queue. Holds the messages, their locks, sessions and consumers, and applies the Service Bus
- * rules for delivery and settlement. Confined to its shard thread.
+ * transfer dead-letter queue. Holds the messages, their locks and consumers, and applies the Service Bus rules for
+ * delivery and settlement; its sessions (availability, session locks, state) are kept by its {@link SessionTable}.
+ * Confined to its shard thread.
  *
  * <p>Every state change that must survive a restart is reported to the {@link PartitionLog}; locks are not
  * (they do not survive a restart).
@@ -34,8 +32,7 @@ public final class SubQueueState {
 
     static final String LOCK_LOST_TEXT = "The lock supplied is invalid. Either the lock expired, or the message "
             + "has already been removed from the queue, or was received by a different receiver instance.";
-    static final String SESSION_LOCK_LOST_TEXT =
-            "The session lock has expired on the MessageSession. Accept a new MessageSession.";
+    static final String SESSION_LOCK_LOST_TEXT = SessionTable.SESSION_LOCK_LOST_TEXT;
 
     final Partition partition;
     final SubQueue kind;
@@ -50,9 +47,7 @@ public final class SubQueueState {
     private final LockTable locks = new LockTable();
     private final ArrayList<ConsumerSlot> consumers = new ArrayList<>();
     private int nextConsumer;
-    private final HashMap<String, SessionEntry> sessions = new HashMap<>();
-    private final TreeMap<Long, SessionEntry> freeSessions = new TreeMap<>();
-    private final ArrayDeque<SessionWaiter> waiters = new ArrayDeque<>();
+    private final SessionTable sessions;
     private long messageCount;
     private long sizeBytes;
     private io.buslane.engine.filter.RuleSet rules = io.buslane.engine.filter.RuleSet.EMPTY;
@@ -68,6 +63,7 @@ public final class SubQueueState {
         this.kind = kind;
         this.entityId = entityId;
         this.settings = settings;
+        this.sessions = new SessionTable(this, partition.ctx);
         if (kind == SubQueue.MAIN) {
             this.deadLetter = new SubQueueState(partition, SubQueue.DEAD_LETTER, entityId, settings);
             this.transferDeadLetter = new SubQueueState(partition, SubQueue.TRANSFER_DEAD_LETTER, entityId,
@@ -168,7 +164,7 @@ public final class SubQueueState {
             scheduleTtl(e);
         }
         if (e.session != null) {
-            e.session.lastUpdatedMs = Math.max(e.session.lastUpdatedMs, nowMs);
+            sessions.touch(e.session, nowMs);
         }
         afterArrival(e);
     }
@@ -181,7 +177,7 @@ public final class SubQueueState {
         }
         if (e.session != null) {
             // the session's update time is not journaled: rebuild it from its messages' arrival times
-            e.session.lastUpdatedMs = Math.max(e.session.lastUpdatedMs, e.enqueuedTimeMs);
+            sessions.touch(e.session, e.enqueuedTimeMs);
         }
     }
 
@@ -191,19 +187,9 @@ public final class SubQueueState {
         messageCount++;
         sizeBytes += e.sizeBytes();
         if (sessionful()) {
-            SessionEntry s = sessionFor(bodies().of(e).sessionId());
+            SessionEntry s = sessions.getOrCreate(bodies().of(e).sessionId());
             e.session = s;
-            s.messageCount++;
-            if (!e.deferred()) {
-                if (fresh) {
-                    s.ready.addNew(e);
-                } else {
-                    s.ready.addReturned(e);
-                }
-                if (s.holder == null) {
-                    reindex(s);
-                }
-            }
+            sessions.added(s, e, fresh);
         } else {
             e.session = null;
             if (!e.deferred()) {
@@ -233,15 +219,6 @@ public final class SubQueueState {
             e.ttlTimer = new Entry.TtlTimer(e);
         }
         ctx().schedule(e.ttlTimer, e.expiresAtMs);
-    }
-
-    SessionEntry sessionFor(String sessionId) {
-        SessionEntry s = sessions.get(sessionId);
-        if (s == null) {
-            s = new SessionEntry(sessionId, this);
-            sessions.put(sessionId, s);
-        }
-        return s;
     }
 
     // ------------------------------------------------------------------------------------------------ delivery
@@ -339,7 +316,7 @@ public final class SubQueueState {
             remove(e);
         }
         if (e.session != null && e.session.holder == null) {
-            reindex(e.session);
+            sessions.reindex(e.session);
         }
         ConsumerHandle consumer = slot.consumer;
         ctx().afterSync(() -> consumer.deliver(view));
@@ -543,7 +520,7 @@ public final class SubQueueState {
             if (e.session.holder != null) {
                 pumpSession(e.session);
             } else {
-                reindex(e.session);
+                sessions.reindex(e.session);
                 serveWaiters();
             }
         } else {
@@ -647,13 +624,8 @@ public final class SubQueueState {
         }
         SessionEntry s = e.session;
         if (s != null) {
-            s.ready.remove(e);
-            s.messageCount--;
             e.session = null;
-            if (s.holder == null) {
-                reindex(s);
-            }
-            dropIfEmpty(s);
+            sessions.removed(s, e);
         } else {
             ready.remove(e);
         }
@@ -662,13 +634,7 @@ public final class SubQueueState {
 
     /** Forgets a session's state whose DELETE record was replayed. */
     public void clearSessionStateForReplay(String sessionId) {
-        SessionEntry s = sessions.get(sessionId);
-        if (s != null && s.state != null) {
-            sizeBytes -= s.state.length;
-            s.state = null;
-            s.stateRecordId = 0;
-            dropIfEmpty(s);
-        }
+        sessions.clearStateForReplay(sessionId);
     }
 
     /** Takes an entry out without logging, so replay can re-insert it with its updated state. */
@@ -794,7 +760,7 @@ public final class SubQueueState {
             ctx().afterSync(() -> c.closedByEngine(error));
         }
         consumers.clear();
-        waiters.clear();
+        sessions.clearWaiters();
     }
 
     /** Deletes every message of this sub-queue, locked or not; returns how many. */
@@ -819,72 +785,31 @@ public final class SubQueueState {
     /** Locks a named session for a new consumer slot. */
     public ConsumerSlot acceptSession(String sessionId, ConsumerHandle consumer, long nowMs) {
         requireSessionful();
-        SessionEntry s = sessionFor(sessionId);
+        SessionEntry s = sessions.forAccept(sessionId, nowMs);
         if (s.holder != null) {
-            if (s.lockedAt(nowMs)) {
-                dropIfEmpty(s);
-                throw new BrokerException(ErrorKind.SESSION_CANNOT_BE_LOCKED, "The requested session '"
-                        + sessionId + "' cannot be accepted. It may be locked by another receiver.");
-            }
-            expireSessionLock(s);
+            expireSessionLock(s); // held, but its lock ran out
         }
         ConsumerSlot slot = addConsumer(consumer);
-        lockSession(s, slot, nowMs);
+        sessions.lock(s, slot, nowMs, settings.lockDurationMs());
         return slot;
     }
 
     /** Locks the oldest free session with messages for the waiter, or queues the waiter. */
     public void acceptNextSession(SessionWaiter waiter) {
         requireSessionful();
-        waiters.addLast(waiter);
+        sessions.addWaiter(waiter);
         serveWaiters();
     }
 
     private void serveWaiters() {
-        while (!waiters.isEmpty()) {
-            SessionWaiter w = waiters.peekFirst();
-            if (w.isClaimed()) {
-                waiters.pollFirst();
-                continue;
-            }
-            SessionEntry s = firstFreeSession();
-            if (s == null) {
-                return;
-            }
-            waiters.pollFirst();
-            if (!w.tryClaim()) {
-                continue;
-            }
+        SessionTable.Acceptance a;
+        while ((a = sessions.nextAcceptance()) != null) {
+            SessionWaiter w = a.waiter();
             ConsumerSlot slot = addConsumer(w.consumer());
-            long lockedUntilMs = lockSession(s, slot, ctx().nowMs());
-            String id = s.id;
+            long lockedUntilMs = sessions.lock(a.session(), slot, ctx().nowMs(), settings.lockDurationMs());
+            String id = a.session().id;
             ctx().afterSync(() -> w.onAccepted(slot, id, lockedUntilMs));
         }
-    }
-
-    private SessionEntry firstFreeSession() {
-        while (!freeSessions.isEmpty()) {
-            Map.Entry<Long, SessionEntry> first = freeSessions.firstEntry();
-            SessionEntry s = first.getValue();
-            if (s.holder == null && !s.ready.isEmpty() && s.ready.peek() != null) {
-                return s;
-            }
-            freeSessions.pollFirstEntry();
-            s.indexedSeq = null;
-            if (s.holder == null) {
-                reindex(s);
-            }
-        }
-        return null;
-    }
-
-    private long lockSession(SessionEntry s, ConsumerSlot slot, long nowMs) {
-        s.holder = slot;
-        slot.session = s;
-        s.lockedUntilMs = saturatedAdd(nowMs, settings.lockDurationMs());
-        ctx().schedule(s, s.lockedUntilMs);
-        reindex(s);
-        return s.lockedUntilMs;
     }
 
     /** Starts delivering to a session receiver (after its attach was answered). */
@@ -897,33 +822,18 @@ public final class SubQueueState {
     /** Renews a session lock held by anyone; returns the new locked-until time. */
     public long renewSessionLock(String sessionId, long nowMs) {
         requireSessionful();
-        SessionEntry s = sessions.get(sessionId);
-        if (s == null || !s.lockedAt(nowMs)) {
-            throw new BrokerException(ErrorKind.SESSION_LOCK_LOST, SESSION_LOCK_LOST_TEXT);
-        }
-        s.lockedUntilMs = saturatedAdd(nowMs, settings.lockDurationMs());
-        ctx().schedule(s, s.lockedUntilMs);
-        return s.lockedUntilMs;
+        return sessions.renew(sessionId, nowMs, settings.lockDurationMs());
     }
 
     /** The locked-until time of a session lock, or fails as lost. */
     public long sessionLockedUntil(String sessionId, long nowMs) {
-        SessionEntry s = sessions.get(sessionId);
-        if (s == null || !s.lockedAt(nowMs)) {
-            throw new BrokerException(ErrorKind.SESSION_LOCK_LOST, SESSION_LOCK_LOST_TEXT);
-        }
-        return s.lockedUntilMs;
+        return sessions.lockedUntil(sessionId, nowMs);
     }
 
     void onSessionLockTimer(SessionEntry s, long nowMs) {
-        if (s.holder == null) {
-            return;
+        if (sessions.lockRanOut(s, nowMs)) {
+            expireSessionLock(s);
         }
-        if (s.lockedUntilMs > nowMs) {
-            ctx().schedule(s, s.lockedUntilMs);
-            return;
-        }
-        expireSessionLock(s);
     }
 
     private void expireSessionLock(SessionEntry s) {
@@ -943,14 +853,7 @@ public final class SubQueueState {
 
     /** Frees a session; its locked messages return, counting a failed delivery when the lock expired. */
     private void releaseSession(SessionEntry s, boolean lockExpired) {
-        if (s.isScheduled()) {
-            ctx().cancel(s);
-        }
-        if (s.holder != null) {
-            s.holder.session = null;
-        }
-        s.holder = null;
-        s.lockedUntilMs = 0;
+        sessions.unlock(s);
         long nowMs = ctx().nowMs();
         List<Entry> held = new ArrayList<>();
         locks.forEach(e -> {
@@ -963,37 +866,9 @@ public final class SubQueueState {
             unlock(e);
             fail(e, nowMs, lockExpired && kind == SubQueue.MAIN, false);
         }
-        reindex(s);
+        sessions.reindex(s);
         serveWaiters();
-        dropIfEmpty(s);
-    }
-
-    private void reindex(SessionEntry s) {
-        if (s.indexedSeq != null) {
-            SessionEntry current = freeSessions.get(s.indexedSeq);
-            if (current == s) {
-                freeSessions.remove(s.indexedSeq);
-            }
-            s.indexedSeq = null;
-        }
-        if (s.holder == null) {
-            Entry head = s.ready.peek();
-            if (head != null) {
-                Long key = head.seq; // one box shared by the index and the session
-                freeSessions.put(key, s);
-                s.indexedSeq = key;
-            }
-        }
-    }
-
-    private void dropIfEmpty(SessionEntry s) {
-        if (s.messageCount == 0 && s.state == null && s.holder == null) {
-            if (s.indexedSeq != null) {
-                freeSessions.remove(s.indexedSeq);
-                s.indexedSeq = null;
-            }
-            sessions.remove(s.id);
-        }
+        sessions.dropIfEmpty(s);
     }
 
     private void requireSessionful() {
@@ -1006,66 +881,32 @@ public final class SubQueueState {
 
     /** The session's state, or null. */
     public byte[] getSessionState(String sessionId) {
-        SessionEntry s = sessions.get(sessionId);
-        return s == null ? null : s.state;
+        return sessions.state(sessionId);
     }
 
     /** Sets (or, with null, clears) the session's state. */
     public void setSessionState(String sessionId, byte[] state, long nowMs) {
         requireSessionful();
-        SessionEntry s = sessionFor(sessionId);
-        if (s.state != null) {
-            sizeBytes -= s.state.length;
-        }
-        s.lastUpdatedMs = nowMs;
-        if (state == null) {
-            if (s.state != null) {
-                s.state = null;
-                log().sessionStateCleared(s);
-                s.stateRecordId = 0;
-            }
-            dropIfEmpty(s);
-            return;
-        }
-        s.state = state;
-        sizeBytes += state.length;
-        log().sessionStateWritten(s);
+        sessions.setState(sessionId, state, nowMs);
     }
 
     public void restoreSessionState(String sessionId, byte[] state, long recordId, long lastUpdatedMs) {
-        SessionEntry s = sessionFor(sessionId);
-        if (s.state != null) {
-            sizeBytes -= s.state.length;
-        }
-        s.state = state;
-        s.stateRecordId = recordId;
-        s.lastUpdatedMs = Math.max(s.lastUpdatedMs, lastUpdatedMs);
-        sizeBytes += state.length;
+        sessions.restoreState(sessionId, state, recordId, lastUpdatedMs);
     }
 
     /** Ids of sessions with messages or state, updated at or after {@code updatedSinceMs}, sorted. */
     public List<String> sessionIds(long updatedSinceMs) {
-        List<String> ids = new ArrayList<>();
-        for (SessionEntry s : sessions.values()) {
-            if ((s.messageCount > 0 || s.state != null) && s.lastUpdatedMs >= updatedSinceMs) {
-                ids.add(s.id);
-            }
-        }
-        ids.sort(null);
-        return ids;
+        return sessions.ids(updatedSinceMs);
     }
 
     /** A session entry's lock owner check for settlement by session id. */
     public boolean sessionLocked(String sessionId, long nowMs) {
-        SessionEntry s = sessions.get(sessionId);
-        return s != null && s.lockedAt(nowMs);
+        return sessions.lockedAt(sessionId, nowMs);
     }
 
     /** Reports the records of every session state (used when a partition's records are rewritten). */
     void forEachSession(java.util.function.Consumer<SessionEntry> action) {
-        for (SessionEntry s : new ArrayList<>(sessions.values())) {
-            action.accept(s);
-        }
+        sessions.forEach(action);
     }
 
     // ------------------------------------------------------------------------------------------------ counts
@@ -1074,18 +915,19 @@ public final class SubQueueState {
         return messageCount;
     }
 
+    /** Bytes of the messages and session states of this sub-queue. */
     public long sizeBytes() {
-        return sizeBytes;
+        return sizeBytes + sessions.stateBytes();
     }
 
     /** Counts of this main queue and its dead-letter queues. */
     RuntimeCounts counts() {
         if (kind != SubQueue.MAIN) {
-            return new RuntimeCounts(0, messageCount, 0, 0, 0, sizeBytes);
+            return new RuntimeCounts(0, messageCount, 0, 0, 0, sizeBytes());
         }
         return new RuntimeCounts(messageCount, deadLetter.messageCount, 0, transferCount,
                 transferDeadLetter.messageCount,
-                sizeBytes + deadLetter.sizeBytes + transferDeadLetter.sizeBytes + transferBytes);
+                sizeBytes() + deadLetter.sizeBytes() + transferDeadLetter.sizeBytes() + transferBytes);
     }
 
     /** Whether a receiver (or a session receiver) is attached. */

@@ -1,0 +1,349 @@
+package io.buslane.engine.partition;
+
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Consumer;
+
+/**
+ * The session state machine of one sub-queue: the sessions it knows (those with messages, state or a lock),
+ * which are available and which are locked by which receiver, session locks and their expiry, the receivers
+ * waiting for the next available session, and each session's state bytes and last-updated time.
+ *
+ * <p>Available sessions (no holder, at least one ready message) are offered in the order of their oldest ready
+ * message's sequence number. The messages themselves (delivery, message locks, settlement) are
+ * {@link SubQueueState}'s; when a session is released, the sub-queue returns its locked messages. Confined to its
+ * shard thread; takes {@code nowMs} from its caller and reports state records through the context's
+ * {@link PartitionLog}.
+ */
+final class SessionTable {
+
+    static final String SESSION_LOCK_LOST_TEXT =
+            "The session lock has expired on the MessageSession. Accept a new MessageSession.";
+
+    /** A waiter that claimed an available session: the sub-queue registers its receiver and locks the session. */
+    record Acceptance(SessionWaiter waiter, SessionEntry session) {
+    }
+
+    /** The sub-queue whose sessions these are (each session's lock timer calls back into it). */
+    private final SubQueueState owner;
+    private final PartitionContext ctx;
+    private final HashMap<String, SessionEntry> sessions = new HashMap<>();
+    /** Available sessions by the sequence number of their oldest ready message. */
+    private final TreeMap<Long, SessionEntry> available = new TreeMap<>();
+    private final ArrayDeque<SessionWaiter> waiters = new ArrayDeque<>();
+    /** Bytes of the sessions' states (counted in the sub-queue's size). */
+    private long stateBytes;
+
+    SessionTable(SubQueueState owner, PartitionContext ctx) {
+        this.owner = owner;
+        this.ctx = ctx;
+    }
+
+    // ------------------------------------------------------------------------------------------------ sessions
+
+    /** The known session with this id, or null. */
+    SessionEntry get(String sessionId) {
+        return sessions.get(sessionId);
+    }
+
+    /** The session with this id, created (unlocked, empty) if unknown. */
+    SessionEntry getOrCreate(String sessionId) {
+        SessionEntry s = sessions.get(sessionId);
+        if (s == null) {
+            s = new SessionEntry(sessionId, owner);
+            sessions.put(sessionId, s);
+        }
+        return s;
+    }
+
+    /** Records activity on the session at {@code atMs} (its last-updated time never goes back). */
+    void touch(SessionEntry s, long atMs) {
+        s.lastUpdatedMs = Math.max(s.lastUpdatedMs, atMs);
+    }
+
+    /**
+     * A message of the session arrived (or, with {@code fresh} false, was restored in place): counted, and
+     * unless deferred it is ready and may make the session available.
+     */
+    void added(SessionEntry s, Entry e, boolean fresh) {
+        s.messageCount++;
+        if (!e.deferred()) {
+            if (fresh) {
+                s.ready.addNew(e);
+            } else {
+                s.ready.addReturned(e);
+            }
+            if (s.holder == null) {
+                reindex(s);
+            }
+        }
+    }
+
+    /** A message of the session left the sub-queue; a session with nothing left is forgotten. */
+    void removed(SessionEntry s, Entry e) {
+        s.ready.remove(e);
+        s.messageCount--;
+        if (s.holder == null) {
+            reindex(s);
+        }
+        dropIfEmpty(s);
+    }
+
+    /** Puts the session where it belongs in the index of available sessions (or takes it out). */
+    void reindex(SessionEntry s) {
+        if (s.indexedSeq != null) {
+            SessionEntry current = available.get(s.indexedSeq);
+            if (current == s) {
+                available.remove(s.indexedSeq);
+            }
+            s.indexedSeq = null;
+        }
+        if (s.holder == null) {
+            Entry head = s.ready.peek();
+            if (head != null) {
+                Long key = head.seq; // one box shared by the index and the session
+                available.put(key, s);
+                s.indexedSeq = key;
+            }
+        }
+    }
+
+    /** The available session whose oldest ready message is the oldest, or null. */
+    SessionEntry firstAvailable() {
+        while (!available.isEmpty()) {
+            Map.Entry<Long, SessionEntry> first = available.firstEntry();
+            SessionEntry s = first.getValue();
+            if (s.holder == null && !s.ready.isEmpty() && s.ready.peek() != null) {
+                return s;
+            }
+            available.pollFirstEntry();
+            s.indexedSeq = null;
+            if (s.holder == null) {
+                reindex(s);
+            }
+        }
+        return null;
+    }
+
+    /** Forgets a session with no messages, no state and no holder. */
+    void dropIfEmpty(SessionEntry s) {
+        if (s.messageCount == 0 && s.state == null && s.holder == null) {
+            if (s.indexedSeq != null) {
+                available.remove(s.indexedSeq);
+                s.indexedSeq = null;
+            }
+            sessions.remove(s.id);
+        }
+    }
+
+    /** Every known session (a copy: the action may change the table). */
+    void forEach(Consumer<SessionEntry> action) {
+        for (SessionEntry s : new ArrayList<>(sessions.values())) {
+            action.accept(s);
+        }
+    }
+
+    /** Number of known sessions (with messages, state or a lock). */
+    int size() {
+        return sessions.size();
+    }
+
+    // ------------------------------------------------------------------------------------------------ locks
+
+    /**
+     * The session to accept by name, created if unknown; fails if another receiver holds an unexpired lock on it.
+     * The caller expires a lock that is still held but has run out before locking it again.
+     */
+    SessionEntry forAccept(String sessionId, long nowMs) {
+        SessionEntry s = getOrCreate(sessionId);
+        if (s.holder != null && s.lockedAt(nowMs)) {
+            dropIfEmpty(s);
+            throw new BrokerException(ErrorKind.SESSION_CANNOT_BE_LOCKED, "The requested session '"
+                    + sessionId + "' cannot be accepted. It may be locked by another receiver.");
+        }
+        return s;
+    }
+
+    /** Locks the session for the receiver's slot until {@code nowMs + durationMs}; returns that time. */
+    long lock(SessionEntry s, ConsumerSlot slot, long nowMs, long durationMs) {
+        s.holder = slot;
+        slot.session = s;
+        s.lockedUntilMs = saturatedAdd(nowMs, durationMs);
+        ctx.schedule(s, s.lockedUntilMs);
+        reindex(s);
+        return s.lockedUntilMs;
+    }
+
+    /** Renews a session lock held by anyone; returns the new locked-until time, or fails as lost. */
+    long renew(String sessionId, long nowMs, long durationMs) {
+        SessionEntry s = sessions.get(sessionId);
+        if (s == null || !s.lockedAt(nowMs)) {
+            throw new BrokerException(ErrorKind.SESSION_LOCK_LOST, SESSION_LOCK_LOST_TEXT);
+        }
+        s.lockedUntilMs = saturatedAdd(nowMs, durationMs);
+        ctx.schedule(s, s.lockedUntilMs);
+        return s.lockedUntilMs;
+    }
+
+    /** The locked-until time of a session lock, or fails as lost. */
+    long lockedUntil(String sessionId, long nowMs) {
+        SessionEntry s = sessions.get(sessionId);
+        if (s == null || !s.lockedAt(nowMs)) {
+            throw new BrokerException(ErrorKind.SESSION_LOCK_LOST, SESSION_LOCK_LOST_TEXT);
+        }
+        return s.lockedUntilMs;
+    }
+
+    /** Whether the session is locked at {@code nowMs}. */
+    boolean lockedAt(String sessionId, long nowMs) {
+        SessionEntry s = sessions.get(sessionId);
+        return s != null && s.lockedAt(nowMs);
+    }
+
+    /**
+     * The session's lock timer fired: true when its lock has run out (the caller releases it); false when it is
+     * not held any more, or was renewed (the timer is armed again for the new time).
+     */
+    boolean lockRanOut(SessionEntry s, long nowMs) {
+        if (s.holder == null) {
+            return false;
+        }
+        if (s.lockedUntilMs > nowMs) {
+            ctx.schedule(s, s.lockedUntilMs);
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * Takes the session's lock away from its holder (its timer cancelled). The caller then returns the session's
+     * locked messages, {@link #reindex reindexes} it, serves waiters and {@link #dropIfEmpty drops} it if empty.
+     */
+    void unlock(SessionEntry s) {
+        if (s.isScheduled()) {
+            ctx.cancel(s);
+        }
+        if (s.holder != null) {
+            s.holder.session = null;
+        }
+        s.holder = null;
+        s.lockedUntilMs = 0;
+    }
+
+    // ------------------------------------------------------------------------------------------------ waiters
+
+    /** Queues a receiver waiting for the next available session. */
+    void addWaiter(SessionWaiter waiter) {
+        waiters.addLast(waiter);
+    }
+
+    /**
+     * The first waiter still unclaimed paired with the first available session, the waiter claimed and taken off
+     * the queue; null when no waiter or no session is left. The caller locks the session for the waiter.
+     */
+    Acceptance nextAcceptance() {
+        while (!waiters.isEmpty()) {
+            SessionWaiter w = waiters.peekFirst();
+            if (w.isClaimed()) {
+                waiters.pollFirst();
+                continue;
+            }
+            SessionEntry s = firstAvailable();
+            if (s == null) {
+                return null;
+            }
+            waiters.pollFirst();
+            if (!w.tryClaim()) {
+                continue;
+            }
+            return new Acceptance(w, s);
+        }
+        return null;
+    }
+
+    /** Drops every waiting receiver (the sub-queue's consumers are closed). */
+    void clearWaiters() {
+        waiters.clear();
+    }
+
+    // ------------------------------------------------------------------------------------------------ state
+
+    /** The session's state, or null. */
+    byte[] state(String sessionId) {
+        SessionEntry s = sessions.get(sessionId);
+        return s == null ? null : s.state;
+    }
+
+    /** Sets (or, with null, clears) the session's state, journaling the change. */
+    void setState(String sessionId, byte[] state, long nowMs) {
+        SessionEntry s = getOrCreate(sessionId);
+        if (s.state != null) {
+            stateBytes -= s.state.length;
+        }
+        s.lastUpdatedMs = nowMs;
+        if (state == null) {
+            if (s.state != null) {
+                s.state = null;
+                ctx.log().sessionStateCleared(s);
+                s.stateRecordId = 0;
+            }
+            dropIfEmpty(s);
+            return;
+        }
+        s.state = state;
+        stateBytes += state.length;
+        ctx.log().sessionStateWritten(s);
+    }
+
+    /** Restores a session's state from its record (replay). */
+    void restoreState(String sessionId, byte[] state, long recordId, long lastUpdatedMs) {
+        SessionEntry s = getOrCreate(sessionId);
+        if (s.state != null) {
+            stateBytes -= s.state.length;
+        }
+        s.state = state;
+        s.stateRecordId = recordId;
+        s.lastUpdatedMs = Math.max(s.lastUpdatedMs, lastUpdatedMs);
+        stateBytes += state.length;
+    }
+
+    /** Forgets a session's state whose DELETE record was replayed. */
+    void clearStateForReplay(String sessionId) {
+        SessionEntry s = sessions.get(sessionId);
+        if (s != null && s.state != null) {
+            stateBytes -= s.state.length;
+            s.state = null;
+            s.stateRecordId = 0;
+            dropIfEmpty(s);
+        }
+    }
+
+    /** Bytes held by the sessions' states. */
+    long stateBytes() {
+        return stateBytes;
+    }
+
+    /** Ids of sessions with messages or state, updated at or after {@code updatedSinceMs}, sorted. */
+    List<String> ids(long updatedSinceMs) {
+        List<String> ids = new ArrayList<>();
+        for (SessionEntry s : sessions.values()) {
+            if ((s.messageCount > 0 || s.state != null) && s.lastUpdatedMs >= updatedSinceMs) {
+                ids.add(s.id);
+            }
+        }
+        ids.sort(null);
+        return ids;
+    }
+
+    private static long saturatedAdd(long a, long b) {
+        long r = a + b;
+        return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
+    }
+}
