@@ -283,7 +283,8 @@ class RawAmqpConformanceTest extends RawAmqpBase {
             sender.send(Message.create("completed")).awaitAccepted(10, TimeUnit.SECONDS);
             sender.send(Message.create("kept")).awaitAccepted(10, TimeUnit.SECONDS);
 
-            Receiver receiver = c.openReceiver("raw-presettled", new ReceiverOptions().autoAccept(false).creditWindow(1));
+            Receiver receiver = c.openReceiver("raw-presettled",
+                    new ReceiverOptions().autoAccept(false).creditWindow(1));
             Delivery d = receiver.receive(10, TimeUnit.SECONDS);
             assertThat(d.message().body()).isEqualTo("completed");
             d.accept(); // protonj2 settles its side with the disposition: the broker sends no outcome back

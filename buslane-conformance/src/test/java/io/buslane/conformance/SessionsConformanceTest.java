@@ -58,7 +58,8 @@ class SessionsConformanceTest extends ConformanceBase {
                       { "Name": "sessions-abandon", "Properties": { "RequiresSession": true, "LockDuration": "PT5S",
                                                                     "MaxDeliveryCount": 10 } },
                       { "Name": "sessions-reject", "Properties": { "RequiresSession": true, "LockDuration": "PT5S" } },
-                      { "Name": "sessions-processor", "Properties": { "RequiresSession": true, "LockDuration": "PT5S" } }
+                      { "Name": "sessions-processor",
+                        "Properties": { "RequiresSession": true, "LockDuration": "PT5S" } }
                     ],
                     "Topics": [
                       {

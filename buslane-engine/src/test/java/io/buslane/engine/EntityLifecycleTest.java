@@ -57,7 +57,7 @@ class EntityLifecycleTest {
         return SubscriptionProperties.builder(topic, name).build();
     }
 
-    // ------------------------------------------------------------------------------------------------ create/update/delete
+    // -------------------------------------------------------------------------------------------- create/update/delete
 
     @Test
     void queuesAreCreatedUpdatedAndDeletedAtRunTime() {

@@ -244,7 +244,7 @@ class PeekLockTest {
         }
     }
 
-    // ------------------------------------------------------------------------------------------------ max delivery count
+    // ---------------------------------------------------------------------------------------------- max delivery count
 
     @Test
     void reachingMaxDeliveryCountDeadLettersWithMaxDeliveryCountExceeded() {
@@ -523,7 +523,7 @@ class PeekLockTest {
         }
     }
 
-    // ------------------------------------------------------------------------------------------------ receive-and-delete
+    // ---------------------------------------------------------------------------------------------------------- delete
 
     @Test
     void receiveAndDeleteRemovesOnDelivery() {
@@ -626,7 +626,7 @@ class PeekLockTest {
         }
     }
 
-    // ------------------------------------------------------------------------------------------------ competing receivers
+    // --------------------------------------------------------------------------------------------- competing receivers
 
     @Test
     void competingReceiversSplitMessagesWithoutDuplicates() {

@@ -182,7 +182,8 @@ class RulesFanInTest {
                         assertThat(e.kind()).isEqualTo(ErrorKind.ARGUMENT);
                         assertThat(e.getMessage()).contains("Rule 'bad'").contains("position 9");
                     });
-            assertThatThrownBy(() -> h.await(h.engine.addRule("t", "s", sql("bad", "1=1", "SET sys.SequenceNumber = 1"))))
+            assertThatThrownBy(() -> h.await(h.engine.addRule("t", "s",
+                    sql("bad", "1=1", "SET sys.SequenceNumber = 1"))))
                     .isInstanceOfSatisfying(BrokerException.class, e -> assertThat(e.kind())
                             .isEqualTo(ErrorKind.ARGUMENT));
             assertThatThrownBy(() -> h.await(h.engine.createSubscription(SubscriptionProperties.builder("t", "s2")

@@ -29,7 +29,8 @@ class TransactionCommitTest {
         return EntityAddress.parse(path);
     }
 
-    private static TransactionalBatch.Settle settle(String path, ReceivedMessage m, TransactionalBatch.SettleKind kind) {
+    private static TransactionalBatch.Settle settle(String path, ReceivedMessage m,
+                                                    TransactionalBatch.SettleKind kind) {
         return new TransactionalBatch.Settle(addr(path), m.lockToken(), kind, null, null, null);
     }
 

@@ -35,7 +35,8 @@ final class Report {
         Files.createDirectories(images);
         List<Results.Entry> all = results.entries();
         chart(images.resolve("bench-throughput.png"), "Throughput (messages/s, higher is better)", "msg/s", all,
-                e -> e.metric.equals("msgs_per_s") && (e.values.containsKey("artemis") || e.values.containsKey("sink")));
+                e -> e.metric.equals("msgs_per_s")
+                        && (e.values.containsKey("artemis") || e.values.containsKey("sink")));
         chart(images.resolve("bench-cpu.png"), "Broker CPU per message (µs, lower is better)", "µs/msg", all,
                 e -> e.metric.equals("cpu_us_per_msg") && e.values.containsKey("artemis"));
         chart(images.resolve("bench-latency.png"), "Latency percentiles (ms, lower is better)", "ms", all,

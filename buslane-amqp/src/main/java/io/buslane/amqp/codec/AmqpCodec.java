@@ -176,7 +176,8 @@ public final class AmqpCodec {
         Sections envelope = parse(payload, offset, length, true, "batch envelope");
         if (envelope.valueCount > 0 || envelope.sequenceCount > 0) {
             throw new AmqpDecodeException("malformed batch envelope: its body must consist of data sections"
-                    + " (one encoded message each), found " + (envelope.valueCount > 0 ? "amqp-value" : "amqp-sequence"));
+                    + " (one encoded message each), found "
+                    + (envelope.valueCount > 0 ? "amqp-value" : "amqp-sequence"));
         }
         List<Message> messages = new ArrayList<>(envelope.data.size());
         for (int i = 0; i < envelope.data.size(); i++) {

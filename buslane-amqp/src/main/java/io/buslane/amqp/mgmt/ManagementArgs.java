@@ -101,7 +101,8 @@ final class ManagementArgs {
     static String requiredSessionId(Map<String, Object> args) {
         String id = string(args, ManagementProcessor.SESSION_ID, true);
         if (id.isEmpty()) {
-            throw new BrokerException(ErrorKind.ARGUMENT, "The '" + ManagementProcessor.SESSION_ID + "' value must not be empty.");
+            throw new BrokerException(ErrorKind.ARGUMENT, "The '" + ManagementProcessor.SESSION_ID
+                    + "' value must not be empty.");
         }
         return id;
     }

@@ -40,7 +40,8 @@ import java.util.concurrent.ExecutionException;
  * <p>Never throws and never blocks: every failure becomes an error response (§7): a {@link BrokerException} keeps
  * its kind's status and condition; a missing or ill-typed argument is 400 {@code com.microsoft:argument-error};
  * anything unexpected is 500 {@code amqp:internal-error}. An unknown operation is 501 {@code amqp:not-implemented}
- * (the condition every SDK maps to a non-transient "not supported" error); a request without an {@code operation} is 400 {@code com.microsoft:argument-error}.
+ * (the condition every SDK maps to a non-transient "not supported" error); a request without an {@code operation}
+ * is 400 {@code com.microsoft:argument-error}.
  *
  * <p>Thread-safe and stateless; futures complete on whichever thread finishes the engine work (a shard thread).
  */
@@ -116,8 +117,8 @@ public final class ManagementProcessor {
      * @param body                  the decoded {@code amqp-value} (usually a Map with String keys), or null
      * @return the response; never completes exceptionally
      */
-    public CompletableFuture<ManagementResponse> process(EntityAddress entity, Map<String, Object> applicationProperties,
-                                                         Object body) {
+    public CompletableFuture<ManagementResponse> process(EntityAddress entity,
+                                                         Map<String, Object> applicationProperties, Object body) {
         CompletableFuture<ManagementResponse> result;
         String operation = null;
         try {
@@ -511,8 +512,9 @@ public final class ManagementProcessor {
      * in the transaction, {@code schedule-message} is checked against it and cancelled unless it commits; other
      * operations are not transactional and run as usual.
      */
-    public CompletableFuture<ManagementResponse> process(EntityAddress entity, Map<String, Object> applicationProperties,
-                                                         Object body, TransactionScope txn) {
+    public CompletableFuture<ManagementResponse> process(EntityAddress entity,
+                                                         Map<String, Object> applicationProperties, Object body,
+                                                         TransactionScope txn) {
         if (txn == null) {
             return process(entity, applicationProperties, body);
         }

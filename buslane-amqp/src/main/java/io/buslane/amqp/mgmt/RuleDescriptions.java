@@ -25,7 +25,10 @@ public final class RuleDescriptions {
     public static final long SQL_FILTER = 0x0000001370000006L;
     public static final long TRUE_FILTER = 0x0000001370000007L;
     public static final long FALSE_FILTER = 0x0000001370000008L;
-    /** 9 elements: correlation-id, message-id, to, reply-to, label, session-id, reply-to-session-id, content-type, properties. */
+    /**
+     * 9 elements: correlation-id, message-id, to, reply-to, label, session-id, reply-to-session-id, content-type,
+     * properties.
+     */
     public static final long CORRELATION_FILTER = 0x0000001370000009L;
     public static final long EMPTY_RULE_ACTION = 0x0000013700000005L;
     /** {@code [expression, 20]}. */

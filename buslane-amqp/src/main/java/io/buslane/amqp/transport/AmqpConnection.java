@@ -495,8 +495,8 @@ public final class AmqpConnection implements LinkContext {
         try {
             ByteBuffer head;
             while ((head = transport.head()).hasRemaining()) {
-                // copied once, into the buffer the socket writes (not through a byte[] of our own: Buffer.buffer(byte[])
-                // copies again, and the array's zeroing was ~3 % of the broker's CPU in fan-out)
+                // copied once, into the buffer the socket writes (not through a byte[] of our own:
+                // Buffer.buffer(byte[]) copies again, and the array's zeroing was ~3 % of the broker's CPU in fan-out)
                 ByteBuffer chunk = head.position() == 0 ? head : head.slice();
                 int n = chunk.remaining();
                 Buffer out = Buffer.buffer(n).setBytes(0, chunk);

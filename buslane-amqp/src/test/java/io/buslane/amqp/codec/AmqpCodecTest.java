@@ -114,70 +114,7 @@ class AmqpCodecTest {
 
     @Test
     void everyPropertyRoundTripsWithItsAmqpType() throws Exception {
-        org.apache.qpid.proton.message.Message pm = Proton.message();
-        Header h = new Header();
-        h.setDurable(true);
-        h.setPriority(UnsignedByte.valueOf((byte) 7));
-        h.setTtl(UnsignedInteger.valueOf(60_000));
-        h.setDeliveryCount(UnsignedInteger.valueOf(9)); // ignored on input
-        h.setFirstAcquirer(true);
-        pm.setHeader(h);
-        Properties p = new Properties();
-        p.setMessageId("msg-1");
-        p.setUserId(new Binary(new byte[] {1, 2, 3}));
-        p.setTo("queue-a");
-        p.setSubject("subject-a");
-        p.setReplyTo("reply-queue");
-        p.setCorrelationId("corr-1");
-        p.setContentType(Symbol.valueOf("application/json"));
-        p.setContentEncoding(Symbol.valueOf("gzip"));
-        p.setAbsoluteExpiryTime(new Date(ENQUEUED + 99));
-        p.setCreationTime(new Date(ENQUEUED - 1000));
-        p.setGroupId("session-1");
-        p.setGroupSequence(UnsignedInteger.valueOf(4_000_000_000L));
-        p.setReplyToGroupId("reply-session");
-        pm.setProperties(p);
-        Map<Symbol, Object> ma = new LinkedHashMap<>();
-        ma.put(Symbol.valueOf("x-opt-scheduled-enqueue-time"), new Date(ENQUEUED + 5000));
-        ma.put(Symbol.valueOf("x-opt-partition-key"), "pk");
-        ma.put(Symbol.valueOf("x-opt-via-partition-key"), "vpk");
-        ma.put(Symbol.valueOf("x-opt-sequence-number"), 777L);
-        ma.put(Symbol.valueOf("x-opt-enqueued-time"), 123L);
-        ma.put(Symbol.valueOf("x-opt-locked-until"), 456L);
-        ma.put(Symbol.valueOf("x-opt-lock-token"), UUID.randomUUID());
-        ma.put(Symbol.valueOf("x-opt-message-state"), 1);
-        ma.put(Symbol.valueOf("x-opt-deadletter-source"), "elsewhere");
-        ma.put(Symbol.valueOf("x-opt-enqueue-sequence-number"), 5L);
-        ma.put(Symbol.valueOf("x-custom"), Symbol.valueOf("kept"));
-        pm.setMessageAnnotations(new MessageAnnotations(ma));
-        Map<Symbol, Object> da = new HashMap<>();
-        da.put(Symbol.valueOf("x-opt-whatever"), "dropped");
-        pm.setDeliveryAnnotations(new DeliveryAnnotations(da));
-        Map<String, Object> ap = new LinkedHashMap<>();
-        ap.put("string", "s");
-        ap.put("bool", true);
-        ap.put("byte", (byte) -3);
-        ap.put("short", (short) -300);
-        ap.put("int", -70000);
-        ap.put("long", Long.MIN_VALUE);
-        ap.put("float", 1.5f);
-        ap.put("double", 2.25d);
-        ap.put("char", 'x');
-        ap.put("uuid", new UUID(1, 2));
-        ap.put("binary", new Binary(new byte[] {9, 8}));
-        ap.put("timestamp", new Date(ENQUEUED));
-        ap.put("symbol", Symbol.valueOf("sym"));
-        ap.put("ubyte", UnsignedByte.valueOf((byte) 0xFF));
-        ap.put("ushort", UnsignedShort.valueOf((short) 0xFFFF));
-        ap.put("uint", UnsignedInteger.valueOf(0xFFFFFFFF));
-        ap.put("ulong", UnsignedLong.valueOf(-1L));
-        ap.put("null", null);
-        ap.put("list", List.of(1, "two"));
-        ap.put("map", Map.of("k", 3L));
-        ap.put("offset", new UnknownDescribedType(DATETIME_OFFSET, 638_000_000_000_000_000L));
-        pm.setApplicationProperties(new ApplicationProperties(ap));
-        pm.setBody(new Data(new Binary("hello".getBytes())));
-
+        org.apache.qpid.proton.message.Message pm = messageWithEveryProperty();
         byte[] in = encodeProton(pm);
         Message m = decode(in);
 
@@ -280,6 +217,76 @@ class AmqpCodecTest {
             }
         }
         assertThat(dataValue(back)).isEqualTo(new Binary("hello".getBytes()));
+    }
+
+
+    /** A proton-j message with every header, property, annotation and application property type set. */
+    private static org.apache.qpid.proton.message.Message messageWithEveryProperty() {
+        org.apache.qpid.proton.message.Message pm = Proton.message();
+        Header h = new Header();
+        h.setDurable(true);
+        h.setPriority(UnsignedByte.valueOf((byte) 7));
+        h.setTtl(UnsignedInteger.valueOf(60_000));
+        h.setDeliveryCount(UnsignedInteger.valueOf(9)); // ignored on input
+        h.setFirstAcquirer(true);
+        pm.setHeader(h);
+        Properties p = new Properties();
+        p.setMessageId("msg-1");
+        p.setUserId(new Binary(new byte[] {1, 2, 3}));
+        p.setTo("queue-a");
+        p.setSubject("subject-a");
+        p.setReplyTo("reply-queue");
+        p.setCorrelationId("corr-1");
+        p.setContentType(Symbol.valueOf("application/json"));
+        p.setContentEncoding(Symbol.valueOf("gzip"));
+        p.setAbsoluteExpiryTime(new Date(ENQUEUED + 99));
+        p.setCreationTime(new Date(ENQUEUED - 1000));
+        p.setGroupId("session-1");
+        p.setGroupSequence(UnsignedInteger.valueOf(4_000_000_000L));
+        p.setReplyToGroupId("reply-session");
+        pm.setProperties(p);
+        Map<Symbol, Object> ma = new LinkedHashMap<>();
+        ma.put(Symbol.valueOf("x-opt-scheduled-enqueue-time"), new Date(ENQUEUED + 5000));
+        ma.put(Symbol.valueOf("x-opt-partition-key"), "pk");
+        ma.put(Symbol.valueOf("x-opt-via-partition-key"), "vpk");
+        ma.put(Symbol.valueOf("x-opt-sequence-number"), 777L);
+        ma.put(Symbol.valueOf("x-opt-enqueued-time"), 123L);
+        ma.put(Symbol.valueOf("x-opt-locked-until"), 456L);
+        ma.put(Symbol.valueOf("x-opt-lock-token"), UUID.randomUUID());
+        ma.put(Symbol.valueOf("x-opt-message-state"), 1);
+        ma.put(Symbol.valueOf("x-opt-deadletter-source"), "elsewhere");
+        ma.put(Symbol.valueOf("x-opt-enqueue-sequence-number"), 5L);
+        ma.put(Symbol.valueOf("x-custom"), Symbol.valueOf("kept"));
+        pm.setMessageAnnotations(new MessageAnnotations(ma));
+        Map<Symbol, Object> da = new HashMap<>();
+        da.put(Symbol.valueOf("x-opt-whatever"), "dropped");
+        pm.setDeliveryAnnotations(new DeliveryAnnotations(da));
+        Map<String, Object> ap = new LinkedHashMap<>();
+        ap.put("string", "s");
+        ap.put("bool", true);
+        ap.put("byte", (byte) -3);
+        ap.put("short", (short) -300);
+        ap.put("int", -70000);
+        ap.put("long", Long.MIN_VALUE);
+        ap.put("float", 1.5f);
+        ap.put("double", 2.25d);
+        ap.put("char", 'x');
+        ap.put("uuid", new UUID(1, 2));
+        ap.put("binary", new Binary(new byte[] {9, 8}));
+        ap.put("timestamp", new Date(ENQUEUED));
+        ap.put("symbol", Symbol.valueOf("sym"));
+        ap.put("ubyte", UnsignedByte.valueOf((byte) 0xFF));
+        ap.put("ushort", UnsignedShort.valueOf((short) 0xFFFF));
+        ap.put("uint", UnsignedInteger.valueOf(0xFFFFFFFF));
+        ap.put("ulong", UnsignedLong.valueOf(-1L));
+        ap.put("null", null);
+        ap.put("list", List.of(1, "two"));
+        ap.put("map", Map.of("k", 3L));
+        ap.put("offset", new UnknownDescribedType(DATETIME_OFFSET, 638_000_000_000_000_000L));
+        pm.setApplicationProperties(new ApplicationProperties(ap));
+        pm.setBody(new Data(new Binary("hello".getBytes())));
+
+        return pm;
     }
 
     @Test

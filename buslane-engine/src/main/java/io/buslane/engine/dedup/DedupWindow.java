@@ -753,7 +753,10 @@ public final class DedupWindow {
         return newest;
     }
 
-    /** A block record holding the keys up to the ring's end, the newest at {@code newestMs}, was written (or replayed). */
+    /**
+     * A block record holding the keys up to the ring's end, the newest at {@code newestMs}, was written (or
+     * replayed).
+     */
     public void blockWritten(long recordId, long newestMs) {
         ringBlocks.addLast(new long[] {recordId, newestMs, tail});
     }

@@ -94,7 +94,9 @@ final class LockTable {
         }
     }
 
-    /** Empties slot {@code hole} and moves later entries of its probe run back so that every lookup still finds them. */
+    /**
+     * Empties slot {@code hole} and moves later entries of its probe run back so that every lookup still finds them.
+     */
     private void shiftBack(int hole) {
         Entry[] t = slots;
         int mask = t.length - 1;

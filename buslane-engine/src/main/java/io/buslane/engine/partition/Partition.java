@@ -27,8 +27,8 @@ import java.util.Map;
 public final class Partition {
 
     /** The error text of a message without a SessionId sent to an entity that requires sessions. */
-    public static final String SESSION_REQUIRED_TEXT = "The SessionId was not set on a message, and it cannot be sent to "
-            + "the entity. Entities that have session support enabled can only receive messages that have the "
+    public static final String SESSION_REQUIRED_TEXT = "The SessionId was not set on a message, and it cannot be sent "
+            + "to the entity. Entities that have session support enabled can only receive messages that have the "
             + "SessionId set to a valid value.";
 
     final long entityId;

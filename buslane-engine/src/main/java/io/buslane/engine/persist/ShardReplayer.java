@@ -111,7 +111,8 @@ public final class ShardReplayer {
                         + "{} pending transfers, {} blocks of remembered keys; "
                         + "{} records of deleted entities dropped; {} message bytes kept in memory (budget {})",
                 journalName, records, partitionsByRecord.size(), entries.size(), scheduled.size(),
-                sessionStates.size(), transferPartition.size(), keyBlocks.size(), orphanRecords.size() + orphanPartitions.size(), bodies.residentBytes(),
+                sessionStates.size(), transferPartition.size(), keyBlocks.size(),
+                orphanRecords.size() + orphanPartitions.size(), bodies.residentBytes(),
                 bodies.budgetBytes());
         return new HashSet<>(partitionsByRecord.values());
     }

@@ -78,7 +78,8 @@ public final class Storage implements AutoCloseable {
      */
     public ShardJournal openShard(int index, long residentBudgetBytes) {
         String name = DataDirectoryLayout.shardJournal(index);
-        io.buslane.engine.dedup.DedupRunStore dedupRuns = journals instanceof io.buslane.journal.file.FileJournalFactory f
+        io.buslane.engine.dedup.DedupRunStore dedupRuns =
+                journals instanceof io.buslane.journal.file.FileJournalFactory f
                 ? new FileDedupRunStore(f.dataDirectory().resolve(FileDedupRunStore.DIRECTORY).resolve(name))
                 : io.buslane.engine.dedup.DedupRunStore.inHeap();
         return new ShardJournal(name, journals.open(name), residentBudgetBytes, dedupRuns, this::spaceRanOut);

@@ -1,7 +1,5 @@
 package io.buslane.engine.txn;
 
-import io.buslane.engine.txn.TransactionalBatch;
-
 /**
  * One transaction as a {@code $management} request carrying {@code transactional-state{txn-id}} sees it: the
  * settlements of {@code update-disposition} are staged, {@code schedule-message} is checked and its result

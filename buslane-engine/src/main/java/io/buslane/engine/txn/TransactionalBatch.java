@@ -10,9 +10,10 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * The work a committed AMQP transaction applies at once through {@link TransactionCommit#commit(TransactionalBatch)}: the
- * messages sent and the settlements made under the transaction, in the order they were staged. Built on one thread
- * (the front end's connection loop), then handed to the engine and never changed again.
+ * The work a committed AMQP transaction applies at once through
+ * {@link TransactionCommit#commit(TransactionalBatch)}: the messages sent and the settlements made under the
+ * transaction, in the order they were staged. Built on one thread (the front end's connection loop), then handed to
+ * the engine and never changed again.
  */
 public final class TransactionalBatch {
 

@@ -302,7 +302,8 @@ class TransactionsTest {
         CompletableFuture<Void> commit = txns.discharge(id, false);
         assertThatThrownBy(() -> await(commit)).isInstanceOf(TransactionFailure.class)
                 .hasMessageContaining("Cannot send more than 100 messages in a single transaction.")
-                .satisfies(e -> assertThat(((TransactionFailure) e).condition()).isEqualTo(TransactionFailure.ROLLBACK));
+                .satisfies(e -> assertThat(((TransactionFailure) e).condition())
+                        .isEqualTo(TransactionFailure.ROLLBACK));
         assertThat(active("q")).isZero();
     }
 

@@ -241,7 +241,8 @@ class ConsoleApiTest {
         assertThat(sub.get("rules")).extracting(r -> r.get("name").asText()).containsExactly("$Default", "red");
         assertThat(sub.get("rules").get(1).get("filter").asText()).isEqualTo("SQL: color = 'red'");
 
-        HttpResponse<String> dup = server.post("/console/api/entities/create", "{\"kind\":\"queue\",\"name\":\"orders\"}");
+        HttpResponse<String> dup = server.post("/console/api/entities/create",
+                "{\"kind\":\"queue\",\"name\":\"orders\"}");
         assertThat(dup.statusCode()).isEqualTo(409);
         assertThat(ConsoleTestServer.parse(dup.body()).get("message").asText()).contains("already exists");
 

@@ -505,6 +505,10 @@ class ConfigLoaderTest {
     // ---------------------------------------------------------------- errors
 
     static Stream<Arguments> invalidFiles() {
+        return Stream.of(invalidDocuments(), invalidDocumentsContinued(), invalidSyntax()).flatMap(x -> x);
+    }
+
+    private static Stream<Arguments> invalidDocuments() {
         return Stream.of(
                 bad("not-an-object", "[]", "$", "The document must be a JSON object, was an array"),
                 bad("empty", "  ", "$", "the file is empty"),
@@ -561,7 +565,11 @@ class ConfigLoaderTest {
                 bad("reserved-queue-name", namespace("\"Queues\": [{\"Name\": \"$web\"}]"),
                         Q0 + ".Name", "segments cannot start with '$'"),
                 bad("empty-queue-name", namespace("\"Queues\": [{\"Name\": \"\"}]"),
-                        Q0 + ".Name", "The entity path must be a non-empty string."),
+                        Q0 + ".Name", "The entity path must be a non-empty string."));
+    }
+
+    private static Stream<Arguments> invalidDocumentsContinued() {
+        return Stream.of(
                 bad("duplicate-queue", namespace("\"Queues\": [{\"Name\": \"orders\"}, {\"Name\": \"Orders\"}]"),
                         "$.UserConfig.Namespaces[0].Queues[1].Name", "duplicate queue or topic name \"Orders\""),
                 bad("queue-topic-clash", namespace("\"Queues\": [{\"Name\": \"x\"}], \"Topics\": [{\"Name\": \"X\"}]"),
@@ -620,7 +628,11 @@ class ConfigLoaderTest {
                         R0 + ".Name", "The rule name '$Other' cannot start with '$'"),
                 bad("duplicate-rule", topic("{\"Name\": \"s\", \"Rules\": ["
                                 + sqlRule("r") + ", " + sqlRule("R") + "]}"),
-                        S0 + ".Rules[1].Name", "duplicate rule name \"R\""),
+                        S0 + ".Rules[1].Name", "duplicate rule name \"R\""));
+    }
+
+    private static Stream<Arguments> invalidSyntax() {
+        return Stream.of(
                 bad("syntax-missing-comma", "{\"UserConfig\": {\"Namespaces\": [{\"Name\": \"x\" \"Queues\": []}]}}",
                         "$.UserConfig.Namespaces[0].Name", "invalid JSON: Unexpected character ('\"' (code 34)): "
                                 + "was expecting comma to separate Object entries"),

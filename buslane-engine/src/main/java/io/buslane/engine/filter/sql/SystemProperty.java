@@ -46,7 +46,8 @@ enum SystemProperty {
     private final Function<SqlMessage, Object> getter;
     private final BiConsumer<Message.Builder, Object> setter;
 
-    SystemProperty(String propertyName, Function<SqlMessage, Object> getter, BiConsumer<Message.Builder, Object> setter) {
+    SystemProperty(String propertyName, Function<SqlMessage, Object> getter,
+                   BiConsumer<Message.Builder, Object> setter) {
         this.propertyName = propertyName;
         this.getter = getter;
         this.setter = setter;

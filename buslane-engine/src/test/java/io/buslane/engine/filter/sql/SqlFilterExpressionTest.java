@@ -59,7 +59,8 @@ class SqlFilterExpressionTest {
             "color = 'red' AND Color = 'red' AND COLOR = 'red' | TRUE", "mixedcase = 'mc' | TRUE",
             "color='red' and size=10 | TRUE", "user.color = 'red' | TRUE", "USER.color = 'red' | TRUE",
             // delimited and quoted identifiers
-            "[my prop] = 'spaced' | TRUE", "städte = 3 AND user.STÄDTE > 2 | TRUE", "\"my prop\" = 'spaced' | TRUE", "user.[color] = 'red' | TRUE",
+            "[my prop] = 'spaced' | TRUE", "städte = 3 AND user.STÄDTE > 2 | TRUE", "\"my prop\" = 'spaced' | TRUE",
+            "user.[color] = 'red' | TRUE",
             // comparisons and numeric conversions
             "size > 9 | TRUE", "size >= 10 | TRUE", "size < 10 | FALSE", "size <= 10 | TRUE", "size <> 10 | FALSE",
             "size != 11 | TRUE", "size = 10.0 | TRUE", "price > 2 | TRUE", "price = 2.5 | TRUE", "ratio = 0.5 | TRUE",
