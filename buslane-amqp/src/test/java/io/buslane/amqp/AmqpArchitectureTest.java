@@ -40,7 +40,7 @@ class AmqpArchitectureTest {
     @Test
     void linksSeeTheirConnectionOnlyThroughLinkContext() {
         noClasses().that().resideInAnyPackage("io.buslane.amqp.link..", "io.buslane.amqp.mgmt..",
-                        "io.buslane.amqp.txn..", "io.buslane.amqp.codec..")
+                        "io.buslane.amqp.codec..")
                 .should().dependOnClassesThat().resideInAPackage("io.buslane.amqp.transport..")
                 .check(amqp);
     }
