@@ -202,7 +202,7 @@ class AmqpCodecTest {
                 Symbol.valueOf("x-opt-message-state"), Symbol.valueOf("x-opt-locked-until"));
 
         Map<?, ?> bap = back.getApplicationProperties().getValue();
-        for (Map.Entry<String, Object> e : ap.entrySet()) {
+        for (Map.Entry<String, Object> e : pm.getApplicationProperties().getValue().entrySet()) {
             Object expected = e.getValue();
             Object actual = bap.get(e.getKey());
             if (expected instanceof DescribedType d) {
