@@ -9,6 +9,7 @@ import org.openqa.selenium.By;
 import org.openqa.selenium.Dimension;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
@@ -106,8 +107,16 @@ class ConsoleBrowserTest {
         return waiting().until(ExpectedConditions.visibilityOfElementLocated(by));
     }
 
+    /** Clicks what {@code by} finds once clickable, finding it again if the page re-rendered it in between. */
     private void click(By by) {
-        waiting().until(ExpectedConditions.elementToBeClickable(by)).click();
+        waiting().ignoring(StaleElementReferenceException.class).until(d -> {
+            WebElement e = ExpectedConditions.elementToBeClickable(by).apply(d);
+            if (e == null) {
+                return false;
+            }
+            e.click();
+            return true;
+        });
     }
 
     private void type(By by, String text) {
