@@ -108,6 +108,23 @@ final class Frames {
         return attach;
     }
 
+    /** A client receiver's attach (role receiver) from {@code address}. */
+    static Attach attachReceiver(long handle, String address) {
+        Attach attach = new Attach();
+        attach.setName("receiver-" + handle);
+        attach.setHandle(UnsignedInteger.valueOf(handle));
+        attach.setRole(Role.RECEIVER);
+        attach.setSndSettleMode(SenderSettleMode.UNSETTLED);
+        attach.setRcvSettleMode(ReceiverSettleMode.FIRST);
+        Source source = new Source();
+        source.setAddress(address);
+        attach.setSource(source);
+        Target target = new Target();
+        target.setAddress("client-" + handle);
+        attach.setTarget(target);
+        return attach;
+    }
+
     static Detach detach(long handle) {
         Detach detach = new Detach();
         detach.setHandle(UnsignedInteger.valueOf(handle));

@@ -18,7 +18,6 @@ import org.apache.qpid.proton.amqp.messaging.Accepted;
 import org.apache.qpid.proton.amqp.messaging.AmqpValue;
 import org.apache.qpid.proton.amqp.messaging.ApplicationProperties;
 import org.apache.qpid.proton.amqp.messaging.Properties;
-import org.apache.qpid.proton.amqp.messaging.Source;
 import org.apache.qpid.proton.amqp.messaging.Target;
 import org.apache.qpid.proton.amqp.security.SaslCode;
 import org.apache.qpid.proton.amqp.transport.Attach;
@@ -26,9 +25,6 @@ import org.apache.qpid.proton.amqp.transport.Close;
 import org.apache.qpid.proton.amqp.transport.Detach;
 import org.apache.qpid.proton.amqp.transport.Disposition;
 import org.apache.qpid.proton.amqp.transport.Flow;
-import org.apache.qpid.proton.amqp.transport.ReceiverSettleMode;
-import org.apache.qpid.proton.amqp.transport.Role;
-import org.apache.qpid.proton.amqp.transport.SenderSettleMode;
 import org.apache.qpid.proton.amqp.transport.Transfer;
 import org.apache.qpid.proton.message.Message;
 import org.junit.jupiter.api.AfterAll;
@@ -193,7 +189,7 @@ class HostileWireTest {
             c.expect(Attach.class);
             c.send(0, Frames.transfer(0, 0, false), MESSAGE);
             c.expect(Disposition.class);
-            c.send(0, attachReceiver(1, "credit"));
+            c.send(0, Frames.attachReceiver(1, "credit"));
             c.expect(Attach.class);
             Flow flow = Frames.flow(1, 0x80000000L);
             flow.setNextIncomingId(null);
@@ -255,7 +251,7 @@ class HostileWireTest {
         try (WireClient c = new WireClient(server.port()).openAnonymous()) {
             c.send(0, Frames.attachSender(0, "$cbs"));
             c.expect(Attach.class);
-            Attach reply = attachReceiver(1, "$cbs");
+            Attach reply = Frames.attachReceiver(1, "$cbs");
             ((Target) reply.getTarget()).setAddress("cbs-reply");
             c.send(0, reply);
             c.expect(Attach.class);
@@ -268,22 +264,6 @@ class HostileWireTest {
             assertThat(detach.getHandle().longValue()).isEqualTo(2);
             assertThat(conditionOf(detach)).isEqualTo("amqp:unauthorized-access");
         }
-    }
-
-    private static Attach attachReceiver(long handle, String address) {
-        Attach attach = new Attach();
-        attach.setName("receiver-" + handle);
-        attach.setHandle(UnsignedInteger.valueOf(handle));
-        attach.setRole(Role.RECEIVER);
-        attach.setSndSettleMode(SenderSettleMode.UNSETTLED);
-        attach.setRcvSettleMode(ReceiverSettleMode.FIRST);
-        Source source = new Source();
-        source.setAddress(address);
-        attach.setSource(source);
-        Target target = new Target();
-        target.setAddress("client-" + handle);
-        attach.setTarget(target);
-        return attach;
     }
 
     private static byte[] putToken(String audience, long expirySeconds) throws Exception {

@@ -11,9 +11,7 @@ import io.buslane.engine.persist.Storage;
 import io.buslane.journal.memory.InMemoryJournalFactory;
 import io.vertx.core.Vertx;
 import org.apache.qpid.proton.amqp.Symbol;
-import org.apache.qpid.proton.amqp.UnsignedInteger;
 import org.apache.qpid.proton.amqp.messaging.Accepted;
-import org.apache.qpid.proton.amqp.messaging.Source;
 import org.apache.qpid.proton.amqp.messaging.Target;
 import org.apache.qpid.proton.amqp.security.SaslCode;
 import org.apache.qpid.proton.amqp.security.SaslMechanisms;
@@ -25,9 +23,7 @@ import org.apache.qpid.proton.amqp.transport.Disposition;
 import org.apache.qpid.proton.amqp.transport.End;
 import org.apache.qpid.proton.amqp.transport.Flow;
 import org.apache.qpid.proton.amqp.transport.Open;
-import org.apache.qpid.proton.amqp.transport.ReceiverSettleMode;
 import org.apache.qpid.proton.amqp.transport.Role;
-import org.apache.qpid.proton.amqp.transport.SenderSettleMode;
 import org.apache.qpid.proton.amqp.transport.Transfer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -120,7 +116,7 @@ class WireProtocolTest {
             assertThat(accepted.getSettled()).isTrue();
             assertThat(accepted.getState()).isInstanceOf(Accepted.class);
 
-            c.send(0, receiver(1, queue));
+            c.send(0, Frames.attachReceiver(1, queue));
             c.expect(Attach.class);
             c.send(0, Frames.flow(1, 10));
             Transfer delivered = c.expect(Transfer.class);
@@ -201,19 +197,5 @@ class WireProtocolTest {
             c.write("GET / HTTP/1.1\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
             c.awaitDropped(5_000);
         }
-    }
-
-    private static Attach receiver(long handle, String address) {
-        Attach attach = new Attach();
-        attach.setName("receiver-" + handle);
-        attach.setHandle(UnsignedInteger.valueOf(handle));
-        attach.setRole(Role.RECEIVER);
-        attach.setSndSettleMode(SenderSettleMode.UNSETTLED);
-        attach.setRcvSettleMode(ReceiverSettleMode.FIRST);
-        Source source = new Source();
-        source.setAddress(address);
-        attach.setSource(source);
-        attach.setTarget(new Target());
-        return attach;
     }
 }
