@@ -133,6 +133,15 @@ class FrameGuardTest {
     }
 
     @Test
+    void refusesASecondAttachOnAHandleInUse() throws Exception {
+        FrameGuard g = guard();
+        feed(g, frames.frame(0, Frames.attachSender(0, "a")));
+        assertThatThrownBy(() -> feed(g, frames.frame(0, Frames.attachSender(0, "b"))))
+                .isInstanceOfSatisfying(FrameGuard.Violation.class, v -> assertThat(v.condition())
+                        .isEqualTo("amqp:session:handle-in-use"));
+    }
+
+    @Test
     void boundsUnfinishedDeliveriesBeforeAuthenticationAsTheFramesArrive() throws Exception {
         FrameGuard g = guard();
         byte[] chunk = new byte[20_000];
