@@ -145,7 +145,7 @@ public final class RequestLink implements LinkHandler {
     private void handleManagement(Map<String, Object> appProps, Object body, Object messageId, String replyTo,
                                   TransactionScope txn) {
         String operation = string(appProps.get("operation"));
-        Right right = SEND_OPERATIONS.contains(operation) ? Right.SEND : Right.LISTEN;
+        Right right = operation != null && SEND_OPERATIONS.contains(operation) ? Right.SEND : Right.LISTEN;
         String target = entity == null ? "" : entity.toString();
         if (!connection.allowed(target, right) && !connection.allowed(target, Right.MANAGE)) {
             var error = Links.unauthorized(target, right);

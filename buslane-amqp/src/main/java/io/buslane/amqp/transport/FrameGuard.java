@@ -266,7 +266,11 @@ final class FrameGuard {
 
     private void onAttach(byte[] b, int list, int end, int channel) throws Violation {
         long handle = handleOf(b, list, end, 1);
-        if (links.add(key(channel, handle)) && links.size() > limits.maxLinks()) {
+        if (!links.add(key(channel, handle))) {
+            throw new Violation("amqp:session:handle-in-use", "Link handle " + handle + " is already attached on "
+                    + "channel " + channel + ".");
+        }
+        if (links.size() > limits.maxLinks()) {
             links.remove(key(channel, handle));
             throw new Violation(LIMIT_EXCEEDED, "A connection may have at most " + limits.maxLinks()
                     + " links attached at once.");
