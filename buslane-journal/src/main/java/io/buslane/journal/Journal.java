@@ -84,6 +84,15 @@ public interface Journal extends AutoCloseable {
         return false;
     }
 
+    /**
+     * True when records wait for a {@link #sync} although none was appended since the last one: a journal that
+     * keeps a batch whose sync failed (the PostgreSQL journal, while its database is unreachable) and writes it with
+     * the next sync. The owner then syncs again even when it has nothing new to write.
+     */
+    default boolean needsSync() {
+        return false;
+    }
+
     /** Number of records appended since opening (a cheap progress counter for metrics and tests). */
     long appendedCount();
 

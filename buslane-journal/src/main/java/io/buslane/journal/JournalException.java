@@ -1,19 +1,42 @@
 package io.buslane.journal;
 
-/** The journal could not append or sync: typically a full or failing disk. Nothing after it is durable. */
+/**
+ * The journal could not append or sync: a full or failing disk, an unreachable database, or a journal whose
+ * ownership another node took over. Nothing after it is durable.
+ */
 public final class JournalException extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
 
-    private final boolean diskFull;
+    /** Why the journal failed, which decides what its owner answers and whether retrying can help. */
+    public enum Reason {
+        /** Out of space; clears once space returns. */
+        DISK_FULL,
+        /** The storage (a database) cannot be reached now; a later sync may succeed. */
+        UNAVAILABLE,
+        /** Another node took the journal over: this instance will never write again. */
+        FENCED,
+        /** Any other failure. */
+        FAILED
+    }
+
+    private final Reason reason;
 
     public JournalException(String message, Throwable cause, boolean diskFull) {
+        this(message, cause, diskFull ? Reason.DISK_FULL : Reason.FAILED);
+    }
+
+    public JournalException(String message, Throwable cause, Reason reason) {
         super(message, cause);
-        this.diskFull = diskFull;
+        this.reason = java.util.Objects.requireNonNull(reason, "reason");
+    }
+
+    public Reason reason() {
+        return reason;
     }
 
     /** True when the failure is a lack of space, which clears once space returns. */
     public boolean diskFull() {
-        return diskFull;
+        return reason == Reason.DISK_FULL;
     }
 }

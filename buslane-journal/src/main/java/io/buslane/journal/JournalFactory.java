@@ -14,6 +14,27 @@ public interface JournalFactory extends AutoCloseable {
         return Long.MAX_VALUE;
     }
 
+    /**
+     * Why the journals cannot take new writes now (an unreachable database, a journal another node took over), or
+     * null when they can. Cheap: answers from state the factory already holds.
+     */
+    default String unavailableReason() {
+        return null;
+    }
+
+    /** Problems for the broker's health report (empty when none). */
+    default java.util.List<String> healthProblems() {
+        return java.util.List.of();
+    }
+
+    /**
+     * A local directory for caches that are rebuilt on every start (the dedup windows' spilled key runs), or null
+     * to keep them in the heap.
+     */
+    default java.nio.file.Path cacheDirectory() {
+        return null;
+    }
+
     /** Releases resources held for all journals (e.g. the data directory lock). */
     @Override
     void close();

@@ -98,7 +98,13 @@ public final class Broker implements AutoCloseable {
         Health health = new Health(Clock.system());
         BrokerMetrics metrics = new BrokerMetrics();
         JournalFactory journals;
-        if (options.inMemory()) {
+        if (options.postgres() != null) {
+            java.nio.file.Files.createDirectories(options.postgres().cacheDir());
+            journals = new io.buslane.journal.postgres.PostgresJournalFactory(options.postgres());
+            LOG.info("Storage: PostgreSQL at {} (node '{}', lease {} ms); {} keeps caches only",
+                    options.postgres().describe(), options.postgres().nodeId(), options.postgres().lease().toMillis(),
+                    options.postgres().cacheDir());
+        } else if (options.inMemory()) {
             journals = new InMemoryJournalFactory();
             LOG.warn("Running in memory: nothing is kept across a restart.");
         } else {
@@ -122,6 +128,7 @@ public final class Broker implements AutoCloseable {
             Engine running = engine;
             health.addCheck(() -> running.fatalError() == null ? List.of()
                     : List.of("A shard thread stopped: " + running.fatalError()));
+            health.addCheck(storage::healthProblems);
             metrics.bindEngine(engine);
             TopologyApplier.apply(engine, topology);
             CbsAuthorizer authorizer = authorizer(options);
@@ -150,6 +157,7 @@ public final class Broker implements AutoCloseable {
             LOG.info("Buslane ready in {} ms: AMQP on {}:{}, HTTP on {}:{}, data {}",
                     (Clock.system().monotonicNanos() - startNs) / 1_000_000, options.host(), amqp.port(),
                     options.host(), http.port(), options.inMemory() ? "in memory"
+                            : options.postgres() != null ? "in PostgreSQL " + options.postgres().describe()
                             : options.dataDir().toAbsolutePath());
             return broker;
         } catch (Exception | Error e) {

@@ -22,10 +22,12 @@ import java.nio.file.Path;
  * @param amqpLimits     what one AMQP connection may hold or take (sessions, links, buffered bytes, time to
  *                       authenticate)
  * @param eventLoops     event loops the AMQP connections are spread over
+ * @param postgres       where to keep the journals in PostgreSQL instead of files in {@code dataDir} (null: files)
  */
 public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDir, Path configFile, int shards,
                             boolean syncEnabled, boolean inMemory, java.util.List<String> sasKeys,
-                            boolean insecure, int maxConnections, AmqpLimits amqpLimits, int eventLoops) {
+                            boolean insecure, int maxConnections, AmqpLimits amqpLimits, int eventLoops,
+                            io.buslane.journal.postgres.PostgresOptions postgres) {
 
     public BrokerOptions {
         sasKeys = sasKeys == null ? java.util.List.of() : java.util.List.copyOf(sasKeys);
@@ -35,6 +37,23 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
         if (eventLoops < 1) {
             throw new IllegalArgumentException("--event-loops must be at least 1, was " + eventLoops);
         }
+        if (postgres != null && inMemory) {
+            throw new IllegalArgumentException("--storage and --in-memory exclude each other");
+        }
+    }
+
+    /** Options that keep the journals in files (or in memory). */
+    public BrokerOptions(String host, int amqpPort, int httpPort, Path dataDir, Path configFile, int shards,
+                         boolean syncEnabled, boolean inMemory, java.util.List<String> sasKeys, boolean insecure,
+                         int maxConnections, AmqpLimits amqpLimits, int eventLoops) {
+        this(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys, insecure,
+                maxConnections, amqpLimits, eventLoops, null);
+    }
+
+    /** These options with the journals in PostgreSQL. */
+    public BrokerOptions withPostgres(io.buslane.journal.postgres.PostgresOptions options) {
+        return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
+                insecure, maxConnections, amqpLimits, eventLoops, options);
     }
 
     /** Options with the default connection limits and event loops. */

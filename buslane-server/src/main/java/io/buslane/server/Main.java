@@ -44,6 +44,21 @@ public final class Main implements Callable<Integer> {
             description = "Journal sync policy: always (default) or none (not durable; for benchmarks).")
     String sync;
 
+    @Option(names = "--storage", defaultValue = "${env:BUSLANE_STORAGE}",
+            description = "Keep the namespace in PostgreSQL instead of --data-dir: postgresql://USER:PASSWORD@HOST:PORT"
+                    + "/DATABASE[?PARAMS] (default: the BUSLANE_STORAGE environment variable, so that a password "
+                    + "need not be on a command line; unset: files in --data-dir). See docs/postgresql.md.")
+    String storage;
+
+    @Option(names = "--node-id", description = "This broker's name in the database's ownership rows (default: "
+            + "HOSTNAME:AMQP-PORT). A broker restarted under the same name takes its shards back at once.")
+    String nodeId;
+
+    @Option(names = "--lease-seconds", defaultValue = "30", description = "With --storage: how long a shard stays "
+            + "this broker's without renewal; another broker may take it over after that (default: "
+            + "${DEFAULT-VALUE}).")
+    double leaseSeconds;
+
     @Option(names = "--in-memory", description = "Keep nothing on disk (not durable).")
     boolean inMemory;
 
@@ -107,6 +122,11 @@ public final class Main implements Callable<Integer> {
                     inMemory, sasKeys, insecure,
                     maxConnections != null ? maxConnections : BrokerOptions.defaultMaxConnections(), limits,
                     eventLoops != null ? eventLoops : AmqpOptions.defaultEventLoops());
+            if (storage != null && !storage.isBlank()) {
+                options = options.withPostgres(io.buslane.journal.postgres.PostgresOptions.parse(storage,
+                        nodeId != null ? nodeId : defaultNodeId(amqpPort),
+                        java.time.Duration.ofMillis((long) (leaseSeconds * 1000)), dataDir.toAbsolutePath()));
+            }
         } catch (IllegalArgumentException e) {
             System.err.println(e.getMessage());
             return 2;
@@ -117,6 +137,9 @@ public final class Main implements Callable<Integer> {
         } catch (ConfigException e) {
             System.err.println(e.getMessage());
             return 2;
+        } catch (IllegalStateException e) {
+            System.err.println(e.getMessage()); // e.g. the database cannot be reached, or its schema is newer
+            return 1;
         }
         // a dead internal thread: /health answers 503 and the process stops (the shutdown hook closes the broker)
         broker.onFatal(() -> System.exit(EXIT_FATAL));
@@ -127,6 +150,17 @@ public final class Main implements Callable<Integer> {
         }, "buslane-shutdown"));
         stopped.await();
         return 0;
+    }
+
+    /** HOSTNAME:AMQP-PORT: stable across restarts of one broker, different for two brokers of one host. */
+    static String defaultNodeId(int amqpPort) {
+        String host;
+        try {
+            host = java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.io.IOException e) {
+            host = "localhost";
+        }
+        return host + ":" + amqpPort;
     }
 
     public static void main(String[] args) {

@@ -63,13 +63,14 @@ public final class ShardJournal {
 
     /** True when records were appended since the last sync. */
     public boolean hasUnsynced() {
-        return journal.appendedCount() != lastSyncedCount;
+        return journal.appendedCount() != lastSyncedCount || journal.needsSync();
     }
 
     /**
      * Makes the appended records durable (with the shard's checkpoint).
      *
-     * @throws BrokerException QUOTA_EXCEEDED when the disk is full, INTERNAL for other storage failures
+     * @throws BrokerException QUOTA_EXCEEDED when the disk is full, SERVER_BUSY (retriable) when the database is
+     *                         unreachable or another node took the shard over, INTERNAL for other storage failures
      */
     public void sync() {
         try {
@@ -79,9 +80,14 @@ public final class ShardJournal {
             if (e.diskFull()) {
                 onDiskFull.run();
             }
-            throw new BrokerException(e.diskFull() ? ErrorKind.QUOTA_EXCEEDED : ErrorKind.INTERNAL,
-                    e.diskFull() ? "The broker's disk is full; the operation was not stored. Free disk space and "
-                            + "retry." : "The broker could not store the operation: " + e.getMessage(), e);
+            throw switch (e.reason()) {
+                case DISK_FULL -> new BrokerException(ErrorKind.QUOTA_EXCEEDED, "The broker's disk is full; the "
+                        + "operation was not stored. Free disk space and retry.", e);
+                case UNAVAILABLE, FENCED -> new BrokerException(ErrorKind.SERVER_BUSY, "The broker could not store "
+                        + "the operation: " + e.getMessage() + " Retry later.", e);
+                default -> new BrokerException(ErrorKind.INTERNAL, "The broker could not store the operation: "
+                        + e.getMessage(), e);
+            };
         } finally {
             lastSyncedCount = journal.appendedCount();
         }

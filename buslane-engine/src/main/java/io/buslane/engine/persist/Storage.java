@@ -44,6 +44,11 @@ public final class Storage implements AutoCloseable {
      * @param nowNs the caller's monotonic time
      */
     public void requireFreeSpace(long nowNs) {
+        String unavailable = journals.unavailableReason();
+        if (unavailable != null) {
+            throw new io.buslane.common.error.BrokerException(io.buslane.common.error.ErrorKind.SERVER_BUSY,
+                    unavailable + " The message was not stored; retry later.");
+        }
         if (nowNs - spaceCheckedAtNs > SPACE_CHECK_INTERVAL_NS || spaceCheckedAtNs == Long.MIN_VALUE) {
             usableBytes = journals.usableSpaceBytes();
             spaceCheckedAtNs = nowNs;
@@ -78,11 +83,16 @@ public final class Storage implements AutoCloseable {
      */
     public ShardJournal openShard(int index, long residentBudgetBytes) {
         String name = DataDirectoryLayout.shardJournal(index);
-        io.buslane.engine.dedup.DedupRunStore dedupRuns =
-                journals instanceof io.buslane.journal.file.FileJournalFactory f
-                ? new FileDedupRunStore(f.dataDirectory().resolve(FileDedupRunStore.DIRECTORY).resolve(name))
+        java.nio.file.Path caches = journals.cacheDirectory();
+        io.buslane.engine.dedup.DedupRunStore dedupRuns = caches != null
+                ? new FileDedupRunStore(caches.resolve(FileDedupRunStore.DIRECTORY).resolve(name))
                 : io.buslane.engine.dedup.DedupRunStore.inHeap();
         return new ShardJournal(name, journals.open(name), residentBudgetBytes, dedupRuns, this::spaceRanOut);
+    }
+
+    /** Problems of the storage for the broker's health report (empty when none). */
+    public java.util.List<String> healthProblems() {
+        return journals.healthProblems();
     }
 
     @Override

@@ -46,6 +46,7 @@ public final class Shard implements PartitionContext {
     private static final Logger LOG = LoggerFactory.getLogger(Shard.class);
     private static final int MAX_COMMANDS_PER_CYCLE = 4096;
     private static final long MAX_PARK_MS = 100;
+    private static final long SYNC_FAILURE_LOG_INTERVAL_MS = 10_000;
 
     private final int index;
     private final Clock clock;
@@ -62,6 +63,7 @@ public final class Shard implements PartitionContext {
     private final long dedupHeapBudgetBytes;
     private final Consumer<TimerNode> fire = node -> ((EngineTimer) node).onTimer(this.nowMs);
     private long nowMs;
+    private long syncFailureLoggedAtMs = Long.MIN_VALUE / 2;
     private volatile boolean running;
     private volatile boolean sleeping;
     private volatile Thread thread;
@@ -300,7 +302,11 @@ public final class Shard implements PartitionContext {
             try {
                 journal.sync();
             } catch (BrokerException e) {
-                LOG.error("shard {}: journal sync failed; failing {} pending operations", index, pending.size(), e);
+                if (nowMs - syncFailureLoggedAtMs >= SYNC_FAILURE_LOG_INTERVAL_MS) { // an outage fails every cycle
+                    syncFailureLoggedAtMs = nowMs;
+                    LOG.error("shard {}: journal sync failed; failing {} pending operations (logged at most every "
+                            + "{} s)", index, pending.size(), SYNC_FAILURE_LOG_INTERVAL_MS / 1000, e);
+                }
                 failure = e;
             }
         }

@@ -201,6 +201,11 @@ public final class FileJournalFactory implements JournalFactory {
         return reserve;
     }
 
+    @Override
+    public Path cacheDirectory() {
+        return dataDirectory();
+    }
+
     public Path dataDirectory() {
         return dataDirectory;
     }

@@ -1,0 +1,469 @@
+package io.buslane.journal.postgres;
+
+import io.buslane.journal.Journal;
+import io.buslane.journal.JournalException;
+import io.buslane.journal.JournalRecord;
+import io.buslane.journal.RecordKind;
+import io.buslane.journal.ReplayHandler;
+
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * A journal kept in PostgreSQL's {@code buslane_record} table (docs/postgresql.md). The table holds the live
+ * records only: a sync deletes what its records made dead (everything of a deleted id, the UPDATE a new UPDATE
+ * replaces) in the same statement that inserts them, so no compaction pass exists and autovacuum reclaims the
+ * space. Records that die within one batch are never written.
+ *
+ * <p><b>One statement per group commit.</b> A sync is a single SQL statement (implicitly one transaction): a
+ * data-modifying CTE renews the journal's lease only if the epoch is still the one this instance took (the fence),
+ * and the deletes and the multi-row insert (arrays through {@code unnest}) are conditional on it. The fence's row
+ * lock also orders a takeover after any commit in flight, so a commit is either seen by the next owner's replay or
+ * refused. A refused commit fences the journal for good: it drops its records and fails every later sync.
+ *
+ * <p><b>Failures.</b> When the database cannot be reached the batch is kept, the sync fails with
+ * {@link JournalException.Reason#UNAVAILABLE}, and the next sync writes it together with what came since. Records
+ * carry their position from the moment they are appended and every commit stores the last position it covers
+ * ({@code synced_position}), so a retry first reads how far the failed attempt got (a commit can succeed with its
+ * answer lost) and writes only the rest: never a record twice, never a delete again over a later record.
+ *
+ * <p>Confined to its writer thread, as every journal.
+ */
+final class PostgresJournal implements Journal {
+
+    /** Past this many payload bytes a batch is written by several statements in one transaction. */
+    static final long MAX_STATEMENT_BYTES = 16L * 1024 * 1024;
+    private static final int REPLAY_FETCH = 4096;
+
+    private static final String SYNC_SQL = "WITH fence AS ("
+            + " UPDATE buslane_journal SET lease_until = now() + ? * interval '1 millisecond', synced_position = ?"
+            + " WHERE journal_id = ? AND epoch = ? RETURNING journal_id),"
+            + " dead AS (DELETE FROM buslane_record r USING fence f WHERE r.journal_id = f.journal_id"
+            + " AND r.record_id = ANY (?::bigint[]) RETURNING 1),"
+            + " replaced AS (DELETE FROM buslane_record r USING fence f WHERE r.journal_id = f.journal_id"
+            + " AND r.kind = 2 AND r.record_id = ANY (?::bigint[]) RETURNING 1),"
+            + " added AS (INSERT INTO buslane_record (journal_id, position, record_id, kind, type, payload)"
+            + " SELECT f.journal_id, t.position, t.record_id, t.kind, t.type, t.payload FROM fence f,"
+            + " unnest(?::bigint[], ?::bigint[], ?::smallint[], ?::smallint[], ?::bytea[])"
+            + " AS t(position, record_id, kind, type, payload) RETURNING 1)"
+            + " SELECT (SELECT count(*) FROM fence), (SELECT count(*) FROM added)";
+    private static final String INSERT_SQL = "INSERT INTO buslane_record (journal_id, position, record_id, kind, type,"
+            + " payload) SELECT ?, * FROM unnest(?::bigint[], ?::bigint[], ?::smallint[], ?::smallint[], ?::bytea[])";
+
+    private final PostgresJournalFactory factory;
+    private final String name;
+    private final int journalId;
+    private final long epoch;
+    private Connection writer;
+    private Connection reader;
+    private long connectFailedAtNs;
+    private boolean connectFailed;
+    /** Appended records not yet stored, each with its position (kept across a failed sync). */
+    private final ArrayList<Positioned> pending = new ArrayList<>();
+    private long nextPosition;
+    /** After a failed sync, the last position it tried to store: whether it did is read before the next attempt. */
+    private long uncertainUpTo = -1;
+    private long appended;
+    private volatile String fencedBy;
+
+    private record Positioned(long position, JournalRecord record) {
+    }
+
+    /**
+     * @param syncedPosition the last position a commit of this journal covered (-1 for none): positions continue
+     *                       after it, since a batch's DELETEs take positions that no stored row keeps
+     */
+    PostgresJournal(PostgresJournalFactory factory, String name, int journalId, long epoch, long syncedPosition,
+                    Connection writer) {
+        this.factory = factory;
+        this.name = name;
+        this.journalId = journalId;
+        this.epoch = epoch;
+        this.nextPosition = syncedPosition + 1;
+        this.writer = writer;
+    }
+
+    String name() {
+        return name;
+    }
+
+    int journalId() {
+        return journalId;
+    }
+
+    long epoch() {
+        return epoch;
+    }
+
+    /** The node that took this journal over, or null while this instance owns it. */
+    String fencedBy() {
+        return fencedBy;
+    }
+
+    /** Another node took the journal over: nothing more is written, every sync fails. */
+    void fence(String by) {
+        if (fencedBy == null) {
+            fencedBy = by == null ? "another node" : by;
+            org.slf4j.LoggerFactory.getLogger(PostgresJournal.class).error("Journal {} was taken over by node '{}; "
+                    + "this node stops serving it (its epoch was {})", name, fencedBy, epoch);
+        }
+    }
+
+    @Override
+    public void replay(ReplayHandler handler) {
+        try {
+            Connection c = writer();
+            c.setAutoCommit(false);
+            try (PreparedStatement ps = c.prepareStatement("SELECT position, record_id, kind, type, payload"
+                    + " FROM buslane_record WHERE journal_id = ? ORDER BY position")) {
+                ps.setFetchSize(REPLAY_FETCH);
+                ps.setInt(1, journalId);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        nextPosition = Math.max(nextPosition, rs.getLong(1) + 1);
+                        handler.onRecord(new JournalRecord(RecordKind.ofCode((byte) rs.getShort(3)), rs.getLong(2),
+                                (byte) rs.getShort(4), rs.getBytes(5)));
+                    }
+                }
+                c.commit();
+            } finally {
+                c.setAutoCommit(true);
+            }
+        } catch (SQLException e) {
+            dropConnections();
+            throw new JournalException("cannot replay journal " + name + " from PostgreSQL: " + e.getMessage(), e,
+                    JournalException.Reason.UNAVAILABLE);
+        }
+    }
+
+    @Override
+    public void append(JournalRecord record) {
+        if (fencedBy != null) {
+            return; // never written: the next sync fails
+        }
+        pending.add(new Positioned(nextPosition++, record));
+        appended++;
+    }
+
+    @Override
+    public boolean needsSync() {
+        return !pending.isEmpty() || fencedBy != null;
+    }
+
+    @Override
+    public void sync() {
+        if (fencedBy != null) {
+            pending.clear();
+            throw fenced();
+        }
+        if (pending.isEmpty()) {
+            return;
+        }
+        try {
+            Connection c = writer();
+            if (uncertainUpTo >= 0) {
+                long stored = syncedPosition(c);
+                pending.removeIf(p -> p.position() <= stored);
+                uncertainUpTo = -1;
+                if (pending.isEmpty()) {
+                    factory.available();
+                    return;
+                }
+            }
+            Batch batch = Batch.of(pending);
+            boolean fenceHeld = batch.statements() == 1 ? syncInOneStatement(c, batch) : syncInTransaction(c, batch);
+            if (!fenceHeld) {
+                pending.clear();
+                fence(factory.ownerOf(name));
+                throw fenced();
+            }
+            pending.clear();
+            factory.available();
+        } catch (SQLException e) {
+            dropConnections();
+            uncertainUpTo = pending.get(pending.size() - 1).position();
+            boolean transientFailure = transientState(e.getSQLState());
+            if (transientFailure) {
+                factory.unavailable("the database does not answer (" + e.getMessage() + ")");
+            }
+            throw new JournalException("PostgreSQL did not store journal " + name + "'s batch of " + pending.size()
+                    + " records (" + e.getMessage() + "); it is written with the next sync", e,
+                    transientFailure ? JournalException.Reason.UNAVAILABLE : JournalException.Reason.FAILED);
+        }
+    }
+
+    private long syncedPosition(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT synced_position FROM buslane_journal WHERE journal_id = ?")) {
+            ps.setInt(1, journalId);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    private boolean syncInOneStatement(Connection c, Batch batch) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(SYNC_SQL)) {
+            bindFence(c, ps, batch);
+            bindRows(c, ps, 7, batch, 0, batch.rows());
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1) == 1;
+            }
+        }
+    }
+
+    private boolean syncInTransaction(Connection c, Batch batch) throws SQLException {
+        c.setAutoCommit(false);
+        try {
+            int from = 0;
+            int to = batch.chunkEnd(0);
+            try (PreparedStatement ps = c.prepareStatement(SYNC_SQL)) {
+                bindFence(c, ps, batch);
+                bindRows(c, ps, 7, batch, from, to);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    if (rs.getLong(1) != 1) {
+                        c.rollback();
+                        return false;
+                    }
+                }
+            }
+            try (PreparedStatement ins = c.prepareStatement(INSERT_SQL)) {
+                while (to < batch.rows()) {
+                    from = to;
+                    to = batch.chunkEnd(from);
+                    ins.setInt(1, journalId);
+                    bindRows(c, ins, 2, batch, from, to);
+                    ins.executeUpdate();
+                }
+            }
+            c.commit();
+            return true;
+        } catch (SQLException e) {
+            try {
+                c.rollback();
+            } catch (SQLException ignored) {
+                // the connection is dropped by the caller
+            }
+            throw e;
+        } finally {
+            if (!c.isClosed()) {
+                c.setAutoCommit(true);
+            }
+        }
+    }
+
+    private void bindFence(Connection c, PreparedStatement ps, Batch batch) throws SQLException {
+        ps.setLong(1, factory.options().lease().toMillis());
+        ps.setLong(2, pending.get(pending.size() - 1).position());
+        ps.setInt(3, journalId);
+        ps.setLong(4, epoch);
+        ps.setArray(5, array(c, "int8", batch.deletedIds()));
+        ps.setArray(6, array(c, "int8", batch.replacedIds()));
+    }
+
+    private static void bindRows(Connection c, PreparedStatement ps, int first, Batch b, int from, int to)
+            throws SQLException {
+        int n = to - from;
+        long[] positions = new long[n];
+        long[] ids = new long[n];
+        short[] kinds = new short[n];
+        short[] types = new short[n];
+        byte[][] payloads = new byte[n][];
+        for (int i = 0; i < n; i++) {
+            Positioned p = b.row(from + i);
+            positions[i] = p.position();
+            ids[i] = p.record().id();
+            kinds[i] = p.record().kind().code();
+            types[i] = p.record().type();
+            payloads[i] = p.record().payload();
+        }
+        Array[] arrays = {array(c, "int8", positions), array(c, "int8", ids),
+            array(c, "int2", kinds), array(c, "int2", types), array(c, "bytea", payloads)};
+        for (int i = 0; i < arrays.length; i++) {
+            ps.setArray(first + i, arrays[i]);
+        }
+    }
+
+    /**
+     * What a batch writes: the rows still live at its end (in position order), the ids whose stored records it
+     * deletes, and the ids whose stored UPDATE it replaces.
+     */
+    private record Batch(ArrayList<Positioned> live, long[] deletedIds, long[] replacedIds, long[] chunkEnds) {
+
+        static Batch of(ArrayList<Positioned> pending) {
+            Positioned[] rows = pending.toArray(new Positioned[0]);
+            Map<Long, ArrayList<Integer>> rowsOfId = new HashMap<>();
+            java.util.LinkedHashSet<Long> deleted = new java.util.LinkedHashSet<>();
+            java.util.LinkedHashSet<Long> replaced = new java.util.LinkedHashSet<>();
+            for (int i = 0; i < rows.length; i++) {
+                JournalRecord r = rows[i].record();
+                switch (r.kind()) {
+                    case ADD -> rowsOfId.computeIfAbsent(r.id(), k -> new ArrayList<>(1)).add(i);
+                    case UPDATE -> {
+                        ArrayList<Integer> earlier = rowsOfId.computeIfAbsent(r.id(), k -> new ArrayList<>(1));
+                        earlier.removeIf(j -> {
+                            boolean update = rows[j].record().kind() == RecordKind.UPDATE;
+                            if (update) {
+                                rows[j] = null;
+                            }
+                            return update;
+                        });
+                        earlier.add(i);
+                        replaced.add(r.id());
+                    }
+                    default -> {
+                        ArrayList<Integer> earlier = rowsOfId.remove(r.id());
+                        if (earlier != null) {
+                            for (int j : earlier) {
+                                rows[j] = null;
+                            }
+                        }
+                        rows[i] = null; // a DELETE is never stored: the rows it ends are deleted instead
+                        deleted.add(r.id());
+                    }
+                }
+            }
+            ArrayList<Positioned> live = new ArrayList<>(rows.length);
+            ArrayList<Long> ends = new ArrayList<>();
+            long bytes = 0;
+            int chunkStart = 0;
+            for (Positioned p : rows) {
+                if (p != null) {
+                    long size = p.record().payload().length + 32L;
+                    if (bytes + size > MAX_STATEMENT_BYTES && live.size() > chunkStart) {
+                        ends.add((long) live.size());
+                        chunkStart = live.size();
+                        bytes = 0;
+                    }
+                    bytes += size;
+                    live.add(p);
+                }
+            }
+            ends.add((long) live.size());
+            return new Batch(live, toArray(deleted), toArray(replaced),
+                    ends.stream().mapToLong(Long::longValue).toArray());
+        }
+
+        private static long[] toArray(java.util.Collection<Long> ids) {
+            long[] a = new long[ids.size()];
+            int i = 0;
+            for (long id : ids) {
+                a[i++] = id;
+            }
+            return a;
+        }
+
+        int rows() {
+            return live.size();
+        }
+
+        Positioned row(int i) {
+            return live.get(i);
+        }
+
+        int statements() {
+            return chunkEnds.length;
+        }
+
+        /** The end of the chunk that starts at row {@code from}. */
+        int chunkEnd(int from) {
+            for (long end : chunkEnds) {
+                if (end > from) {
+                    return (int) end;
+                }
+            }
+            return live.size();
+        }
+    }
+
+    /** An array parameter from a primitive array, which pgjdbc sends in its binary form. */
+    private static Array array(Connection c, String type, Object elements) throws SQLException {
+        return c.unwrap(org.postgresql.PGConnection.class).createArrayOf(type, elements);
+    }
+
+    /** Connection-level and retriable failures (classes 08, 53, 57P, 40 and a lost socket) clear by themselves. */
+    static boolean transientState(String state) {
+        return state == null || state.startsWith("08") || state.startsWith("53") || state.startsWith("57P")
+                || state.startsWith("40");
+    }
+
+    private JournalException fenced() {
+        return new JournalException("this node no longer owns journal " + name + ": node '" + fencedBy
+                + " took it over", null, JournalException.Reason.FENCED);
+    }
+
+    private Connection writer() throws SQLException {
+        if (writer == null || writer.isClosed()) {
+            writer = reconnect("buslane-" + name);
+        }
+        return writer;
+    }
+
+    private Connection reconnect(String applicationName) throws SQLException {
+        if (connectFailed && System.nanoTime() - connectFailedAtNs < PostgresJournalFactory.RECONNECT_BACKOFF_NS) {
+            throw new SQLException("not reconnecting yet: the last attempt failed less than a second ago", "08001");
+        }
+        try {
+            Connection c = factory.connect(applicationName);
+            connectFailed = false;
+            return c;
+        } catch (SQLException e) {
+            connectFailed = true;
+            connectFailedAtNs = System.nanoTime();
+            throw e;
+        }
+    }
+
+    private void dropConnections() {
+        PostgresJournalFactory.closeQuietly(writer);
+        PostgresJournalFactory.closeQuietly(reader);
+        writer = null;
+        reader = null;
+    }
+
+    @Override
+    public JournalRecord read(long id, RecordKind kind) {
+        if (kind == RecordKind.DELETE) {
+            throw new IllegalArgumentException("only ADD and UPDATE records can be read: " + kind);
+        }
+        try {
+            if (reader == null || reader.isClosed()) {
+                reader = reconnect("buslane-" + name + "-read");
+            }
+            try (PreparedStatement ps = reader.prepareStatement("SELECT type, payload FROM buslane_record"
+                    + " WHERE journal_id = ? AND record_id = ? AND kind = ? ORDER BY position DESC LIMIT 1")) {
+                ps.setInt(1, journalId);
+                ps.setLong(2, id);
+                ps.setShort(3, kind.code());
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? new JournalRecord(kind, id, (byte) rs.getShort(1), rs.getBytes(2)) : null;
+                }
+            }
+        } catch (SQLException e) {
+            PostgresJournalFactory.closeQuietly(reader);
+            reader = null;
+            throw new JournalException("cannot read record " + id + " of journal " + name + " from PostgreSQL: "
+                    + e.getMessage(), e, JournalException.Reason.UNAVAILABLE);
+        }
+    }
+
+    @Override
+    public long appendedCount() {
+        return appended;
+    }
+
+    @Override
+    public void close() {
+        factory.release(this);
+        dropConnections();
+    }
+}

@@ -1,0 +1,344 @@
+package io.buslane.journal.postgres;
+
+import io.buslane.journal.Journal;
+import io.buslane.journal.JournalException;
+import io.buslane.journal.JournalFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Opens journals kept in PostgreSQL (docs/postgresql.md): migrates the schema on start, takes each journal it
+ * opens by bumping the journal's epoch (waiting while another live node holds its lease), and renews the leases of
+ * its journals in the background. Each journal has its own connection, used by its writer thread only; the factory
+ * keeps one more for ownership. Thread-safe.
+ */
+public final class PostgresJournalFactory implements JournalFactory {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PostgresJournalFactory.class);
+    /** How long a failed connection attempt keeps the next one from being tried. */
+    static final long RECONNECT_BACKOFF_NS = 1_000_000_000L;
+
+    private final PostgresOptions options;
+    private final Map<String, PostgresJournal> open = new ConcurrentHashMap<>();
+    private final Thread renewer;
+    private final Object adminLock = new Object();
+    private Connection admin;
+    private volatile String unavailable;
+    private volatile boolean closed;
+
+    /**
+     * Connects, and creates or migrates the schema.
+     *
+     * @throws IllegalStateException when the database cannot be reached or its schema is newer than this broker's
+     */
+    public PostgresJournalFactory(PostgresOptions options) {
+        this.options = options;
+        try {
+            admin = connect("buslane-owner");
+            int found = PostgresSchema.migrate(admin);
+            if (found < PostgresSchema.currentVersion()) {
+                LOG.info("PostgreSQL storage {}: schema {} -> {}", options.describe(), found,
+                        PostgresSchema.currentVersion());
+            }
+        } catch (SQLException e) {
+            closeQuietly(admin);
+            throw new IllegalStateException("Cannot use the PostgreSQL storage at " + options.describe() + ": "
+                    + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            closeQuietly(admin);
+            throw e;
+        }
+        renewer = new Thread(this::renewLoop, "buslane-pg-lease");
+        renewer.setDaemon(true);
+        renewer.start();
+    }
+
+    PostgresOptions options() {
+        return options;
+    }
+
+    /** A new connection to the database (autocommit on). */
+    Connection connect(String applicationName) throws SQLException {
+        Properties p = new Properties();
+        if (options.user() != null) {
+            p.setProperty("user", options.user());
+        }
+        if (options.password() != null) {
+            p.setProperty("password", options.password());
+        }
+        p.setProperty("ApplicationName", applicationName);
+        p.setProperty("connectTimeout", "5");
+        p.setProperty("loginTimeout", "10");
+        // a sync never waits on a silent database longer than this: its callers get a retriable error instead
+        p.setProperty("socketTimeout", "15");
+        p.setProperty("tcpKeepAlive", "true");
+        return DriverManager.getConnection(options.jdbcUrl(), p);
+    }
+
+    @Override
+    public Journal open(String name) {
+        if (closed) {
+            throw new IllegalStateException("closed");
+        }
+        if (open.containsKey(name)) {
+            throw new IllegalStateException("journal " + name + " is already open");
+        }
+        long[] taken = takeOwnership(name);
+        Connection writer;
+        try {
+            writer = connect("buslane-" + name);
+        } catch (SQLException e) {
+            throw new JournalException("cannot connect to PostgreSQL for journal " + name + ": " + e.getMessage(), e,
+                    JournalException.Reason.UNAVAILABLE);
+        }
+        PostgresJournal journal = new PostgresJournal(this, name, (int) taken[0], taken[1], taken[2], writer);
+        open.put(name, journal);
+        return journal;
+    }
+
+    /**
+     * Takes a journal: creates its row if needed, waits while another node's lease on it is live, then bumps the
+     * epoch. From then on a commit of any earlier owner is refused.
+     */
+    private long[] takeOwnership(String name) {
+        long waitingSinceMs = -1;
+        while (true) {
+            synchronized (adminLock) {
+                try {
+                    ensureAdmin();
+                    admin.setAutoCommit(false);
+                    try {
+                        long[] taken = tryTake(name);
+                        admin.commit();
+                        if (taken.length == 3) {
+                            return taken;
+                        }
+                        if (waitingSinceMs < 0 || System.currentTimeMillis() - waitingSinceMs > 10_000) {
+                            waitingSinceMs = waitingSinceMs < 0 ? System.currentTimeMillis() : waitingSinceMs;
+                            LOG.warn("Journal {} is owned by node '{}' whose lease runs {} ms more: waiting for it to "
+                                    + "expire (this node is '{}')", name, ownerOf(name), taken[0], options.nodeId());
+                        }
+                    } finally {
+                        admin.setAutoCommit(true);
+                    }
+                } catch (SQLException e) {
+                    closeQuietly(admin);
+                    admin = null;
+                    throw new JournalException("cannot take journal " + name + " in PostgreSQL: " + e.getMessage(), e,
+                            JournalException.Reason.UNAVAILABLE);
+                }
+            }
+            sleep(Math.min(500, options.lease().toMillis() / 4));
+        }
+    }
+
+    /** Returns {journal id, epoch, synced position} when taken, or {ms left on another node's lease}. */
+    private long[] tryTake(String name) throws SQLException {
+        try (PreparedStatement ins = admin.prepareStatement(
+                "INSERT INTO buslane_journal (name) VALUES (?) ON CONFLICT (name) DO NOTHING")) {
+            ins.setString(1, name);
+            ins.executeUpdate();
+        }
+        try (PreparedStatement sel = admin.prepareStatement("SELECT journal_id, owner,"
+                + " GREATEST(0, EXTRACT(EPOCH FROM (lease_until - now())) * 1000)::bigint"
+                + " FROM buslane_journal WHERE name = ? FOR UPDATE")) {
+            sel.setString(1, name);
+            try (ResultSet rs = sel.executeQuery()) {
+                rs.next();
+                int id = rs.getInt(1);
+                String owner = rs.getString(2);
+                long leftMs = rs.getLong(3);
+                if (owner != null && !owner.equals(options.nodeId()) && leftMs > 0) {
+                    return new long[] {leftMs};
+                }
+                try (PreparedStatement up = admin.prepareStatement("UPDATE buslane_journal SET epoch = epoch + 1,"
+                        + " owner = ?, lease_until = now() + ? * interval '1 millisecond' WHERE journal_id = ?"
+                        + " RETURNING epoch, synced_position")) {
+                    up.setString(1, options.nodeId());
+                    up.setLong(2, options.lease().toMillis());
+                    up.setInt(3, id);
+                    try (ResultSet e = up.executeQuery()) {
+                        e.next();
+                        return new long[] {id, e.getLong(1), e.getLong(2)};
+                    }
+                }
+            }
+        }
+    }
+
+    /** The owner and epoch of a journal, as a message says it (null when unknown). */
+    String ownerOf(String name) {
+        synchronized (adminLock) {
+            try {
+                ensureAdmin();
+                try (PreparedStatement sel = admin.prepareStatement(
+                        "SELECT owner, epoch FROM buslane_journal WHERE name = ?")) {
+                    sel.setString(1, name);
+                    try (ResultSet rs = sel.executeQuery()) {
+                        return rs.next() ? rs.getString(1) + "' (epoch " + rs.getLong(2) + ")" : null;
+                    }
+                }
+            } catch (SQLException e) {
+                return null;
+            }
+        }
+    }
+
+    private void ensureAdmin() throws SQLException {
+        if (admin == null || admin.isClosed()) {
+            admin = connect("buslane-owner");
+        }
+    }
+
+    private void renewLoop() {
+        while (!closed) {
+            long periodMs = unavailable != null ? 1000 : Math.max(100, options.lease().toMillis() / 3);
+            sleep(periodMs);
+            if (!closed) {
+                renewLeases();
+            }
+        }
+    }
+
+    /** Renews the lease of every open journal; a journal whose epoch moved is fenced. */
+    void renewLeases() {
+        List<PostgresJournal> journals = new ArrayList<>(open.values());
+        synchronized (adminLock) {
+            try {
+                ensureAdmin();
+                try (PreparedStatement up = admin.prepareStatement("UPDATE buslane_journal SET lease_until = now() + ?"
+                        + " * interval '1 millisecond' WHERE journal_id = ? AND epoch = ?")) {
+                    for (PostgresJournal j : journals) {
+                        if (j.fencedBy() != null) {
+                            continue;
+                        }
+                        up.setLong(1, options.lease().toMillis());
+                        up.setInt(2, j.journalId());
+                        up.setLong(3, j.epoch());
+                        if (up.executeUpdate() == 0) {
+                            j.fence(ownerOf(j.name()));
+                        }
+                    }
+                }
+                available();
+            } catch (SQLException e) {
+                closeQuietly(admin);
+                admin = null;
+                unavailable("the database does not answer (" + e.getMessage() + ")");
+            }
+        }
+    }
+
+    /** Gives a journal's lease back (on a clean close), so another node can take it at once. */
+    void release(PostgresJournal journal) {
+        open.remove(journal.name(), journal);
+        if (journal.fencedBy() != null) {
+            return;
+        }
+        synchronized (adminLock) {
+            try {
+                ensureAdmin();
+                try (PreparedStatement up = admin.prepareStatement("UPDATE buslane_journal SET lease_until = now()"
+                        + " WHERE journal_id = ? AND epoch = ?")) {
+                    up.setInt(1, journal.journalId());
+                    up.setLong(2, journal.epoch());
+                    up.executeUpdate();
+                }
+            } catch (SQLException e) {
+                LOG.debug("could not release journal {}: {}", journal.name(), e.toString());
+            }
+        }
+    }
+
+    /** A journal or the renewer could not reach the database. */
+    void unavailable(String why) {
+        if (unavailable == null) {
+            LOG.error("PostgreSQL storage {}: {}; sends are refused with a retriable error until it answers",
+                    options.describe(), why);
+        }
+        unavailable = why;
+    }
+
+    /** The database answered again. */
+    void available() {
+        if (unavailable != null) {
+            LOG.info("PostgreSQL storage {}: the database answers again", options.describe());
+            unavailable = null;
+        }
+    }
+
+    @Override
+    public String unavailableReason() {
+        String why = unavailable;
+        return why == null ? null : "The broker's database is unreachable: " + why + ".";
+    }
+
+    @Override
+    public List<String> healthProblems() {
+        List<String> problems = new ArrayList<>();
+        String why = unavailable;
+        if (why != null) {
+            problems.add("PostgreSQL storage " + options.describe() + ": " + why);
+        }
+        for (PostgresJournal j : open.values()) {
+            if (j.fencedBy() != null) {
+                problems.add("Journal " + j.name() + " was taken over by node '" + j.fencedBy()
+                        + ": this node no longer serves it.");
+            }
+        }
+        return problems;
+    }
+
+    @Override
+    public Path cacheDirectory() {
+        return options.cacheDir();
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        renewer.interrupt();
+        synchronized (adminLock) {
+            closeQuietly(admin);
+            admin = null;
+        }
+    }
+
+    static void closeQuietly(AutoCloseable c) {
+        if (c != null) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                // nothing more to do with it
+            }
+        }
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** For tests: runs one statement on a fresh connection. */
+    void execute(String sql) throws SQLException {
+        try (Connection c = connect("buslane-test"); Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+}

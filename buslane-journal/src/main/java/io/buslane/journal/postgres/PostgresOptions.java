@@ -1,0 +1,98 @@
+package io.buslane.journal.postgres;
+
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Where and how the broker keeps its journals in PostgreSQL.
+ *
+ * @param jdbcUrl   the pgjdbc URL of the database (without user and password)
+ * @param user      the database user (null: pgjdbc's default, the OS user)
+ * @param password  the user's password (null: none)
+ * @param nodeId    this broker's name in the ownership rows; a broker restarted with the same name takes its journals
+ *                  back at once, another waits for their leases to expire
+ * @param lease     how long a journal's ownership lasts without renewal (renewed by every commit and every third of
+ *                  the lease)
+ * @param cacheDir  a local directory for caches rebuilt on every start (null: keep them in the heap)
+ */
+public record PostgresOptions(String jdbcUrl, String user, String password, String nodeId, Duration lease,
+                              Path cacheDir) {
+
+    /** Default lease: a node that stops renewing loses its journals within this time. */
+    public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+
+    public PostgresOptions {
+        Objects.requireNonNull(jdbcUrl, "jdbcUrl");
+        Objects.requireNonNull(nodeId, "nodeId");
+        Objects.requireNonNull(lease, "lease");
+        if (lease.toMillis() < 300) {
+            throw new IllegalArgumentException("the lease must be at least 300 ms, was " + lease.toMillis() + " ms");
+        }
+    }
+
+    /**
+     * Parses Buslane's storage URL, {@code postgresql://USER:PASSWORD@HOST:PORT/DATABASE?PARAMS} (also
+     * {@code postgres://}; the port defaults to 5432; percent-encoding is decoded in the user and the password; the
+     * query parameters are handed to pgjdbc as they are, e.g. {@code sslmode=require}). A {@code jdbc:postgresql:}
+     * URL is accepted too.
+     *
+     * @throws IllegalArgumentException with what is wrong, never echoing the password
+     */
+    public static PostgresOptions parse(String url, String nodeId, Duration lease, Path cacheDir) {
+        Objects.requireNonNull(url, "url");
+        String u = url.startsWith("jdbc:") ? url.substring(5) : url;
+        URI uri;
+        try {
+            uri = new URI(u);
+        } catch (URISyntaxException e) {
+            throw new IllegalArgumentException("the storage URL is not a URL (expected postgresql://USER:PASSWORD@HOST"
+                    + ":PORT/DATABASE): " + redact(url));
+        }
+        String scheme = uri.getScheme();
+        if (!"postgresql".equals(scheme) && !"postgres".equals(scheme)) {
+            throw new IllegalArgumentException("unsupported storage '" + scheme + "': only postgresql://USER:PASSWORD"
+                    + "@HOST:PORT/DATABASE is known (without --storage the broker keeps its files in --data-dir)");
+        }
+        if (uri.getHost() == null) {
+            throw new IllegalArgumentException("the storage URL names no host: " + redact(url));
+        }
+        String path = uri.getRawPath();
+        if (path == null || path.length() <= 1) {
+            throw new IllegalArgumentException("the storage URL names no database (postgresql://USER:PASSWORD@HOST:"
+                    + "PORT/DATABASE): " + redact(url));
+        }
+        String user = null;
+        String password = null;
+        String info = uri.getRawUserInfo();
+        if (info != null) {
+            int colon = info.indexOf(':');
+            user = decode(colon < 0 ? info : info.substring(0, colon));
+            password = colon < 0 ? null : decode(info.substring(colon + 1));
+        }
+        int port = uri.getPort() < 0 ? 5432 : uri.getPort();
+        String host = uri.getHost().contains(":") && !uri.getHost().startsWith("[") ? "[" + uri.getHost() + "]"
+                : uri.getHost();
+        String jdbc = "jdbc:postgresql://" + host + ":" + port + path
+                + (uri.getRawQuery() != null ? "?" + uri.getRawQuery() : "");
+        return new PostgresOptions(jdbc, user, password, nodeId, lease, cacheDir);
+    }
+
+    private static String decode(String s) {
+        return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
+    }
+
+    /** The URL with its password replaced by {@code ***}, for messages and logs. */
+    public static String redact(String url) {
+        return url.replaceAll("(://[^:/@]*:)[^@/]*@", "$1***@");
+    }
+
+    /** The database as logs show it: the JDBC URL and the user, no password. */
+    public String describe() {
+        return jdbcUrl + (user != null ? " as " + user : "");
+    }
+}
