@@ -198,6 +198,15 @@ final class PostgresJournal implements Journal {
         }
     }
 
+    /** For tests: commits the pending batch, then behaves as if the answer was lost with the connection. */
+    void syncAndLoseTheAnswerForTest() throws SQLException {
+        syncInOneStatement(writer(), Batch.of(pending));
+        uncertainUpTo = pending.get(pending.size() - 1).position();
+        dropConnections();
+        connectFailed = true;
+        connectFailedAtNs = System.nanoTime();
+    }
+
     private long syncedPosition(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
                 "SELECT synced_position FROM buslane_journal WHERE journal_id = ?")) {

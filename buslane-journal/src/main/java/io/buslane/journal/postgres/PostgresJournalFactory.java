@@ -12,7 +12,6 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -38,6 +37,7 @@ public final class PostgresJournalFactory implements JournalFactory {
     private Connection admin;
     private volatile String unavailable;
     private volatile boolean closed;
+    private volatile boolean renewalPaused;
 
     /**
      * Connects, and creates or migrates the schema.
@@ -207,7 +207,7 @@ public final class PostgresJournalFactory implements JournalFactory {
         while (!closed) {
             long periodMs = unavailable != null ? 1000 : Math.max(100, options.lease().toMillis() / 3);
             sleep(periodMs);
-            if (!closed) {
+            if (!closed && !renewalPaused) {
                 renewLeases();
             }
         }
@@ -335,10 +335,8 @@ public final class PostgresJournalFactory implements JournalFactory {
         }
     }
 
-    /** For tests: runs one statement on a fresh connection. */
-    void execute(String sql) throws SQLException {
-        try (Connection c = connect("buslane-test"); Statement s = c.createStatement()) {
-            s.execute(sql);
-        }
+    /** For tests: stops (or resumes) renewing leases in the background, as a paused process would. */
+    void pauseRenewalForTest(boolean paused) {
+        renewalPaused = paused;
     }
 }
