@@ -115,8 +115,9 @@ public final class ShardJournal {
         try {
             record = journal.read(recordId, kind);
         } catch (JournalException e) {
-            throw new BrokerException(ErrorKind.INTERNAL, "The broker could not read a stored message back: "
-                    + e.getMessage(), e);
+            boolean retriable = e.reason() == JournalException.Reason.UNAVAILABLE;
+            throw new BrokerException(retriable ? ErrorKind.SERVER_BUSY : ErrorKind.INTERNAL, "The broker could not "
+                    + "read a stored message back: " + e.getMessage() + (retriable ? " Retry later." : ""), e);
         }
         if (record == null) {
             throw new BrokerException(ErrorKind.INTERNAL, "The broker could not read a stored message back: journal "
