@@ -46,9 +46,12 @@ abstract class ConformanceBase {
 
     private final List<AutoCloseable> clients = new ArrayList<>();
 
-    /** Starts the broker for the test class; {@code configJson} null means the default configuration. */
+    /**
+     * Starts the broker for the test class; {@code configJson} null means the default configuration. It keeps its
+     * journals in the {@linkplain ConformanceStorage storage} the run chose (files, or a fresh PostgreSQL database).
+     */
     static void startBroker(String configJson) throws Exception {
-        broker = BrokerProcess.start(configJson);
+        broker = BrokerProcess.startWithArgs(configJson, ConformanceStorage.brokerArgs());
     }
 
     @AfterAll

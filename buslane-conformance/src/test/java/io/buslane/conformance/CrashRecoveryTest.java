@@ -80,6 +80,11 @@ import static org.assertj.core.api.Assertions.fail;
  * compacts them between kills (the broker has no option for smaller segments); the run's summary on stdout reports
  * the segments, compactions and torn tails seen.
  *
+ * <p>With {@code -Dbuslane.conformance.storage=postgresql} (the module's {@code postgresql} execution) the broker
+ * keeps its journals in a fresh PostgreSQL database per seed instead ({@link ConformanceStorage}): the kills then
+ * interrupt group commits in flight to the database, and each restart (the same node id: host and AMQP port) takes
+ * the journals back; the data directory holds no segments, and the large bodies are volume only.
+ *
  * <p>An operation in flight when the broker dies may fail although its records reached the journal: a message whose
  * send failed may be there, a message whose complete failed may be gone, a session state whose write failed may
  * be the new one. Only the invariants above are asserted. Client retries are off so that the SDK never resends a
@@ -140,7 +145,7 @@ class CrashRecoveryTest {
     @CsvSource({"1592590337, false", "424242, true"})
     void acknowledgedWorkSurvivesRepeatedKillMinus9(long seed, boolean largeBodies) throws Exception {
         SplittableRandom rnd = new SplittableRandom(seed);
-        BrokerProcess broker = BrokerProcess.start(CONFIG);
+        BrokerProcess broker = BrokerProcess.startWithArgs(CONFIG, ConformanceStorage.brokerArgs());
         boolean passed = false;
         try {
             Run run = new Run(broker, seed, largeBodies);
@@ -178,8 +183,11 @@ class CrashRecoveryTest {
         }
     }
 
-    /** Segment files per journal and the compactions the broker logged. */
+    /** Segment files per journal and the compactions the broker logged (on PostgreSQL: the storage). */
     private static String journalSummary(BrokerProcess broker) throws IOException {
+        if (ConformanceStorage.postgresql()) {
+            return "on PostgreSQL (" + broker.command().get(broker.command().indexOf("--storage") + 1) + ")";
+        }
         Map<String, Long> segments = new TreeMap<>();
         try (var files = Files.walk(broker.dataDir())) {
             files.filter(f -> f.toString().endsWith(".seg")).forEach(f -> segments.merge(
@@ -331,7 +339,8 @@ class CrashRecoveryTest {
             }
             StringBuilder sb = new StringBuilder();
             sb.append(violations.size()).append(" crash-recovery invariant violation(s) ").append(phase)
-                    .append(" (seed ").append(seed).append(", data dir ").append(broker.dataDir()).append("):\n");
+                    .append(" (seed ").append(seed).append(", data dir ").append(broker.dataDir()).append(", storage ")
+                    .append(ConformanceStorage.name()).append("):\n");
             violations.stream().limit(40).forEach(v -> sb.append("  - ").append(v).append('\n'));
             if (violations.size() > 40) {
                 sb.append("  ... ").append(violations.size() - 40).append(" more\n");
