@@ -79,7 +79,8 @@ class RawAmqpConformanceTest extends RawAmqpBase {
                       { "Name": "raw-batch" },
                       { "Name": "raw-garbage" },
                       { "Name": "raw-mms" },
-                      { "Name": "raw-presettled" }
+                      { "Name": "raw-presettled" },
+                      { "Name": "raw-sessions", "Properties": { "RequiresSession": true } }
                     ],
                     "Topics": []
                   }
@@ -360,6 +361,50 @@ class RawAmqpConformanceTest extends RawAmqpBase {
             }
             assertThat(stateByBody.get("active")).isInstanceOf(Integer.class).isEqualTo(0);
             assertThat(stateByBody.get("scheduled")).isInstanceOf(Integer.class).isEqualTo(2);
+        }
+    }
+
+    /**
+     * The old SDKs' session browser (Java {@code SessionBrowser}, .NET {@code GetMessageSessionsAsync()}) lists every
+     * session by sending .NET's {@code DateTime.MaxValue} as {@code last-updated-time}, pages of 100 with the
+     * {@code skip} answered and the last id received, until a 204.
+     */
+    @Test
+    void listingSessionsWithDateTimeMaxValuePagesThroughEverySessionWithMessages() throws Exception {
+        try (Connection c = connectPlain(KEY_NAME, KEY)) {
+            Sender sender = c.openSender("raw-sessions");
+            for (String id : List.of("s3", "s1", "s4", "s2", "s5")) {
+                Message<String> m = Message.create("in " + id);
+                m.groupId(id);
+                sender.send(m).awaitAccepted(10, TimeUnit.SECONDS);
+            }
+            RequestResponse mgmt = new RequestResponse(c, "raw-sessions/$management");
+            List<String> listed = new ArrayList<>();
+            int skip = 0;
+            String lastSessionId = null;
+            for (int page = 0; page < 10; page++) {
+                Map<String, Object> body = new LinkedHashMap<>();
+                body.put("last-updated-time", new Date(253_402_300_800_000L));
+                body.put("skip", skip);
+                body.put("top", 2);
+                if (lastSessionId != null) {
+                    body.put("last-session-id", lastSessionId);
+                }
+                Message<Map<String, Object>> request = Message.create(body);
+                request.property("operation", "com.microsoft:get-message-sessions");
+                org.apache.qpid.proton.message.Message response = mgmt.request(request);
+                Object status = response.getApplicationProperties().getValue().get("statusCode");
+                if (Integer.valueOf(204).equals(status)) {
+                    break;
+                }
+                assertThat(status).isEqualTo(200);
+                Map<?, ?> answer = (Map<?, ?>) ((AmqpValue) response.getBody()).getValue();
+                String[] ids = (String[]) answer.get("sessions-ids");
+                listed.addAll(List.of(ids));
+                skip = (Integer) answer.get("skip");
+                lastSessionId = ids[ids.length - 1];
+            }
+            assertThat(listed).containsExactly("s1", "s2", "s3", "s4", "s5");
         }
     }
 

@@ -358,10 +358,22 @@ public final class Engine implements AutoCloseable {
         return sessions.setSessionState(address, sessionId, state);
     }
 
-    /** Ids of sessions with messages or state, updated since the given time; paged with skip and top. */
-    public CompletableFuture<List<String>> listSessions(EntityAddress address, long updatedSinceMs, int skip,
+    /** {@link #listSessions}'s time for "every session with messages or state". */
+    public static final long ALL_ACTIVE_SESSIONS = Long.MIN_VALUE;
+
+    /**
+     * Ids of sessions in id order: for {@link #ALL_ACTIVE_SESSIONS} every session with messages or state, otherwise
+     * those whose state was written at or after {@code stateUpdatedSinceMs}; paged with skip and top.
+     */
+    public CompletableFuture<List<String>> listSessions(EntityAddress address, long stateUpdatedSinceMs, int skip,
                                                         int top) {
-        return sessions.listSessions(address, updatedSinceMs, skip, top);
+        return sessions.listSessions(address, stateUpdatedSinceMs, skip, top, null);
+    }
+
+    /** As {@link #listSessions(EntityAddress, long, int, int)}, the page starting after {@code lastSessionId}. */
+    public CompletableFuture<List<String>> listSessions(EntityAddress address, long stateUpdatedSinceMs, int skip,
+                                                        int top, String lastSessionId) {
+        return sessions.listSessions(address, stateUpdatedSinceMs, skip, top, lastSessionId);
     }
 
     // ================================================================================================ counts

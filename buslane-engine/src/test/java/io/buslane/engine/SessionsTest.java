@@ -35,6 +35,8 @@ import static org.assertj.core.groups.Tuple.tuple;
  */
 class SessionsTest {
 
+    private static final long ALL = Engine.ALL_ACTIVE_SESSIONS;
+
     private static final Duration LOCK = Duration.ofSeconds(30);
     private static final EntityAddress Q = EntityAddress.parse("sq");
 
@@ -456,7 +458,7 @@ class SessionsTest {
             r.close();
             h.engine.runUntilIdle();
             assertThat(counts(h, "sq").activeMessageCount()).isEqualTo(1);
-            assertThat(h.await(h.engine.listSessions(Q, 0, 0, 10))).containsExactly("other");
+            assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 10))).containsExactly("other");
         }
     }
 
@@ -503,22 +505,22 @@ class SessionsTest {
             assertThat(counts(h, "sq").activeMessageCount()).isZero();
             assertThat(h.await(h.engine.getSessionState(Q, "s"))).isEqualTo(state2);
             assertThat(counts(h, "sq").sizeInBytes()).isEqualTo(state2.length);
-            assertThat(h.await(h.engine.listSessions(Q, 0, 0, 100))).containsExactly("s");
+            assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 100))).containsExactly("s");
 
             h.restart();
             assertThat(h.await(h.engine.getSessionState(Q, "s"))).isEqualTo(state2);
             assertThat(counts(h, "sq").sizeInBytes()).isEqualTo(state2.length);
-            assertThat(h.await(h.engine.listSessions(Q, 0, 0, 100))).containsExactly("s");
+            assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 100))).containsExactly("s");
 
             // set null clears, also durably
             h.await(h.engine.setSessionState(Q, "s", null));
             assertThat(h.await(h.engine.getSessionState(Q, "s"))).isNull();
             assertThat(counts(h, "sq").sizeInBytes()).isZero();
-            assertThat(h.await(h.engine.listSessions(Q, 0, 0, 100))).isEmpty();
+            assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 100))).isEmpty();
             h.restart();
             assertThat(h.await(h.engine.getSessionState(Q, "s"))).isNull();
             assertThat(counts(h, "sq").sizeInBytes()).isZero();
-            assertThat(h.await(h.engine.listSessions(Q, 0, 0, 100))).isEmpty();
+            assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 100))).isEmpty();
         }
     }
 
@@ -543,7 +545,8 @@ class SessionsTest {
     // ------------------------------------------------------------------------------------------------ listing
 
     @Test
-    void listSessionsReturnsSessionsWithMessagesOrStateWithPagingAndUpdatedSince() {
+    void listSessionsReturnsActiveSessionsForTheSentinelAndStateChangesForATime() {
+        long all = Engine.ALL_ACTIVE_SESSIONS;
         try (EngineHarness h = new EngineHarness()) {
             h.queue(sessionQueue("sq").build());
             long t0 = h.clock.epochMillis();
@@ -557,24 +560,30 @@ class SessionsTest {
             e.close();
             h.engine.runUntilIdle();
 
-            assertThat(h.await(h.engine.listSessions(Q, 0, 0, 100))).containsExactly("a", "b", "c", "d");
-            assertThat(h.await(h.engine.listSessions(Q, 0, 0, 2))).containsExactly("a", "b");
-            assertThat(h.await(h.engine.listSessions(Q, 0, 2, 2))).containsExactly("c", "d");
-            assertThat(h.await(h.engine.listSessions(Q, 0, 4, 2))).isEmpty();
-            assertThat(h.await(h.engine.listSessions(Q, t0, 1, 100))).containsExactly("b", "c", "d");
+            // DateTime.MaxValue: every session with messages or state, paged by skip or by the last id seen
+            assertThat(h.await(h.engine.listSessions(Q, all, 0, 100))).containsExactly("a", "b", "c", "d");
+            assertThat(h.await(h.engine.listSessions(Q, all, 0, 2))).containsExactly("a", "b");
+            assertThat(h.await(h.engine.listSessions(Q, all, 2, 2))).containsExactly("c", "d");
+            assertThat(h.await(h.engine.listSessions(Q, all, 4, 2))).isEmpty();
+            assertThat(h.await(h.engine.listSessions(Q, all, 0, 2, "b"))).containsExactly("c", "d");
+            assertThat(h.await(h.engine.listSessions(Q, all, 0, 2, "bb"))).containsExactly("c", "d");
+            assertThat(h.await(h.engine.listSessions(Q, all, 0, 2, "d"))).isEmpty();
+            // a real time: the sessions whose state changed since (message arrivals do not count)
+            assertThat(h.await(h.engine.listSessions(Q, t0, 0, 100))).containsExactly("c");
 
             h.advance(Duration.ofMinutes(1));
             long t1 = h.clock.epochMillis();
             assertThat(h.await(h.engine.listSessions(Q, t1, 0, 100))).isEmpty();
             h.await(h.engine.setSessionState(Q, "d", new byte[] {1}));
             h.send("sq", text("4", "a"));
-            assertThat(h.await(h.engine.listSessions(Q, t1, 0, 100))).containsExactly("a", "d");
-            assertThat(h.await(h.engine.listSessions(Q, t0, 0, 100))).containsExactly("a", "b", "c", "d");
+            assertThat(h.await(h.engine.listSessions(Q, t1, 0, 100))).containsExactly("d");
+            assertThat(h.await(h.engine.listSessions(Q, t0, 0, 100))).containsExactly("c", "d");
 
-            // the update times of sessions with messages and of session state survive a restart
+            // the times of session state survive a restart
             h.restart();
-            assertThat(h.await(h.engine.listSessions(Q, t0, 0, 100))).containsExactly("a", "b", "c", "d");
-            assertThat(h.await(h.engine.listSessions(Q, t1, 0, 100))).containsExactly("a", "d");
+            assertThat(h.await(h.engine.listSessions(Q, all, 0, 100))).containsExactly("a", "b", "c", "d");
+            assertThat(h.await(h.engine.listSessions(Q, t0, 0, 100))).containsExactly("c", "d");
+            assertThat(h.await(h.engine.listSessions(Q, t1, 0, 100))).containsExactly("d");
         }
     }
 
@@ -641,8 +650,8 @@ class SessionsTest {
             assertThat(h.await(h.engine.getSessionState(pq, "alpha"))).containsExactly(1, 2);
             List<String> expected = new ArrayList<>(ids);
             expected.add("zulu");
-            assertThat(h.await(h.engine.listSessions(pq, 0, 0, 100))).containsExactlyElementsOf(expected);
-            assertThat(h.await(h.engine.listSessions(pq, 0, 3, 2))).containsExactly("delta", "echo");
+            assertThat(h.await(h.engine.listSessions(pq, ALL, 0, 100))).containsExactlyElementsOf(expected);
+            assertThat(h.await(h.engine.listSessions(pq, ALL, 3, 2))).containsExactly("delta", "echo");
 
             // completing everything empties the queue
             for (ReceivedMessage m : got.subList(1, 3)) {
@@ -650,7 +659,7 @@ class SessionsTest {
             }
             h.restart();
             assertThat(h.await(h.engine.getSessionState(pq, "zulu"))).containsExactly(7);
-            assertThat(h.await(h.engine.listSessions(pq, 0, 0, 100))).containsExactlyElementsOf(expected);
+            assertThat(h.await(h.engine.listSessions(pq, ALL, 0, 100))).containsExactlyElementsOf(expected);
         }
     }
 
@@ -736,7 +745,7 @@ class SessionsTest {
             h.advance(Duration.ofMillis(1_001));
             assertFails(h, next, ErrorKind.TIMEOUT);
             // the session is still listed (it has a message)
-            assertThat(h.await(h.engine.listSessions(Q, 0, 0, 10))).containsExactly("s");
+            assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 10))).containsExactly("s");
             Receiver r2 = accept(h, Q, "s", h.sink(), 0);
             ReceivedMessage d = h.await(h.engine.receiveDeferred(Q, seqs, ReceiveMode.PEEK_LOCK, "s")).get(0);
             h.await(r2.complete(d.lockToken()));

@@ -85,6 +85,12 @@ public final class ManagementProcessor {
     public static final String PROPERTIES_TO_MODIFY = "properties-to-modify";
     public static final String SESSION_STATE = "session-state";
     public static final String LAST_UPDATED_TIME = "last-updated-time";
+    public static final String LAST_SESSION_ID = "last-session-id";
+    /**
+     * .NET's {@code DateTime.MaxValue} as an AMQP timestamp (253402300800000, 23:59:59.9999999 of 31 December 9999
+     * rounded up): what the SDKs send to list every session. Any time from its last millisecond on counts.
+     */
+    static final long DATE_TIME_MAX_VALUE_MS = 253_402_300_799_999L;
     public static final String SKIP = "skip";
     public static final String TOP = "top";
     public static final String SESSIONS_IDS = "sessions-ids";
@@ -267,7 +273,13 @@ public final class ManagementProcessor {
         Long lastUpdated = ManagementArgs.timestamp(args, LAST_UPDATED_TIME, false);
         int skip = ManagementArgs.nonNegativeInt(args, SKIP, 0);
         int top = ManagementArgs.nonNegativeInt(args, TOP, Integer.MAX_VALUE);
-        return engine.listSessions(entity, lastUpdated == null ? 0L : lastUpdated, skip, top).thenApply(ids -> {
+        Object last = args.get(LAST_SESSION_ID);
+        String lastSessionId = last instanceof String s && !s.isEmpty() ? s : null;
+        // DateTime.MaxValue (and no time at all) asks for every session with messages or state; a real time for
+        // the sessions whose state changed since
+        long since = lastUpdated == null || lastUpdated >= DATE_TIME_MAX_VALUE_MS ? Engine.ALL_ACTIVE_SESSIONS
+                : lastUpdated;
+        return engine.listSessions(entity, since, skip, top, lastSessionId).thenApply(ids -> {
             if (ids.isEmpty()) {
                 return ManagementResponse.noContent();
             }

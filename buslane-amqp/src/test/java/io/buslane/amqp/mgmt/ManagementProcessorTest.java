@@ -344,22 +344,43 @@ class ManagementProcessorTest {
     }
 
     @Test
-    void getMessageSessionsPagesWithAStringArray() {
+    void getMessageSessionsWithDateTimeMaxValueListsEverySessionWithMessagesPagedWithAStringArray() {
         sessionQueue("sq");
         h.send("sq", text("a", "s1"), text("b", "s2"), text("c", "s3"));
+        Date maxValue = new Date(253_402_300_800_000L); // what the SDKs send for "all sessions"
 
         ManagementResponse r = h.call("sq", ManagementProcessor.GET_MESSAGE_SESSIONS, args(
-                "last-updated-time", new Date(0), "skip", 0, "top", 2));
+                "last-updated-time", maxValue, "skip", 0, "top", 2));
         assertOk(r);
         assertThat(r.body().get("sessions-ids")).isInstanceOf(String[].class);
         assertThat((String[]) r.body().get("sessions-ids")).containsExactly("s1", "s2");
         assertThat(r.body().get("skip")).isInstanceOf(Integer.class).isEqualTo(2);
         assertThat(overTheWire(r.body()).get("sessions-ids")).isInstanceOf(String[].class);
 
+        // the old SDKs' next page: the skip answered and the last id received
+        r = h.call("sq", ManagementProcessor.GET_MESSAGE_SESSIONS, args(
+                "last-updated-time", maxValue, "skip", 2, "top", 2, "last-session-id", "s2"));
+        assertThat((String[]) r.body().get("sessions-ids")).containsExactly("s3");
         r = h.call("sq", ManagementProcessor.GET_MESSAGE_SESSIONS, args("skip", 2, "top", 2));
         assertThat((String[]) r.body().get("sessions-ids")).containsExactly("s3");
 
         assertNoContent(h.call("sq", ManagementProcessor.GET_MESSAGE_SESSIONS, args("skip", 3, "top", 2)));
+        assertNoContent(h.call("sq", ManagementProcessor.GET_MESSAGE_SESSIONS, args(
+                "last-updated-time", maxValue, "skip", 0, "top", 2, "last-session-id", "s3")));
+    }
+
+    @Test
+    void getMessageSessionsWithARealTimeListsTheSessionsWhoseStateChangedSince() {
+        sessionQueue("sq");
+        h.send("sq", text("a", "s1"), text("b", "s2"));
+        Date before = new Date(h.clock.epochMillis());
+        // sessions with messages but no state change: none listed for a real time
+        assertNoContent(h.call("sq", ManagementProcessor.GET_MESSAGE_SESSIONS, args(
+                "last-updated-time", new Date(0), "skip", 0, "top", 10)));
+        h.await(h.engine.setSessionState(EntityAddress.parse("sq"), "s2", new byte[] {1}));
+        ManagementResponse r = h.call("sq", ManagementProcessor.GET_MESSAGE_SESSIONS, args(
+                "last-updated-time", before, "skip", 0, "top", 10));
+        assertThat((String[]) r.body().get("sessions-ids")).containsExactly("s2");
         assertNoContent(h.call("sq", ManagementProcessor.GET_MESSAGE_SESSIONS, args(
                 "last-updated-time", new Date(h.clock.epochMillis() + 60_000), "skip", 0, "top", 10)));
     }

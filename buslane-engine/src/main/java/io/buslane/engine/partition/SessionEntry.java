@@ -15,6 +15,8 @@ public final class SessionEntry extends EngineTimer {
     byte[] state;
     long stateRecordId;
     long lastUpdatedMs;
+    /** When the session's state was last written (0 when never). */
+    long stateUpdatedMs;
     /** The key under which the session is in its table's index of available sessions, or null. */
     Long indexedSeq;
 

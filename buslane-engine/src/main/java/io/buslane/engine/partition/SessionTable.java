@@ -288,6 +288,7 @@ final class SessionTable {
             stateBytes -= s.state.length;
         }
         s.lastUpdatedMs = nowMs;
+        s.stateUpdatedMs = nowMs;
         if (state == null) {
             if (s.state != null) {
                 s.state = null;
@@ -311,6 +312,7 @@ final class SessionTable {
         s.state = state;
         s.stateRecordId = recordId;
         s.lastUpdatedMs = Math.max(s.lastUpdatedMs, lastUpdatedMs);
+        s.stateUpdatedMs = lastUpdatedMs; // the record is written when the state is, with that time
         stateBytes += state.length;
     }
 
@@ -330,11 +332,17 @@ final class SessionTable {
         return stateBytes;
     }
 
-    /** Ids of sessions with messages or state, updated at or after {@code updatedSinceMs}, sorted. */
-    List<String> ids(long updatedSinceMs) {
+    /**
+     * Ids of sessions, sorted: with {@code stateUpdatedSinceMs} {@link Long#MIN_VALUE}, every session with messages
+     * or state (the service's answer to {@code DateTime.MaxValue}); otherwise the sessions whose state was written
+     * at or after that time (message arrivals do not count), as the service lists them.
+     */
+    List<String> ids(long stateUpdatedSinceMs) {
         List<String> ids = new ArrayList<>();
+        boolean all = stateUpdatedSinceMs == Long.MIN_VALUE;
         for (SessionEntry s : sessions.values()) {
-            if ((s.messageCount > 0 || s.state != null) && s.lastUpdatedMs >= updatedSinceMs) {
+            if (all ? s.messageCount > 0 || s.state != null
+                    : s.state != null && s.stateUpdatedMs >= stateUpdatedSinceMs) {
                 ids.add(s.id);
             }
         }

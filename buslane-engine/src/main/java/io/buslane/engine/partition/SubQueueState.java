@@ -894,9 +894,12 @@ public final class SubQueueState {
         sessions.restoreState(sessionId, state, recordId, lastUpdatedMs);
     }
 
-    /** Ids of sessions with messages or state, updated at or after {@code updatedSinceMs}, sorted. */
-    public List<String> sessionIds(long updatedSinceMs) {
-        return sessions.ids(updatedSinceMs);
+    /**
+     * Ids of sessions, sorted: all with messages or state for {@link Long#MIN_VALUE}, else those whose state was
+     * written at or after the time.
+     */
+    public List<String> sessionIds(long stateUpdatedSinceMs) {
+        return sessions.ids(stateUpdatedSinceMs);
     }
 
     /** A session entry's lock owner check for settlement by session id. */

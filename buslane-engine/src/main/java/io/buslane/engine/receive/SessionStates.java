@@ -106,20 +106,31 @@ public final class SessionStates {
         return t == null ? Long.MAX_VALUE : (long) t.properties().maxMessageSizeInKilobytes() * 1024;
     }
 
-    /** Ids of sessions with messages or state, updated since the given time; paged with skip and top. */
-    public CompletableFuture<List<String>> listSessions(EntityAddress address, long updatedSinceMs, int skip,
-                                                        int top) {
+    /**
+     * Ids of sessions in id order, as the service lists them: with {@code stateUpdatedSinceMs}
+     * {@link io.buslane.engine.Engine#ALL_ACTIVE_SESSIONS} every session with messages or state, otherwise the
+     * sessions whose state was written at or after that time. A page starts after {@code lastSessionId} when it is
+     * given (the id ending the previous page), else after {@code skip} ids; it holds at most {@code top} ids.
+     */
+    public CompletableFuture<List<String>> listSessions(EntityAddress address, long stateUpdatedSinceMs, int skip,
+                                                        int top, String lastSessionId) {
         try {
             Source source = Source.of(namespace, address, clock.epochMillis());
             return PartitionRef.onAll(source.partitions(), p -> {
                 SubQueueState main = source.address().subscription() == null ? p.queue()
                         : p.subscription(source.address().subscription());
-                return main == null ? List.<String>of() : main.sessionIds(updatedSinceMs);
+                return main == null ? List.<String>of() : main.sessionIds(stateUpdatedSinceMs);
             }).thenApply(lists -> {
                 List<String> all = new ArrayList<>();
                 lists.forEach(all::addAll);
                 all.sort(null);
-                int from = Math.min(Math.max(skip, 0), all.size());
+                int from;
+                if (lastSessionId != null) {
+                    int at = java.util.Collections.binarySearch(all, lastSessionId);
+                    from = at >= 0 ? at + 1 : -at - 1;
+                } else {
+                    from = Math.min(Math.max(skip, 0), all.size());
+                }
                 int to = (int) Math.min(all.size(), (long) from + Math.max(top, 0));
                 return new ArrayList<>(all.subList(from, to));
             });
