@@ -4,6 +4,7 @@ import com.azure.core.exception.ClientAuthenticationException;
 import com.azure.core.exception.HttpResponseException;
 import com.azure.core.exception.ResourceExistsException;
 import com.azure.core.exception.ResourceNotFoundException;
+import com.azure.core.http.HttpHeaderName;
 import com.azure.core.http.policy.HttpPipelinePolicy;
 import com.azure.core.http.rest.PagedResponse;
 import com.azure.messaging.servicebus.ServiceBusClientBuilder;
@@ -37,7 +38,11 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.net.URI;
 import java.net.URL;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.List;
@@ -76,9 +81,17 @@ class AdminClientConformanceTest extends ConformanceBase {
 
     /** The snippet of docs/admin-api.md: an admin client whose requests go to Buslane's HTTP port. */
     static ServiceBusAdministrationClient adminClient(String connectionString, int httpPort) {
+        return adminClient(connectionString, httpPort, null);
+    }
+
+    /** The same, with the given {@code Host} header (the namespace's host, as the SDK addresses it) when not null. */
+    static ServiceBusAdministrationClient adminClient(String connectionString, int httpPort, String host) {
         HttpPipelinePolicy toBuslane = (context, next) -> {
             URL url = context.getHttpRequest().getUrl();
             context.getHttpRequest().setUrl("http://127.0.0.1:" + httpPort + url.getFile());
+            if (host != null) {
+                context.getHttpRequest().setHeader(HttpHeaderName.HOST, host);
+            }
             return next.process();
         };
         return new ServiceBusAdministrationClientBuilder()
@@ -160,17 +173,35 @@ class AdminClientConformanceTest extends ConformanceBase {
         assertThat(new QueueRuntimeProperties(q).getCreatedAt()).isNotNull();
     }
 
+    /**
+     * The SDK rewrites a forwarding target to {@code https://{namespace host}/{entity}} (in the options object it
+     * was given) and expects the service to report it so; the broker keeps the entity name and reports the URL on
+     * the host the request addressed, so the client's URLs point at the namespace's host, as the SDK's do.
+     */
     @Test
-    void forwardingTargetsAreEntityNames() {
-        admin.createQueue("admin-fwd-target");
-        QueueProperties q = admin.createQueue("admin-fwd-source", new CreateQueueOptions()
-                .setForwardTo("admin-fwd-target").setForwardDeadLetteredMessagesTo("admin-fwd-target"));
-        assertThat(q.getForwardTo()).isEqualTo("admin-fwd-target");
-        assertThat(admin.getQueue("admin-fwd-source").getForwardDeadLetteredMessagesTo())
-                .isEqualTo("admin-fwd-target");
-        QueueProperties reread = admin.getQueue("admin-fwd-source");
+    void forwardingTargetsComeBackAsTheAbsoluteUrlsTheSdkSent() {
+        ServiceBusAdministrationClient onNamespaceHost = adminClient(broker.connectionString(), broker.httpPort(),
+                "localhost");
+        onNamespaceHost.createQueue("admin-fwd-target");
+        CreateQueueOptions options = new CreateQueueOptions()
+                .setForwardTo("admin-fwd-target").setForwardDeadLetteredMessagesTo("admin-fwd-target");
+        QueueProperties q = onNamespaceHost.createQueue("admin-fwd-source", options);
+        assertThat(options.getForwardTo()).isEqualTo("https://localhost/admin-fwd-target");
+        assertThat(q.getForwardTo()).isEqualTo(options.getForwardTo());
+        assertThat(q.getForwardDeadLetteredMessagesTo()).isEqualTo(options.getForwardDeadLetteredMessagesTo());
+        QueueProperties reread = onNamespaceHost.getQueue("admin-fwd-source");
+        assertThat(reread.getForwardTo()).isEqualTo("https://localhost/admin-fwd-target");
+        assertThat(reread.getForwardDeadLetteredMessagesTo()).isEqualTo("https://localhost/admin-fwd-target");
         reread.setMaxDeliveryCount(4);
-        assertThat(admin.updateQueue(reread).getForwardTo()).isEqualTo("admin-fwd-target");
+        assertThat(onNamespaceHost.updateQueue(reread).getForwardTo()).isEqualTo("https://localhost/admin-fwd-target");
+
+        onNamespaceHost.createTopic("admin-fwd-topic");
+        CreateSubscriptionOptions subOptions = new CreateSubscriptionOptions().setForwardTo("admin-fwd-target");
+        SubscriptionProperties sub = onNamespaceHost.createSubscription("admin-fwd-topic", "s", subOptions);
+        assertThat(sub.getForwardTo()).isEqualTo(subOptions.getForwardTo())
+                .isEqualTo("https://localhost/admin-fwd-target");
+        assertThat(sub.getForwardDeadLetteredMessagesTo()).isNull();
+
         assertThatThrownBy(() -> admin.createQueue("admin-fwd-broken", new CreateQueueOptions()
                 .setForwardTo("admin-nowhere")))
                 .isInstanceOfSatisfying(HttpResponseException.class,
@@ -384,13 +415,34 @@ class AdminClientConformanceTest extends ConformanceBase {
         assertThat(ns.getCreatedTime()).isNotNull();
     }
 
+    private static HttpResponse<String> rawGet(String path) throws Exception {
+        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
+                "http://127.0.0.1:" + broker.httpPort() + path + "?api-version=2021-05"))
+                .header("Authorization", sasToken("http://localhost/")).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
     @Test
-    void errorsMapToTheSdksExceptions() {
+    void errorsMapToTheSdksExceptions() throws Exception {
         assertThatThrownBy(() -> admin.getQueue("admin-missing")).isInstanceOf(ResourceNotFoundException.class);
         assertThat(admin.getQueueExists("admin-missing")).isFalse();
+        assertThatThrownBy(() -> admin.getQueueRuntimeProperties("admin-missing"))
+                .isInstanceOf(ResourceNotFoundException.class);
         assertThatThrownBy(() -> admin.getTopic("admin-missing")).isInstanceOf(ResourceNotFoundException.class);
+        assertThat(admin.getTopicExists("admin-missing")).isFalse();
         assertThatThrownBy(() -> admin.getSubscription("admin-missing", "s"))
                 .isInstanceOf(ResourceNotFoundException.class);
+        admin.createTopic("admin-missing-subs");
+        assertThatThrownBy(() -> admin.getSubscription("admin-missing-subs", "s"))
+                .isInstanceOf(ResourceNotFoundException.class);
+        assertThat(admin.getSubscriptionExists("admin-missing-subs", "s")).isFalse();
+        assertThatThrownBy(() -> admin.getSubscriptionRuntimeProperties("admin-missing-subs", "s"))
+                .isInstanceOf(ResourceNotFoundException.class);
+        // What the service answers underneath: 200 with an empty feed for a missing queue or topic (the discovery
+        // feed of an unoccupied name); 404 for a missing subscription or rule, the only answer the SDK reads there.
+        assertThat(rawGet("/admin-missing").statusCode()).isEqualTo(200);
+        assertThat(rawGet("/admin-missing").body()).startsWith("<?xml")
+                .contains("<feed xmlns=\"http://www.w3.org/2005/Atom\">").doesNotContain("<entry");
+        assertThat(rawGet("/admin-missing-subs/Subscriptions/s").statusCode()).isEqualTo(404);
         assertThatThrownBy(() -> admin.deleteQueue("admin-missing")).isInstanceOf(ResourceNotFoundException.class);
         assertThatThrownBy(() -> admin.createSubscription("admin-missing", "s"))
                 .isInstanceOf(ResourceNotFoundException.class);

@@ -48,6 +48,26 @@ record AdminRequest(String method, String rawPath, AdminPath path, Map<String, S
     }
 
     /**
+     * The absolute URL by which the service names an entity of this namespace in {@code ForwardTo} and
+     * {@code ForwardDeadLetteredMessagesTo}: {@code https://{host}/{entity}}, the host as addressed without a port
+     * (what the Java and JavaScript SDKs send and compare against: {@code https://} and the namespace's host).
+     */
+    String entityUrl(String entityName) {
+        return "https://" + hostName() + "/" + entityName;
+    }
+
+    /** The host without a port ({@code [::1]} keeps its brackets). */
+    String hostName() {
+        String h = host;
+        if (h.startsWith("[")) {
+            int close = h.indexOf(']');
+            return close > 0 ? h.substring(0, close + 1) : h;
+        }
+        int colon = h.lastIndexOf(':');
+        return colon >= 0 ? h.substring(0, colon) : h;
+    }
+
+    /**
      * The namespace name the service would report: the first label of the host name, or the whole host when it is
      * an IP address or a single label ({@code localhost}).
      */

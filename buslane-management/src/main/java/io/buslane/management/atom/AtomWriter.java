@@ -1,6 +1,7 @@
 package io.buslane.management.atom;
 
 import java.util.List;
+import java.util.UUID;
 import java.util.function.Consumer;
 
 /**
@@ -57,6 +58,24 @@ final class AtomWriter {
         for (Entry e : entries) {
             writeEntry(out, request, e, false);
         }
+        out.close();
+        return out.finish();
+    }
+
+    /**
+     * What the service answers to a {@code GET} of an entity, subscription or rule that does not exist: 200 with
+     * the empty discovery feed of an unoccupied name (the SDKs turn an answer without an {@code entry} into their
+     * not-found error: {@code ResourceNotFoundException} in Java, {@code MessagingEntityNotFound} in .NET).
+     */
+    static String emptyFeed(long nowMs) {
+        XmlOut out = new XmlOut();
+        out.open("feed").defaultNamespace(Xmlns.ATOM);
+        out.open("title").attribute("type", "text").text("Publicly Listed Services").close();
+        out.open("subtitle").attribute("type", "text")
+                .text("This is the list of publicly-listed services currently available.").close();
+        out.leaf("id", "uuid:" + UUID.randomUUID() + ";id=1");
+        out.leaf("updated", XmlTimes.format(nowMs));
+        out.leaf("generator", "Service Bus 1.1");
         out.close();
         return out.finish();
     }

@@ -8,6 +8,8 @@ import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.entity.SubscriptionProperties;
 import io.buslane.engine.entity.TopicProperties;
 
+import java.util.function.UnaryOperator;
+
 /**
  * Queue, topic and subscription descriptions, element by element in the order the service writes them (its data
  * contracts' order, which strict parsers such as {@code DataContractSerializer} require). Properties the broker
@@ -21,7 +23,12 @@ final class DescriptionWriter {
     private DescriptionWriter() {
     }
 
-    static void queue(XmlOut o, QueueEntity q, RuntimeCounts c) {
+    /**
+     * A queue.
+     *
+     * @param url the absolute URL the service reports for a forwarding target's entity name
+     */
+    static void queue(XmlOut o, QueueEntity q, RuntimeCounts c, UnaryOperator<String> url) {
         QueueProperties p = q.properties();
         root(o, "QueueDescription");
         o.leaf("LockDuration", XmlDurations.format(p.lockDuration()));
@@ -38,7 +45,7 @@ final class DescriptionWriter {
         o.leaf("IsAnonymousAccessible", false);
         o.empty("AuthorizationRules");
         o.leaf("Status", p.status().serviceName());
-        o.leaf("ForwardTo", p.forwardTo());
+        o.leaf("ForwardTo", target(p.forwardTo(), url));
         o.leaf("UserMetadata", p.userMetadata());
         times(o, q.createdAtMs(), q.updatedAtMs());
         o.leaf("SupportOrdering", true);
@@ -46,7 +53,7 @@ final class DescriptionWriter {
         o.leaf("AutoDeleteOnIdle", XmlDurations.format(p.autoDeleteOnIdle()));
         o.leaf("EnablePartitioning", p.enablePartitioning());
         o.leaf("EntityAvailabilityStatus", AVAILABLE);
-        o.leaf("ForwardDeadLetteredMessagesTo", p.forwardDeadLetteredMessagesTo());
+        o.leaf("ForwardDeadLetteredMessagesTo", target(p.forwardDeadLetteredMessagesTo(), url));
         o.leaf("EnableExpress", false);
         o.leaf("MaxMessageSizeInKilobytes", p.maxMessageSizeInKilobytes());
         o.close();
@@ -79,7 +86,7 @@ final class DescriptionWriter {
         o.close();
     }
 
-    static void subscription(XmlOut o, SubscriptionEntity s, RuntimeCounts c) {
+    static void subscription(XmlOut o, SubscriptionEntity s, RuntimeCounts c, UnaryOperator<String> url) {
         SubscriptionProperties p = s.properties();
         root(o, "SubscriptionDescription");
         o.leaf("LockDuration", XmlDurations.format(p.lockDuration()));
@@ -91,14 +98,19 @@ final class DescriptionWriter {
         o.leaf("MaxDeliveryCount", p.maxDeliveryCount());
         o.leaf("EnableBatchedOperations", p.enableBatchedOperations());
         o.leaf("Status", p.status().serviceName());
-        o.leaf("ForwardTo", p.forwardTo());
+        o.leaf("ForwardTo", target(p.forwardTo(), url));
         times(o, s.createdAtMs(), s.updatedAtMs());
         countDetails(o, c);
         o.leaf("UserMetadata", p.userMetadata());
-        o.leaf("ForwardDeadLetteredMessagesTo", p.forwardDeadLetteredMessagesTo());
+        o.leaf("ForwardDeadLetteredMessagesTo", target(p.forwardDeadLetteredMessagesTo(), url));
         o.leaf("AutoDeleteOnIdle", XmlDurations.format(p.autoDeleteOnIdle()));
         o.leaf("EntityAvailabilityStatus", AVAILABLE);
         o.close();
+    }
+
+    /** A forwarding target as the service reports it: the absolute URL of the entity; null stays null. */
+    private static String target(String entityName, UnaryOperator<String> url) {
+        return entityName == null ? null : url.apply(entityName);
     }
 
     /** {@code NamespaceInfo}: a Standard-tier messaging namespace. */

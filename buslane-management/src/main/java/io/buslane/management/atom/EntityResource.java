@@ -37,14 +37,14 @@ final class EntityResource {
         QueueEntity q = engine.queue(name);
         if (q != null) {
             RuntimeCounts c = Counts.of(engine, q.properties().name());
-            return AdminResponse.entry(200, AtomWriter.entry(r, queueEntry(q, c)));
+            return AdminResponse.entry(200, AtomWriter.entry(r, queueEntry(r, q, c)));
         }
         TopicEntity t = engine.topic(name);
         if (t != null) {
             RuntimeCounts c = Counts.of(engine, t.properties().name());
             return AdminResponse.entry(200, AtomWriter.entry(r, topicEntry(t, c)));
         }
-        throw BrokerException.entityNotFound(name);
+        return AdminResponse.feed(AtomWriter.emptyFeed(clock.epochMillis()));
     }
 
     AdminResponse put(AdminRequest r) {
@@ -78,7 +78,7 @@ final class EntityResource {
         List<RuntimeCounts> counts = Counts.all(engine, page.items().stream().map(q -> q.properties().name()).toList());
         List<AtomWriter.Entry> entries = new ArrayList<>();
         for (int i = 0; i < page.items().size(); i++) {
-            entries.add(queueEntry(page.items().get(i), counts.get(i)));
+            entries.add(queueEntry(r, page.items().get(i), counts.get(i)));
         }
         return AdminResponse.feed(AtomWriter.feed(r, "Queues", entries, page.nextSkip(), page.top(),
                 clock.epochMillis()));
@@ -102,7 +102,7 @@ final class EntityResource {
         QueueProperties p = DescriptionReader.queue(name, d, null);
         Forwarding.requireTargets(engine, p.forwardTo(), p.forwardDeadLetteredMessagesTo());
         QueueEntity q = Await.result(engine.createQueue(p));
-        return AdminResponse.entry(201, AtomWriter.entry(r, queueEntry(q, RuntimeCounts.ZERO)));
+        return AdminResponse.entry(201, AtomWriter.entry(r, queueEntry(r, q, RuntimeCounts.ZERO)));
     }
 
     private AdminResponse updateQueue(AdminRequest r, String name, Element d) {
@@ -113,7 +113,8 @@ final class EntityResource {
         QueueProperties p = DescriptionReader.queue(existing.properties().name(), d, existing.properties());
         Forwarding.requireTargets(engine, p.forwardTo(), p.forwardDeadLetteredMessagesTo());
         QueueEntity q = Await.result(engine.updateQueue(p));
-        return AdminResponse.entry(200, AtomWriter.entry(r, queueEntry(q, Counts.of(engine, q.properties().name()))));
+        RuntimeCounts c = Counts.of(engine, q.properties().name());
+        return AdminResponse.entry(200, AtomWriter.entry(r, queueEntry(r, q, c)));
     }
 
     private AdminResponse createTopic(AdminRequest r, String name, Element d) {
@@ -143,10 +144,10 @@ final class EntityResource {
         }
     }
 
-    static AtomWriter.Entry queueEntry(QueueEntity q, RuntimeCounts c) {
+    static AtomWriter.Entry queueEntry(AdminRequest r, QueueEntity q, RuntimeCounts c) {
         String name = q.properties().name();
         return new AtomWriter.Entry(name, name, q.createdAtMs(), q.updatedAtMs(),
-                o -> DescriptionWriter.queue(o, q, c));
+                o -> DescriptionWriter.queue(o, q, c, r::entityUrl));
     }
 
     static AtomWriter.Entry topicEntry(TopicEntity t, RuntimeCounts c) {

@@ -28,6 +28,7 @@ final class RuleResource {
         this.clock = clock;
     }
 
+    /** A rule; a missing one is a 404 (as for subscriptions, the SDKs parse only an entry here). */
     AdminResponse get(AdminRequest r) {
         SubscriptionEntity s = SubscriptionResource.require(engine, r.path());
         return AdminResponse.entry(200, AtomWriter.entry(r, entry(s, requireRule(s, r.path()))));

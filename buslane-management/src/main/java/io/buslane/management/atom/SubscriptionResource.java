@@ -30,9 +30,14 @@ final class SubscriptionResource {
         this.clock = clock;
     }
 
+    /**
+     * A subscription; a missing one (or one of a missing topic) is a 404, unlike a missing queue or topic: the
+     * SDKs read a subscription's answer as an entry only (Java's fails to parse a feed there), so the service
+     * cannot be answering the discovery feed of an unoccupied name here.
+     */
     AdminResponse get(AdminRequest r) {
         SubscriptionEntity s = require(engine, r.path());
-        return AdminResponse.entry(200, AtomWriter.entry(r, entry(s, Counts.of(engine, path(s)))));
+        return AdminResponse.entry(200, AtomWriter.entry(r, entry(r, s, Counts.of(engine, path(s)))));
     }
 
     AdminResponse put(AdminRequest r) {
@@ -45,7 +50,7 @@ final class SubscriptionResource {
                     existing.properties().name(), d, existing.properties());
             Forwarding.requireTargets(engine, p.forwardTo(), p.forwardDeadLetteredMessagesTo());
             SubscriptionEntity s = Await.result(engine.updateSubscription(p));
-            return AdminResponse.entry(200, AtomWriter.entry(r, entry(s, Counts.of(engine, path(s)))));
+            return AdminResponse.entry(200, AtomWriter.entry(r, entry(r, s, Counts.of(engine, path(s)))));
         }
         SubscriptionProperties p = DescriptionReader.subscription(topic.properties().name(), name, d, null);
         List<RuleProperties> rules = DescriptionReader.defaultRules(d);
@@ -53,7 +58,7 @@ final class SubscriptionResource {
             Forwarding.requireTargets(engine, p.forwardTo(), p.forwardDeadLetteredMessagesTo());
         }
         SubscriptionEntity s = Await.result(engine.createSubscription(p, rules));
-        return AdminResponse.entry(201, AtomWriter.entry(r, entry(s, RuntimeCounts.ZERO)));
+        return AdminResponse.entry(201, AtomWriter.entry(r, entry(r, s, RuntimeCounts.ZERO)));
     }
 
     AdminResponse delete(AdminRequest r) {
@@ -70,7 +75,7 @@ final class SubscriptionResource {
         List<RuntimeCounts> counts = Counts.all(engine, page.items().stream().map(SubscriptionResource::path).toList());
         List<AtomWriter.Entry> entries = new ArrayList<>();
         for (int i = 0; i < page.items().size(); i++) {
-            entries.add(entry(page.items().get(i), counts.get(i)));
+            entries.add(entry(r, page.items().get(i), counts.get(i)));
         }
         return AdminResponse.feed(AtomWriter.feed(r, "Subscriptions", entries, page.nextSkip(), page.top(),
                 clock.epochMillis()));
@@ -97,8 +102,8 @@ final class SubscriptionResource {
         return s.properties().path();
     }
 
-    private static AtomWriter.Entry entry(SubscriptionEntity s, RuntimeCounts c) {
+    private static AtomWriter.Entry entry(AdminRequest r, SubscriptionEntity s, RuntimeCounts c) {
         return new AtomWriter.Entry(path(s), s.properties().name(), s.createdAtMs(), s.updatedAtMs(),
-                o -> DescriptionWriter.subscription(o, s, c));
+                o -> DescriptionWriter.subscription(o, s, c, r::entityUrl));
     }
 }

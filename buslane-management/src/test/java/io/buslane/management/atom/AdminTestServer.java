@@ -73,6 +73,21 @@ final class AdminTestServer implements AutoCloseable {
         return send("GET", pathAndQuery, null, false);
     }
 
+    /**
+     * Whether a GET of the path gets what the service answers for a missing entity, subscription or rule: 200
+     * with an ATOM feed without entries.
+     */
+    boolean getsEmptyFeed(String pathAndQuery) {
+        HttpResponse<String> r = get(pathAndQuery);
+        if (r.statusCode() != 200) {
+            return false;
+        }
+        TestXml x = TestXml.parse(r.body());
+        return "feed".equals(x.root().getLocalName()) && Xmlns.ATOM.equals(x.root().getNamespaceURI())
+                && x.count("//a:entry") == 0 && r.headers().firstValue("Content-Type").orElse("")
+                .startsWith("application/atom+xml");
+    }
+
     HttpResponse<String> put(String path, String body) {
         return send("PUT", path, body, false);
     }

@@ -104,7 +104,7 @@ class QueueTopicApiTest {
     }
 
     @Test
-    void duplicateCreateIs409AndMissingEntityIs404InTheServicesErrorShape() {
+    void duplicateCreateIs409AndAMissingEntityIsAnEmptyFeedOrA404InTheServicesShape() {
         assertThat(server.put("/dup", AdminTestServer.entry("QueueDescription", "")).statusCode()).isEqualTo(201);
         HttpResponse<String> again = server.put("/dup", AdminTestServer.entry("QueueDescription", ""));
         assertThat(again.statusCode()).isEqualTo(409);
@@ -112,11 +112,17 @@ class QueueTopicApiTest {
         assertThat(server.put("/dup", AdminTestServer.entry("TopicDescription", "")).statusCode()).isEqualTo(409);
 
         HttpResponse<String> missing = server.get("/nope");
-        assertThat(missing.statusCode()).isEqualTo(404);
-        TestXml error = TestXml.parse(missing.body());
+        assertThat(missing.statusCode()).isEqualTo(200);
+        TestXml feed = TestXml.parse(missing.body());
+        assertThat(feed.root().getLocalName()).isEqualTo("feed");
+        assertThat(feed.count("/a:feed/a:entry")).isZero();
+        assertThat(feed.text("/a:feed/a:title")).isEqualTo("Publicly Listed Services");
+        assertThat(server.getsEmptyFeed("/nope?enrich=true")).isTrue();
+        HttpResponse<String> deleted = server.delete("/nope");
+        assertThat(deleted.statusCode()).isEqualTo(404);
+        TestXml error = TestXml.parse(deleted.body());
         assertThat(error.text("/Error/Code")).isEqualTo("404");
         assertThat(error.text("/Error/Detail")).contains("'nope' could not be found");
-        assertThat(server.delete("/nope").statusCode()).isEqualTo(404);
         assertThat(server.update("/nope", AdminTestServer.entry("QueueDescription", "")).statusCode())
                 .isEqualTo(404);
     }
@@ -154,7 +160,7 @@ class QueueTopicApiTest {
         assertThat(server.put("/bad", AdminTestServer.entry("RuleDescription", "")).statusCode()).isEqualTo(400);
         assertThat(server.put("/bad@name", AdminTestServer.entry("QueueDescription", "")).statusCode())
                 .isEqualTo(400);
-        assertThat(server.get("/bad").statusCode()).isEqualTo(404);
+        assertThat(server.getsEmptyFeed("/bad")).isTrue();
     }
 
     @Test
@@ -176,7 +182,7 @@ class QueueTopicApiTest {
                 "<MaxMessageSizeInKilobytes>2147483647</MaxMessageSizeInKilobytes>"));
         assertThat(r.statusCode()).isEqualTo(400);
         assertThat(TestXml.parse(r.body()).text("/Error/Detail")).contains("MaxMessageSizeInKilobytes must be at most");
-        assertThat(server.get("/huge").statusCode()).isEqualTo(404);
+        assertThat(server.getsEmptyFeed("/huge")).isTrue();
     }
 
     @Test
@@ -187,11 +193,11 @@ class QueueTopicApiTest {
         assertThat(TestXml.parse(server.get("/app/orders/eu").body()).text("/a:entry/a:title"))
                 .isEqualTo("app/orders/eu");
         assertThat(server.delete("/app%2Forders%2Feu").statusCode()).isEqualTo(200);
-        assertThat(server.get("/app/orders/eu").statusCode()).isEqualTo(404);
+        assertThat(server.getsEmptyFeed("/app/orders/eu")).isTrue();
     }
 
     @Test
-    void forwardToAcceptsAnAbsoluteUrlAndRequiresAnExistingTarget() {
+    void forwardToAcceptsAUrlOrANameIsReportedAsTheEntitysUrlAndRequiresAnExistingTarget() {
         assertThat(server.put("/fwd-target", AdminTestServer.entry("QueueDescription", "")).statusCode())
                 .isEqualTo(201);
         HttpResponse<String> r = server.put("/fwd-source", AdminTestServer.entry("QueueDescription",
@@ -200,8 +206,16 @@ class QueueTopicApiTest {
         assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
         assertThat(server.engine.queue("fwd-source").properties().forwardTo()).isEqualTo("fwd-target");
         TestXml x = TestXml.parse(r.body());
-        assertThat(x.text(Q + "sb:ForwardTo")).isEqualTo("fwd-target");
-        assertThat(x.text(Q + "sb:ForwardDeadLetteredMessagesTo")).isEqualTo("fwd-target");
+        assertThat(x.text(Q + "sb:ForwardTo")).isEqualTo("https://127.0.0.1/fwd-target");
+        assertThat(x.text(Q + "sb:ForwardDeadLetteredMessagesTo")).isEqualTo("https://127.0.0.1/fwd-target");
+
+        HttpResponse<String> bare = server.put("/fwd-bare", AdminTestServer.entry("QueueDescription",
+                "<ForwardTo>fwd-target</ForwardTo>"));
+        assertThat(bare.statusCode()).as(bare.body()).isEqualTo(201);
+        assertThat(server.engine.queue("fwd-bare").properties().forwardTo()).isEqualTo("fwd-target");
+        assertThat(TestXml.parse(server.get("/fwd-bare").body()).text(Q + "sb:ForwardTo"))
+                .isEqualTo("https://127.0.0.1/fwd-target");
+        assertThat(TestXml.parse(bare.body()).node(Q + "sb:ForwardDeadLetteredMessagesTo")).isNull();
 
         HttpResponse<String> missing = server.put("/fwd-broken", AdminTestServer.entry("QueueDescription",
                 "<ForwardTo>https://localhost/nowhere</ForwardTo>"));
