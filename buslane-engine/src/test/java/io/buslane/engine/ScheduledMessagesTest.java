@@ -199,7 +199,7 @@ class ScheduledMessagesTest {
             assertThat(peekAll(h, "q")).extracting(ReceivedMessage::state).containsExactly(MessageState.ACTIVE);
 
             assertThatThrownBy(() -> h.await(h.engine.cancelScheduled("q", seqs)))
-                    .satisfies(t -> assertKind(t, ErrorKind.INVALID_OPERATION));
+                    .satisfies(t -> assertKind(t, ErrorKind.MESSAGE_NOT_FOUND));
             RuntimeCounts c = counts(h, "q");
             assertThat(c.scheduledMessageCount()).isZero();
             assertThat(c.activeMessageCount()).isEqualTo(1L);
@@ -227,7 +227,7 @@ class ScheduledMessagesTest {
                 assertThat(c.activeMessageCount()).isZero();
             } else {
                 assertThatThrownBy(cancel::join).hasCauseInstanceOf(BrokerException.class)
-                        .satisfies(t -> assertKind(t.getCause(), ErrorKind.INVALID_OPERATION));
+                        .satisfies(t -> assertKind(t.getCause(), ErrorKind.MESSAGE_NOT_FOUND));
                 assertThat(peeked).extracting(EngineHarness::text).containsExactly("x");
                 assertThat(c.activeMessageCount()).isEqualTo(1L);
             }
@@ -244,9 +244,9 @@ class ScheduledMessagesTest {
             long[] seqs = h.await(h.engine.schedule("q", List.of(at("x", h.clock.epochMillis() + 60_000))));
             h.await(h.engine.cancelScheduled("q", seqs));
             assertThatThrownBy(() -> h.await(h.engine.cancelScheduled("q", seqs)))
-                    .satisfies(t -> assertKind(t, ErrorKind.INVALID_OPERATION));
+                    .satisfies(t -> assertKind(t, ErrorKind.MESSAGE_NOT_FOUND));
             assertThatThrownBy(() -> h.await(h.engine.cancelScheduled("q", new long[] {42})))
-                    .satisfies(t -> assertKind(t, ErrorKind.INVALID_OPERATION));
+                    .satisfies(t -> assertKind(t, ErrorKind.MESSAGE_NOT_FOUND));
             assertThat(counts(h, "q").scheduledMessageCount()).isZero();
         }
     }
@@ -257,7 +257,7 @@ class ScheduledMessagesTest {
             h.queue("q");
             h.send("q", text("a"));
             assertThatThrownBy(() -> h.await(h.engine.cancelScheduled("q", new long[] {1})))
-                    .satisfies(t -> assertKind(t, ErrorKind.INVALID_OPERATION));
+                    .satisfies(t -> assertKind(t, ErrorKind.MESSAGE_NOT_FOUND));
             assertThat(peekAll(h, "q")).extracting(EngineHarness::text).containsExactly("a");
         }
     }

@@ -286,7 +286,7 @@ public final class Partition {
     public void cancelScheduled(long seq) {
         ScheduledEntry se = scheduled.remove(seq);
         if (se == null) {
-            throw new BrokerException(ErrorKind.INVALID_OPERATION, "The scheduled message with SequenceNumber = "
+            throw new BrokerException(ErrorKind.MESSAGE_NOT_FOUND, "The scheduled message with SequenceNumber = "
                     + seq + " was not found in '" + entityPath + "': it has already been enqueued or cancelled.");
         }
         se.partition = null;

@@ -122,7 +122,7 @@ class PartitionTest {
         assertThat(ctx.log.records).containsExactly("scheduledAdded " + seq, "scheduledRemoved " + seq);
         assertThatThrownBy(() -> p.cancelScheduled(seq))
                 .isInstanceOfSatisfying(BrokerException.class,
-                        e -> assertThat(e.kind()).isEqualTo(ErrorKind.INVALID_OPERATION));
+                        e -> assertThat(e.kind()).isEqualTo(ErrorKind.MESSAGE_NOT_FOUND));
     }
 
     @Test
