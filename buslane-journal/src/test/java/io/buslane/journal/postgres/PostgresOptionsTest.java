@@ -1,0 +1,40 @@
+package io.buslane.journal.postgres;
+
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class PostgresOptionsTest {
+
+    private static PostgresOptions parse(String url) {
+        return PostgresOptions.parse(url, "node", Duration.ofSeconds(30), null);
+    }
+
+    @Test
+    void parsesTheStorageUrl() {
+        PostgresOptions o = parse("postgresql://bus%40lane:p%3Ass@db.example:6543/buslane?sslmode=require");
+        assertThat(o.jdbcUrl()).isEqualTo("jdbc:postgresql://db.example:6543/buslane?sslmode=require");
+        assertThat(o.user()).isEqualTo("bus@lane");
+        assertThat(o.password()).isEqualTo("p:ss");
+        assertThat(o.describe()).doesNotContain("p:ss");
+    }
+
+    @Test
+    void defaultsThePortAndAcceptsPostgresAndJdbcSchemes() {
+        assertThat(parse("postgres://u@h/db").jdbcUrl()).isEqualTo("jdbc:postgresql://h:5432/db");
+        assertThat(parse("jdbc:postgresql://h:1/db").jdbcUrl()).isEqualTo("jdbc:postgresql://h:1/db");
+        assertThat(parse("postgresql://h/db").user()).isNull();
+    }
+
+    @Test
+    void refusesWhatIsNotAPostgresqlUrlWithoutEchoingThePassword() {
+        assertThatThrownBy(() -> parse("mysql://u:secret@h/db")).hasMessageContaining("postgresql://");
+        assertThatThrownBy(() -> parse("postgresql://u:secret@h")).hasMessageContaining("no database")
+                .hasMessageNotContaining("secret");
+        assertThatThrownBy(() -> PostgresOptions.parse("postgresql://h/db", "n", Duration.ofMillis(10), null))
+                .hasMessageContaining("lease");
+    }
+}

@@ -1,0 +1,206 @@
+package io.buslane.journal.postgres;
+
+import io.buslane.journal.Journal;
+import io.buslane.journal.JournalException;
+import io.buslane.journal.JournalRecord;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Fenced ownership and failures of the PostgreSQL journal: two factories (two nodes) on one database, a takeover
+ * after the lease, a refused commit of the old owner, a kept batch written once after its connection died, and a
+ * schema newer than the broker knows.
+ */
+class PostgresOwnershipTest {
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static List<String> replay(Journal j) {
+        List<String> out = new ArrayList<>();
+        j.replay(r -> out.add(r.kind() + ":" + r.id() + ":" + new String(r.payload(), StandardCharsets.UTF_8)));
+        return out;
+    }
+
+    @Test
+    void aTakeoverFencesTheOldOwnerWhoseLaterCommitsAreRefusedAndNeverVisible() throws Exception {
+        String url = TestPostgres.sharedOrSkip().newDatabase();
+        try (PostgresJournalFactory a = new PostgresJournalFactory(
+                PostgresTestDatabase.options(url, "node-a", Duration.ofMillis(600)));
+             PostgresJournalFactory b = new PostgresJournalFactory(
+                     PostgresTestDatabase.options(url, "node-b", Duration.ofMillis(600)))) {
+            Journal ja = a.open("shard-0");
+            replay(ja);
+            ja.append(JournalRecord.add(1, (byte) 1, bytes("acked-by-a")));
+            ja.sync();
+
+            // node A stops renewing (as a paused or partitioned process would) while still believing it owns it
+            a.pauseRenewalForTest(true);
+            long started = System.nanoTime();
+            Journal jb = b.open("shard-0"); // waits for A's lease to expire, then bumps the epoch
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThan(Duration.ofMillis(100));
+            assertThat(replay(jb)).containsExactly("ADD:1:acked-by-a");
+
+            ja.append(JournalRecord.add(2, (byte) 1, bytes("never-acked")));
+            assertThatThrownBy(ja::sync).isInstanceOf(JournalException.class)
+                    .satisfies(e -> assertThat(((JournalException) e).reason())
+                            .isEqualTo(JournalException.Reason.FENCED))
+                    .hasMessageContaining("node-b");
+            assertThat(a.healthProblems()).anySatisfy(p -> assertThat(p).contains("shard-0").contains("node-b"));
+            ja.append(JournalRecord.add(3, (byte) 1, bytes("after-fence")));
+            assertThatThrownBy(ja::sync).isInstanceOf(JournalException.class);
+
+            jb.append(JournalRecord.add(4, (byte) 1, bytes("acked-by-b")));
+            jb.sync();
+            jb.close();
+            ja.close();
+            try (PostgresJournalFactory c = new PostgresJournalFactory(
+                    PostgresTestDatabase.options(url, "node-b", Duration.ofMillis(600)))) {
+                Journal jc = c.open("shard-0");
+                assertThat(replay(jc)).containsExactly("ADD:1:acked-by-a", "ADD:4:acked-by-b");
+                jc.close();
+            }
+        }
+    }
+
+    @Test
+    void theOldOwnerCannotCommitOnceTheEpochMovedEvenBeforeItsLeaseRanOut() throws Exception {
+        String url = TestPostgres.sharedOrSkip().newDatabase();
+        try (PostgresJournalFactory a = new PostgresJournalFactory(
+                PostgresTestDatabase.options(url, "node-a", Duration.ofSeconds(30)))) {
+            Journal ja = a.open("shard-0");
+            replay(ja);
+            execute(url, "UPDATE buslane_journal SET epoch = epoch + 1, owner = 'intruder' WHERE name = 'shard-0'");
+            ja.append(JournalRecord.add(1, (byte) 1, bytes("x")));
+            assertThatThrownBy(ja::sync).isInstanceOf(JournalException.class).hasMessageContaining("intruder");
+            assertThat(count(url, "SELECT count(*) FROM buslane_record")).isZero();
+        }
+    }
+
+    @Test
+    void aBatchWhoseConnectionDiedIsWrittenOnceByTheNextSync() throws Exception {
+        String url = TestPostgres.sharedOrSkip().newDatabase();
+        try (PostgresJournalFactory f = new PostgresJournalFactory(
+                PostgresTestDatabase.options(url, "node-a", Duration.ofSeconds(30)))) {
+            Journal j = f.open("shard-0");
+            replay(j);
+            j.append(JournalRecord.add(1, (byte) 1, bytes("one")));
+            j.sync();
+            j.append(JournalRecord.add(2, (byte) 1, bytes("two")));
+            j.append(JournalRecord.update(1, (byte) 2, bytes("one-updated")));
+            execute(url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = "
+                    + "'buslane-shard-0'");
+            assertThatThrownBy(j::sync).isInstanceOf(JournalException.class)
+                    .satisfies(e -> assertThat(((JournalException) e).reason())
+                            .isEqualTo(JournalException.Reason.UNAVAILABLE));
+            assertThat(j.needsSync()).isTrue();
+            assertThat(f.unavailableReason()).contains("unreachable");
+            assertThat(f.healthProblems()).isNotEmpty();
+            Thread.sleep(PostgresJournalFactory.RECONNECT_BACKOFF_NS / 1_000_000 + 100);
+            j.append(JournalRecord.delete(2));
+            j.append(JournalRecord.add(3, (byte) 1, bytes("three")));
+            j.sync(); // reconnects, writes the kept batch and the new records
+            assertThat(j.needsSync()).isFalse();
+            assertThat(f.unavailableReason()).isNull();
+            j.close();
+            Journal again = f.open("shard-0");
+            assertThat(replay(again)).containsExactly("ADD:1:one", "UPDATE:1:one-updated", "ADD:3:three");
+            again.close();
+        }
+    }
+
+    @Test
+    void aCommitThatSucceededWithItsAnswerLostIsNotWrittenAgain() throws Exception {
+        String url = TestPostgres.sharedOrSkip().newDatabase();
+        try (PostgresJournalFactory f = new PostgresJournalFactory(
+                PostgresTestDatabase.options(url, "node-a", Duration.ofSeconds(30)))) {
+            Journal j = f.open("shard-0");
+            replay(j);
+            j.append(JournalRecord.add(1, (byte) 1, bytes("one")));
+            j.append(JournalRecord.add(2, (byte) 1, bytes("two")));
+            // the commit went through but the broker never heard back: the journal still holds the batch
+            ((PostgresJournal) j).syncAndLoseTheAnswerForTest();
+            assertThat(j.needsSync()).isTrue();
+            Thread.sleep(PostgresJournalFactory.RECONNECT_BACKOFF_NS / 1_000_000 + 100);
+            j.append(JournalRecord.delete(1));
+            j.sync();
+            j.close();
+            Journal again = f.open("shard-0");
+            assertThat(replay(again)).containsExactly("ADD:2:two");
+            again.close();
+        }
+    }
+
+    @Test
+    void aSecondNodeWaitsWhileTheOwnersLeaseIsRenewed() throws Exception {
+        String url = TestPostgres.sharedOrSkip().newDatabase();
+        try (PostgresJournalFactory a = new PostgresJournalFactory(
+                PostgresTestDatabase.options(url, "node-a", Duration.ofMillis(600)));
+             PostgresJournalFactory b = new PostgresJournalFactory(
+                     PostgresTestDatabase.options(url, "node-b", Duration.ofMillis(600)))) {
+            Journal ja = a.open("meta");
+            CompletableFuture<Journal> taking = CompletableFuture.supplyAsync(() -> b.open("meta"));
+            Thread.sleep(2000); // more than three leases: A renews, B must still wait
+            assertThat(taking).isNotDone();
+            ja.close(); // a clean close gives the lease back: B takes it at once
+            Journal jb = taking.get(10, TimeUnit.SECONDS);
+            jb.close();
+        }
+    }
+
+    @Test
+    void aSchemaNewerThanTheBrokerKnowsIsRefusedUntouched() throws Exception {
+        String url = TestPostgres.sharedOrSkip().newDatabase();
+        new PostgresJournalFactory(PostgresTestDatabase.options(url, "n", Duration.ofSeconds(30))).close();
+        execute(url, "INSERT INTO buslane_schema (version) VALUES (" + (PostgresSchema.currentVersion() + 1) + ")");
+        assertThatThrownBy(() -> new PostgresJournalFactory(
+                PostgresTestDatabase.options(url, "n", Duration.ofSeconds(30))))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("version " + (PostgresSchema.currentVersion() + 1))
+                .hasMessageContaining("newer than this broker knows");
+        assertThat(count(url, "SELECT count(*) FROM buslane_schema")).isEqualTo(2);
+    }
+
+    @Test
+    void anEmptyDatabaseIsMigratedOnceEvenByBrokersStartingTogether() throws Exception {
+        String url = TestPostgres.sharedOrSkip().newDatabase();
+        List<CompletableFuture<PostgresJournalFactory>> starting = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            String node = "n" + i;
+            starting.add(CompletableFuture.supplyAsync(() -> new PostgresJournalFactory(
+                    PostgresTestDatabase.options(url, node, Duration.ofSeconds(30)))));
+        }
+        for (CompletableFuture<PostgresJournalFactory> f : starting) {
+            f.get(30, TimeUnit.SECONDS).close();
+        }
+        assertThat(count(url, "SELECT count(*) FROM buslane_schema")).isEqualTo(PostgresSchema.currentVersion());
+    }
+
+    static void execute(String url, String sql) throws Exception {
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+
+    static long count(String url, String sql) throws Exception {
+        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+}
