@@ -30,7 +30,11 @@ class XmlDurationsTest {
         assertThat(XmlDurations.parse("P10675199D", "x")).isEqualTo(Duration.ofDays(10675199));
         assertThat(XmlDurations.parse(" PT1M ", "x")).isEqualTo(Duration.ofMinutes(1));
         assertThat(XmlDurations.parse("P1Y", "x")).isEqualTo(Duration.ofDays(365));
-        assertThat(XmlDurations.parse("P1M2W", "x")).isEqualTo(Duration.ofDays(44));
+        assertThat(XmlDurations.parse("P12M", "x")).as("as Config.json reads it").isEqualTo(Duration.ofDays(365));
+        assertThatThrownBy(() -> XmlDurations.parse("P1M2W", "AutoDeleteOnIdle")).as("weeks, refused by XmlConvert")
+                .hasMessageContaining("AutoDeleteOnIdle").hasMessageContaining("P1M2W");
+        assertThat(XmlDurations.parse("P50539024859478574Y", "x")).as("never, not a wrapped 127,894 days")
+                .isEqualTo(Limits.MAX_DURATION);
         assertThat(XmlDurations.parse("P99999999D", "x")).isEqualTo(Limits.MAX_DURATION);
         assertThatThrownBy(() -> XmlDurations.parse("soon", "LockDuration"))
                 .hasMessageContaining("LockDuration").hasMessageContaining("soon");

@@ -45,7 +45,7 @@ import java.util.function.Supplier;
  * topics have {@code Subscriptions[]}, subscriptions have {@code Rules[]} (see {@link RuleReader}). Property names
  * match case-insensitively, JSON {@code null} means "not given", and the text may contain {@code //} and
  * {@code /* *}{@code /} comments, trailing commas and a UTF-8 byte-order mark, as .NET's configuration reader
- * allows. Durations are ISO-8601 ({@link IsoDurations}); {@code ForwardTo} and
+ * allows. Durations are ISO-8601 ({@link io.buslane.common.time.TimeSpans}); {@code ForwardTo} and
  * {@code ForwardDeadLetteredMessagesTo} treat {@code ""} as "none".
  *
  * <p><b>Properties.</b> Queues: {@code DeadLetteringOnMessageExpiration}, {@code DefaultMessageTimeToLive},

@@ -3,6 +3,8 @@ package io.buslane.server.config;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 
+import io.buslane.common.time.TimeSpans;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -145,7 +147,7 @@ final class JsonObjectView {
         }
         String text = asString(e);
         try {
-            return IsoDurations.parse(text);
+            return TimeSpans.parse(text);
         } catch (IllegalArgumentException ex) {
             throw new ConfigProblem(e.path(), e.key() + " " + ex.getMessage(), ex);
         }
