@@ -585,6 +585,19 @@ class MessagingConformanceTest extends ConformanceBase {
         receiver.complete(m);
     }
 
+    /** The SDK writes footer keys as strings and reads them back as symbols (the service's encoding). */
+    @Test
+    void aFooterSentByTheSdkIsReadBackByIt() {
+        ServiceBusMessage msg = new ServiceBusMessage("footed").setMessageId("footed");
+        msg.getRawAmqpMessage().getFooter().put("footer-key", "footer-value");
+        sender("properties-binary").sendMessage(msg);
+        ServiceBusReceiverClient receiver = receiver("properties-binary");
+        ServiceBusReceivedMessage m = receiveOne(receiver);
+        assertThat(m.getMessageId()).isEqualTo("footed");
+        assertThat(m.getRawAmqpMessage().getFooter()).containsEntry("footer-key", "footer-value");
+        receiver.complete(m);
+    }
+
     // ---------------------------------------------------------------------------------------------------------
     // durability (last: restarts the broker)
 

@@ -215,8 +215,48 @@ public final class AmqpCodec {
         }
         int end = offset + length;
         byte[] body = s.bodyStart < 0 ? new byte[0] : Arrays.copyOfRange(encoded, s.bodyStart, end);
+        if (s.footer != null && hasStringKey(s.footer.getValue())) {
+            body = withSymbolKeyedFooter(body, s.footerStart - s.bodyStart, s.footer);
+        }
         b.bodyFormat(BODY_AMQP_SECTIONS).body(body).encodedSize(length);
         return b.build();
+    }
+
+    private static boolean hasStringKey(Map<?, ?> map) {
+        if (map != null) {
+            for (Object key : map.keySet()) {
+                if (key instanceof String) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The verbatim body with its footer re-encoded with symbol keys where the sender used strings: the service
+     * hands footers back (like the other annotation maps) with symbol keys, and the SDKs' readers cast them to
+     * symbols.
+     */
+    private static byte[] withSymbolKeyedFooter(byte[] body, int footerAt, Footer footer) {
+        Map<Object, Object> keys = new LinkedHashMap<>();
+        for (Map.Entry<?, ?> e : ((Map<?, ?>) footer.getValue()).entrySet()) {
+            keys.put(e.getKey() instanceof String k ? Symbol.valueOf(k) : e.getKey(), e.getValue());
+        }
+        Codec codec = codec();
+        GrowableWritableBuffer out = codec.scratch();
+        EncoderImpl encoder = codec.encoder;
+        try {
+            encoder.setByteBuffer(out);
+            encoder.writeObject(new Footer(keys));
+            byte[] encoded = out.toByteArray();
+            byte[] rewritten = Arrays.copyOf(body, footerAt + encoded.length);
+            System.arraycopy(encoded, 0, rewritten, footerAt, encoded.length);
+            return rewritten;
+        } finally {
+            encoder.setByteBuffer((WritableBuffer) null);
+            codec.releaseScratch(out);
+        }
     }
 
     /** The sections of one message as read, plus where its body starts. */
@@ -232,6 +272,9 @@ public final class AmqpCodec {
         int sequenceCount;
         /** The data sections' values (only when collecting, for batches). */
         List<Binary> data;
+        /** The footer and its absolute offset, when the message has one. */
+        Footer footer;
+        int footerStart = -1;
     }
 
     // Section ranks: the order sections must appear in.
@@ -300,6 +343,9 @@ public final class AmqpCodec {
                     s.valueCount++;
                 } else if (section instanceof AmqpSequence) {
                     s.sequenceCount++;
+                } else if (section instanceof Footer f) {
+                    s.footer = f;
+                    s.footerStart = start;
                 }
                 // delivery-annotations and footer need no handling: dropped / kept in the verbatim body
                 int kinds = (s.dataCount > 0 ? 1 : 0) + (s.valueCount > 0 ? 1 : 0) + (s.sequenceCount > 0 ? 1 : 0);

@@ -535,6 +535,23 @@ class AmqpCodecTest {
         assertThat(dataValue(decodeProton(out))).isEqualTo(new Binary("first".getBytes()));
     }
 
+    /** The Java SDK sends footer keys as strings; the service hands them back as symbols, which its reader casts. */
+    @Test
+    void aFooterWithStringKeysComesBackWithSymbolKeys() throws Exception {
+        Map<Object, Object> footer = new LinkedHashMap<>();
+        footer.put("footer-key", "footer-value");
+        footer.put(Symbol.valueOf("already-symbol"), 7L);
+        byte[] in = encodeSections(new Properties(), new Data(new Binary("body".getBytes())), new Footer(footer));
+
+        byte[] out = AmqpCodec.encode(received(decode(in), 0, null, MessageState.ACTIVE, Long.MAX_VALUE),
+                Purpose.DELIVERY);
+        org.apache.qpid.proton.message.Message back = decodeProton(out);
+        assertThat(back.getFooter().getValue()).containsOnlyKeys(Symbol.valueOf("footer-key"),
+                Symbol.valueOf("already-symbol"));
+        assertThat(back.getFooter().getValue().get(Symbol.valueOf("footer-key"))).isEqualTo("footer-value");
+        assertThat(dataValue(back)).isEqualTo(new Binary("body".getBytes()));
+    }
+
     @Test
     void amqpValueAndAmqpSequenceBodiesRoundTrip() throws Exception {
         Map<String, Object> value = new LinkedHashMap<>();
