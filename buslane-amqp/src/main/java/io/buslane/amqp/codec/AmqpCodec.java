@@ -146,6 +146,8 @@ public final class AmqpCodec {
         DELIVERY,
         /** An entry of a {@code com.microsoft:peek-message} response. */
         PEEK,
+        /** An entry of a {@code com.microsoft:peek-message} response that asked for {@code omit-message-body}. */
+        PEEK_WITHOUT_BODY,
         /** An entry of a {@code com.microsoft:receive-by-sequence-number} response. */
         RECEIVE_BY_SEQUENCE
     }
@@ -676,6 +678,9 @@ public final class AmqpCodec {
             }
             if (applicationProperties != null) {
                 encoder.writeObject(applicationProperties);
+            }
+            if (purpose == Purpose.PEEK_WITHOUT_BODY) {
+                return; // no body section: the peeker asked for the rest only
             }
             if (m.bodyFormat() == BODY_AMQP_SECTIONS) {
                 out.put(body, 0, body.length);

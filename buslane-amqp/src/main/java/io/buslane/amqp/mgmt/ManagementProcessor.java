@@ -86,6 +86,8 @@ public final class ManagementProcessor {
     public static final String SESSION_STATE = "session-state";
     public static final String LAST_UPDATED_TIME = "last-updated-time";
     public static final String LAST_SESSION_ID = "last-session-id";
+    /** Peek's flag (sent by the JavaScript SDK) for messages without their bodies. */
+    public static final String OMIT_MESSAGE_BODY = "omit-message-body";
     /**
      * .NET's {@code DateTime.MaxValue} as an AMQP timestamp (253402300800000, 23:59:59.9999999 of 31 December 9999
      * rounded up): what the SDKs send to list every session. Any time from its last millisecond on counts.
@@ -297,6 +299,8 @@ public final class ManagementProcessor {
         long from = ManagementArgs.longValue(args, FROM_SEQUENCE_NUMBER);
         int count = ManagementArgs.intValue(args, MESSAGE_COUNT, null);
         String sessionId = ManagementArgs.optionalSessionId(args);
+        AmqpCodec.Purpose purpose = Boolean.TRUE.equals(args.get(OMIT_MESSAGE_BODY))
+                ? AmqpCodec.Purpose.PEEK_WITHOUT_BODY : AmqpCodec.Purpose.PEEK;
         return engine.peek(entity, from, count, sessionId).thenApply(peeked -> {
             if (peeked.isEmpty()) {
                 return ManagementResponse.noContent();
@@ -304,7 +308,7 @@ public final class ManagementProcessor {
             List<Object> messages = new ArrayList<>(peeked.size());
             for (ReceivedMessage m : peeked) {
                 Map<String, Object> entry = new LinkedHashMap<>();
-                entry.put(MESSAGE, new Binary(AmqpCodec.encode(m, AmqpCodec.Purpose.PEEK)));
+                entry.put(MESSAGE, new Binary(AmqpCodec.encode(m, purpose)));
                 messages.add(entry);
             }
             return ManagementResponse.ok(MESSAGES, messages);

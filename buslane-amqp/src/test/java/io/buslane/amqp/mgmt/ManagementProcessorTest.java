@@ -416,6 +416,21 @@ class ManagementProcessorTest {
     }
 
     @Test
+    void peekWithOmitMessageBodyAnswersTheMessagesWithoutTheirBodies() {
+        queue("q");
+        h.send("q", text("a"));
+        ManagementResponse r = h.call("q", ManagementProcessor.PEEK_MESSAGE, args(
+                "from-sequence-number", 0L, "message-count", 10, "omit-message-body", true));
+        Message peeked = decode((Binary) ((Map<?, ?>) ((List<?>) r.body().get("messages")).get(0)).get("message"));
+        assertThat(peeked.getBody()).isNull();
+        assertThat(peeked.getMessageAnnotations().getValue()).containsKey(Symbol.valueOf("x-opt-sequence-number"));
+        r = h.call("q", ManagementProcessor.PEEK_MESSAGE, args(
+                "from-sequence-number", 0L, "message-count", 10, "omit-message-body", false));
+        peeked = decode((Binary) ((Map<?, ?>) ((List<?>) r.body().get("messages")).get(0)).get("message"));
+        assertThat(bodyText(peeked)).isEqualTo("a");
+    }
+
+    @Test
     void peekWithinASession() {
         sessionQueue("sq");
         h.send("sq", text("a", "s1"), text("b", "s2"), text("c", "s1"));
