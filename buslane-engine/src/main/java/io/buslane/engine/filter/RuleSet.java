@@ -67,6 +67,11 @@ public final class RuleSet {
      */
     public static void validate(RuleProperties rule) {
         try {
+            requireXmlText(rule);
+        } catch (IllegalArgumentException e) {
+            throw new BrokerException(ErrorKind.ARGUMENT, "Rule '" + rule.name() + "': " + e.getMessage());
+        }
+        try {
             if (rule.filter() instanceof RuleProperties.SqlFilter sql) {
                 SqlFilterExpression.compile(sql.expression());
             }
@@ -75,6 +80,26 @@ public final class RuleSet {
             }
         } catch (SqlSyntaxException e) {
             throw new BrokerException(ErrorKind.ARGUMENT, "Rule '" + rule.name() + "': " + e.getMessage());
+        }
+    }
+
+    /** Rule text the service keeps in XML: every string of the rule must be one XML 1.0 can carry. */
+    private static void requireXmlText(RuleProperties rule) {
+        XmlText.require(rule.name(), "The rule name");
+        XmlText.require(rule.sqlAction(), "The SqlExpression of the action");
+        if (rule.filter() instanceof RuleProperties.SqlFilter sql) {
+            XmlText.require(sql.expression(), "The SqlExpression of the filter");
+        } else if (rule.filter() instanceof RuleProperties.CorrelationFilter c) {
+            for (String field : new String[] {c.correlationId(), c.messageId(), c.to(), c.replyTo(), c.subject(),
+                    c.sessionId(), c.replyToSessionId(), c.contentType()}) {
+                XmlText.require(field, "A field of the correlation filter");
+            }
+            for (Map.Entry<String, Object> p : c.properties().entrySet()) {
+                XmlText.require(p.getKey(), "The name of a correlation filter property");
+                if (p.getValue() instanceof String v) {
+                    XmlText.require(v, "The value of the correlation filter property '" + p.getKey() + "'");
+                }
+            }
         }
     }
 

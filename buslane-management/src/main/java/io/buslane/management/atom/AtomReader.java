@@ -22,6 +22,8 @@ import javax.xml.parsers.ParserConfigurationException;
  */
 final class AtomReader {
 
+    private static final DocumentBuilderFactory FACTORY = factory();
+
     private AtomReader() {
     }
 
@@ -45,6 +47,28 @@ final class AtomReader {
 
     static Document parse(byte[] body) {
         try {
+            DocumentBuilder builder;
+            synchronized (FACTORY) {
+                builder = FACTORY.newDocumentBuilder(); // the factory is not thread-safe; its builders are cheap
+            }
+            builder.setErrorHandler(null);
+            return builder.parse(new ByteArrayInputStream(body));
+        } catch (SAXException | IOException e) {
+            String m = e.getMessage() == null ? "" : e.getMessage();
+            if (m.contains("invalid XML character")) {
+                throw new IllegalArgumentException("The request body contains a character XML 1.0 does not allow "
+                        + "(U+0000-U+0008, U+000B, U+000C, U+000E-U+001F, U+FFFE, U+FFFF or an unpaired surrogate), "
+                        + "literally or as a character reference: " + m, e);
+            }
+            throw new IllegalArgumentException("The request body is not well-formed XML: " + m, e);
+        } catch (ParserConfigurationException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Namespace-aware, no DTDs, no external entities, no XInclude; configured once. */
+    private static DocumentBuilderFactory factory() {
+        try {
             DocumentBuilderFactory f = DocumentBuilderFactory.newInstance();
             f.setNamespaceAware(true);
             f.setFeature(XMLConstants.FEATURE_SECURE_PROCESSING, true);
@@ -52,13 +76,9 @@ final class AtomReader {
             f.setXIncludeAware(false);
             f.setExpandEntityReferences(false);
             f.setCoalescing(true);
-            DocumentBuilder builder = f.newDocumentBuilder();
-            builder.setErrorHandler(null);
-            return builder.parse(new ByteArrayInputStream(body));
-        } catch (SAXException | IOException e) {
-            throw new IllegalArgumentException("The request body is not well-formed XML: " + e.getMessage(), e);
+            return f;
         } catch (ParserConfigurationException e) {
-            throw new IllegalStateException(e);
+            throw new ExceptionInInitializerError(e);
         }
     }
 

@@ -1,5 +1,7 @@
 package io.buslane.management.atom;
 
+import io.buslane.engine.filter.XmlText;
+
 import java.io.StringWriter;
 import javax.xml.stream.XMLOutputFactory;
 import javax.xml.stream.XMLStreamException;
@@ -9,7 +11,10 @@ import javax.xml.stream.XMLStreamWriter;
  * A small fluent layer over a StAX writer that builds one UTF-8 document as a string. Elements opened with
  * {@link #open(String)} carry no prefix and inherit the default namespace in scope. Text is escaped so that it
  * reads back byte-identically: besides {@code & < >}, a carriage return is written as {@code &#xD;} (an XML parser
- * would otherwise turn a literal CR into LF). Not thread-safe; one per response.
+ * would otherwise turn a literal CR into LF). A character XML 1.0 cannot carry at all (U+0000-U+0008, U+000B,
+ * U+000C, U+000E-U+001F, U+FFFE, U+FFFF, an unpaired surrogate; see {@link XmlText}) is written as U+FFFD, so
+ * every document parses: the API refuses such characters in what it stores, but an error detail may quote a
+ * request, and text stored by other paths reaches the feeds. Not thread-safe; one per response.
  */
 final class XmlOut {
 
@@ -48,26 +53,45 @@ final class XmlOut {
     }
 
     XmlOut attribute(String local, String value) {
-        return run(() -> w.writeAttribute(local, value));
+        return run(() -> w.writeAttribute(local, clean(value)));
     }
 
     /** An attribute {@code prefix:local} (e.g. {@code i:type}); the prefix must be declared. */
     XmlOut attribute(String prefix, String namespace, String local, String value) {
-        return run(() -> w.writeAttribute(prefix, namespace, local, value));
+        return run(() -> w.writeAttribute(prefix, namespace, local, clean(value)));
     }
 
     XmlOut text(String text) {
+        String t = clean(text);
         return run(() -> {
             int from = 0;
-            for (int i = 0; i < text.length(); i++) {
-                if (text.charAt(i) == '\r') {
-                    w.writeCharacters(text.substring(from, i));
+            for (int i = 0; i < t.length(); i++) {
+                if (t.charAt(i) == '\r') {
+                    w.writeCharacters(t.substring(from, i));
                     w.writeEntityRef("#xD");
                     from = i + 1;
                 }
             }
-            w.writeCharacters(text.substring(from));
+            w.writeCharacters(t.substring(from));
         });
+    }
+
+    /** The text with every character XML 1.0 cannot carry replaced by U+FFFD; the same string when there is none. */
+    static String clean(String text) {
+        int first = XmlText.firstForbidden(text);
+        if (first < 0) {
+            return text;
+        }
+        StringBuilder b = new StringBuilder(text.length()).append(text, 0, first);
+        for (int i = first; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+                b.append(c).append(text.charAt(++i));
+            } else {
+                b.append(XmlText.forbidden(c) ? '\uFFFD' : c);
+            }
+        }
+        return b.toString();
     }
 
     XmlOut close() {

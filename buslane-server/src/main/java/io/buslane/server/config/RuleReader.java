@@ -1,8 +1,10 @@
 package io.buslane.server.config;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.buslane.common.error.BrokerException;
 import io.buslane.engine.entity.EntityNames;
 import io.buslane.engine.entity.RuleProperties;
+import io.buslane.engine.filter.RuleSet;
 import io.buslane.engine.filter.sql.SqlAction;
 import io.buslane.engine.filter.sql.SqlFilterExpression;
 import io.buslane.engine.filter.sql.SqlSyntaxException;
@@ -61,7 +63,13 @@ final class RuleReader {
         String sqlAction = action == null ? null : expression(action, false, warn);
         warnUnread(props, warn);
         warnUnread(rule, warn);
-        return new RuleProperties(name, filter, sqlAction);
+        RuleProperties result = new RuleProperties(name, filter, sqlAction);
+        try { // the text the service cannot keep in XML, refused here so that the message names the rule's place
+            RuleSet.validate(result);
+        } catch (BrokerException e) {
+            throw new ConfigProblem(rule.path(), e.description(), e);
+        }
+        return result;
     }
 
     private static void ignoreIfPresent(JsonObjectView props, String name, String filterType,

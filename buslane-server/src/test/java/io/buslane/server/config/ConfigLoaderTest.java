@@ -586,6 +586,10 @@ class ConfigLoaderTest {
                 bad("sql-too-long", rule("\"FilterType\": \"Sql\", \"SqlFilter\": {\"SqlExpression\": \"a = '"
                                 + "x".repeat(1100) + "'\"}"),
                         R0 + ".Properties.SqlFilter.SqlExpression", "must be at most 1024 characters long"),
+                bad("sql-xml-character", rule("\"FilterType\": \"Sql\", \"SqlFilter\": {\"SqlExpression\": "
+                        + "\"color = '\\u0001'\"}"), R0, "a character XML 1.0 does not allow"),
+                bad("correlation-xml-character", rule("\"FilterType\": \"Correlation\", \"CorrelationFilter\": "
+                        + "{\"Label\": \"\\uFFFF\"}"), R0, "a character XML 1.0 does not allow"),
                 bad("sql-syntax", rule("\"FilterType\": \"Sql\", \"SqlFilter\": {\"SqlExpression\": \"color = \"}"),
                         R0 + ".Properties.SqlFilter.SqlExpression", "line 1, position"),
                 bad("sql-unknown-system-property",
