@@ -431,6 +431,15 @@ class ManagementProcessorTest {
     }
 
     @Test
+    void sessionOperationsOnAnEntityWithoutSessionsAreRefused() {
+        queue("q");
+        for (String op : List.of(ManagementProcessor.GET_SESSION_STATE, ManagementProcessor.SET_SESSION_STATE,
+                ManagementProcessor.RENEW_SESSION_LOCK)) {
+            assertError(h.call("q", op, args("session-id", "s1")), 400, "amqp:not-allowed");
+        }
+    }
+
+    @Test
     void peekWithinASession() {
         sessionQueue("sq");
         h.send("sq", text("a", "s1"), text("b", "s2"), text("c", "s1"));

@@ -40,6 +40,11 @@ public final class SessionStates {
             if (sessionId == null) {
                 throw new BrokerException(ErrorKind.ARGUMENT, "A session id is required.");
             }
+            if (!source.requiresSession()) {
+                throw new BrokerException(ErrorKind.INVALID_OPERATION, "The entity '" + address
+                        + "' does not require sessions: session operations (session state, session lock) are not "
+                        + "allowed on it.");
+            }
             PartitionRef ref = directory.forSession(source.partitions(), sessionId);
             return ref.shard().call(() -> action.apply(Source.subQueue(ref, address)));
         } catch (BrokerException e) {
@@ -54,7 +59,7 @@ public final class SessionStates {
     /**
      * Completes while the session is locked by a session receiver, else fails with SESSION_LOCK_LOST: Service Bus
      * refuses a session receiver's get/set-session-state once its session lock is lost. Entities without sessions
-     * pass, so that the state operation reports its own error.
+     * pass, so that the state operation reports its own error (session operations are not allowed on them).
      */
     public CompletableFuture<Void> checkSessionLocked(EntityAddress address, String sessionId) {
         try {
