@@ -72,6 +72,26 @@ class AutoForwardingTest {
     }
 
     @Test
+    void forwardingFromASessionEnabledQueueOrSubscriptionIsRefusedButItsDeadLettersMayBeForwarded() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue("dest");
+            h.topic(TopicProperties.builder("t").build());
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> h.await(h.engine.createQueue(
+                    QueueProperties.builder("sq").requiresSession(true).forwardTo("dest").build())))
+                    .hasMessageContaining("requires sessions");
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> h.await(h.engine.createSubscription(
+                    SubscriptionProperties.builder("t", "ss").requiresSession(true).forwardTo("dest").build(), null)))
+                    .hasMessageContaining("requires sessions");
+            h.await(h.engine.createQueue(QueueProperties.builder("sq").requiresSession(true).build()));
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> h.await(h.engine.updateQueue(
+                    QueueProperties.builder("sq").requiresSession(true).forwardTo("dest").build())))
+                    .hasMessageContaining("requires sessions");
+            h.await(h.engine.updateQueue(QueueProperties.builder("sq").requiresSession(true)
+                    .forwardDeadLetteredMessagesTo("dest").build()));
+        }
+    }
+
+    @Test
     void aQueueForwardsToATopic() {
         try (EngineHarness h = new EngineHarness()) {
             h.topic(TopicProperties.builder("t").build(), "s");

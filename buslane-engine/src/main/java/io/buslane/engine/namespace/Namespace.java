@@ -227,6 +227,15 @@ public final class Namespace {
         }
     }
 
+    /** Service Bus does not forward from session-enabled queues and subscriptions (their dead letters it may). */
+    private static void requireNoForwardingFromSessions(String entity, boolean requiresSession, String forwardTo) {
+        if (requiresSession && forwardTo != null) {
+            throw new BrokerException(ErrorKind.ARGUMENT, "Auto-forwarding (ForwardTo) is not supported on an entity "
+                    + "that requires sessions: '" + entity + "' has RequiresSession set. Forward to a session-enabled "
+                    + "entity from one without sessions instead.");
+        }
+    }
+
     private void requireForwardTarget(String forwardTo) {
         if (forwardTo != null && queue(forwardTo) == null && topic(forwardTo) == null) {
             throw new BrokerException(ErrorKind.ENTITY_NOT_FOUND, "The messaging entity '" + forwardTo
@@ -290,6 +299,7 @@ public final class Namespace {
         QueueEntity entity;
         synchronized (metaLock) {
             requireNameFree(p.name());
+            requireNoForwardingFromSessions(p.name(), p.requiresSession(), p.forwardTo());
             requireForwardTarget(p.forwardTo());
             requireForwardTarget(p.forwardDeadLetteredMessagesTo());
             long now = clock.epochMillis();
@@ -320,6 +330,7 @@ public final class Namespace {
                 throw new BrokerException(ErrorKind.INVALID_OPERATION,
                         "RequiresSession cannot be changed after the queue is created.");
             }
+            requireNoForwardingFromSessions(old.name(), p.requiresSession(), p.forwardTo());
             requireForwardTarget(p.forwardTo());
             requireForwardTarget(p.forwardDeadLetteredMessagesTo());
             long now = clock.epochMillis();
@@ -451,6 +462,8 @@ public final class Namespace {
                         + Limits.MAX_SUBSCRIPTIONS_PER_TOPIC + ") for topic '" + topic.properties.name()
                         + "' has been reached.");
             }
+            requireNoForwardingFromSessions(p.topicName() + "/Subscriptions/" + p.name(), p.requiresSession(),
+                    p.forwardTo());
             requireForwardTarget(p.forwardTo());
             requireForwardTarget(p.forwardDeadLetteredMessagesTo());
             checkRules(topic, effective);
@@ -501,6 +514,8 @@ public final class Namespace {
                 throw new BrokerException(ErrorKind.INVALID_OPERATION,
                         "RequiresSession cannot be changed after the subscription is created.");
             }
+            requireNoForwardingFromSessions(p.topicName() + "/Subscriptions/" + p.name(), p.requiresSession(),
+                    p.forwardTo());
             requireForwardTarget(p.forwardTo());
             requireForwardTarget(p.forwardDeadLetteredMessagesTo());
             long now = clock.epochMillis();
