@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# PostgreSQL storage benchmark (issue #19): Buslane on PostgreSQL against Buslane on its file journal and against a
+# hand-built SELECT ... FOR UPDATE SKIP LOCKED queue, on one machine and one throwaway PostgreSQL 15 cluster with
+# its default durable settings (fsync on, synchronous_commit on); then the restart of a broker on PostgreSQL killed
+# with kill -9 while holding a backlog, and the size of its table after many messages sent and completed.
+#
+#   bench/run-postgres.sh            full run (200,000 messages per throughput workload, a 1,000,000-message
+#                                    backlog, the table-size run; under 25 minutes), rewrites the generated part of
+#                                    the "PostgreSQL storage" section of docs/benchmarks.md
+#   bench/run-postgres.sh --quick    short run (20,000 / 100,000 / 100,000 messages; under 4 minutes once built);
+#                                    prints the RESULT lines and leaves the docs alone (add --docs to write them)
+#   --table-messages N               messages of the table-size run (full run: 10,000,000)
+#   --only pg,file,hand,recovery,table   some parts only (leaves the docs alone); BENCH_BUSLANE_JVM_OPTS adds
+#                                    broker JVM options (NAME in them becomes the broker's name, e.g. for JFR)
+#
+# Needs Debian's PostgreSQL 15 (/usr/lib/postgresql/15/bin, package postgresql-15). The cluster lives in
+# bench/target/postgres-bench/pg, runs as the postgres user (PostgreSQL refuses root) and is stopped on exit.
+# The build and the measurement both hold the shared lock /tmp/buslane-mvn.lock (BENCH_SKIP_BUILD=1 skips the
+# build and runs what bench/target and buslane-server/target hold).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+LOCK=/tmp/buslane-mvn.lock
+PGBIN="${PGBIN:-/usr/lib/postgresql/15/bin}"
+cd "$ROOT"
+
+quick=0
+write_docs=1
+args=()
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1; write_docs=0; args+=(--quick) ;;
+    --docs) write_docs=1 ;;
+    --table-messages) args+=(--table-messages "$2"); shift ;;
+    --only) args+=(--only "$2"); write_docs=0; shift ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ "$write_docs" = 1 ] || args+=(--no-docs)
+[ -x "$PGBIN/initdb" ] || { echo "PostgreSQL 15 not found in $PGBIN (apt-get install postgresql-15)" >&2; exit 1; }
+
+offline=-o
+[ -f "${MAVEN_REPO:-$HOME/.m2/repository}/org/postgresql/postgresql/42.7.14/postgresql-42.7.14.jar" ] \
+  && [ -f "${MAVEN_REPO:-$HOME/.m2/repository}/org/apache/artemis/artemis-server/2.55.0/artemis-server-2.55.0.jar" ] \
+  || offline=
+if [ "${BENCH_SKIP_BUILD:-0}" = 1 ]; then
+  echo "BENCH_SKIP_BUILD=1: using the broker jar and bench classes as they are"
+else
+  echo "Building the broker jar and the bench module (mvn $offline -Pbench -pl bench -am package -DskipTests) ..."
+  timeout 1200 flock "$LOCK" mvn -q -B $offline -Pbench -pl bench -am package -DskipTests -DskipFuzz
+fi
+
+WORK="$ROOT/bench/target/postgres-bench"
+PGDIR="$WORK/pg"
+as_pg() { runuser -u postgres -- "$@"; }
+stop_pg() {
+  if [ -f "$PGDIR/data/postmaster.pid" ]; then
+    as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -m fast stop >/dev/null || true
+  fi
+}
+# A cluster left over by an interrupted run is stopped first; then a fresh one.
+stop_pg
+rm -rf "$WORK"
+mkdir -p "$PGDIR"
+chown postgres "$PGDIR"
+PGPORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+as_pg "$PGBIN/initdb" -D "$PGDIR/data" -U buslane --auth=trust -E UTF8 >"$WORK/initdb.log"
+trap stop_pg EXIT
+as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w start \
+  -o "-p $PGPORT -k $PGDIR -c listen_addresses=127.0.0.1 -c shared_preload_libraries=pg_stat_statements" >/dev/null
+echo "PostgreSQL 15 on 127.0.0.1:$PGPORT (data in $PGDIR/data, default durable settings)"
+
+CP="$ROOT/bench/target/classes:$(cat "$ROOT/bench/target/classpath.txt")"
+BENCH_COMMIT="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+BENCH_MEMORY="$(free -h | awk '/^Mem:/ {print $2}')"
+BENCH_CPU="$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') ($(nproc) CPUs)"
+BENCH_DISK="$(df -T "$WORK" | awk 'NR==2 {print $2 " on " $1 " (" $7 ")"}')"
+BENCH_COMMAND="bench/run-postgres.sh"
+[ "$quick" = 1 ] && BENCH_COMMAND="$BENCH_COMMAND --quick"
+export BENCH_COMMIT BENCH_MEMORY BENCH_CPU BENCH_DISK BENCH_COMMAND
+
+echo "Running the PostgreSQL benchmark (holding $LOCK) ..."
+timeout 1500 flock "$LOCK" java -Xms512m -Xmx2g -Djava.awt.headless=true \
+  -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dio.netty.leakDetection.level=disabled \
+  -Dio.netty.allocator.type=unpooled -Dio.netty.noPreferDirect=true \
+  -Dorg.slf4j.simpleLogger.log.org.apache.qpid.protonj2=error -cp "$CP" io.buslane.bench.postgres.PostgresBench \
+  --jar "$ROOT/buslane-server/target/buslane.jar" --work "$WORK" --pg-port "$PGPORT" --pg-data "$PGDIR/data" \
+  --docs "$ROOT/docs/benchmarks.md" "${args[@]}"
