@@ -21,6 +21,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -54,7 +58,8 @@ class RulesConformanceTest extends ConformanceBase {
                               "Properties": { "FilterType": "Sql", "SqlFilter": { "SqlExpression": "color = 'blue'" },
                                               "Action": { "SqlExpression": "SET seen = TRUE" } } } ] } ] },
                       { "Name": "rules-empty", "Subscriptions": [ { "Name": "s" }, { "Name": "witness" } ] },
-                      { "Name": "rules-failing", "Subscriptions": [ { "Name": "s" } ] }
+                      { "Name": "rules-failing", "Subscriptions": [ { "Name": "s" } ] },
+                      { "Name": "rules-params", "Subscriptions": [ { "Name": "s" } ] }
                     ]
                   }
                 ],
@@ -124,6 +129,48 @@ class RulesConformanceTest extends ConformanceBase {
         ServiceBusReceiverClient receiver = receiver("rules-routed", "s", SubQueue.NONE);
         assertThat(bodies(receive(receiver, 2, SHORT))).containsExactly("a", "d");
         assertThat(receiver.peekMessage()).isNull();
+    }
+
+    /**
+     * SQL filter and action parameters ({@code @name}) exist only in the admin API's RuleDescription (the SDKs send
+     * none over {@code $management}, and the Java admin client drops them): a rule PUT with {@code Parameters} routes
+     * and stamps what the SDK sends, and the admin client still reads the rule back.
+     */
+    @Test
+    void sqlParametersGivenThroughTheAdminApiRouteAndStampMessages() throws Exception {
+        rules("rules-params", "s").deleteRule("$Default");
+        String kv = "<KeyValueOfstringanyType><Key>%s</Key><Value i:type=\"d6p1:%s\" "
+                + "xmlns:d6p1=\"http://www.w3.org/2001/XMLSchema\">%s</Value></KeyValueOfstringanyType>";
+        String body = "<entry xmlns=\"http://www.w3.org/2005/Atom\"><content type=\"application/xml\">"
+                + "<RuleDescription xmlns=\"http://schemas.microsoft.com/netservices/2010/10/servicebus/connect\" "
+                + "xmlns:i=\"http://www.w3.org/2001/XMLSchema-instance\"><Filter i:type=\"SqlFilter\">"
+                + "<SqlExpression>region = @region AND quantity &gt;= @min</SqlExpression><Parameters>"
+                + kv.formatted("@region", "string", "eu") + kv.formatted("@min", "int", "10")
+                + "</Parameters></Filter><Action i:type=\"SqlRuleAction\"><SqlExpression>SET tier = @tier"
+                + "</SqlExpression><Parameters>" + kv.formatted("@tier", "string", "gold")
+                + "</Parameters></Action></RuleDescription></content></entry>";
+        HttpResponse<String> created = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
+                        "http://127.0.0.1:" + broker.httpPort() + "/rules-params/Subscriptions/s/Rules/eu-big"
+                                + "?api-version=2021-05"))
+                .header("Authorization", sasToken("http://localhost/"))
+                .header("Content-Type", "application/atom+xml")
+                .PUT(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+
+        send("rules-params", message("a", Map.of("quantity", 50, "region", "eu")),
+                message("b", Map.of("quantity", 5, "region", "eu")),
+                message("c", Map.of("quantity", 50, "region", "us")),
+                message("d", Map.of("quantity", 10L, "region", "eu")));
+        ServiceBusReceiverClient receiver = receiver("rules-params", "s", SubQueue.NONE);
+        List<ServiceBusReceivedMessage> got = receive(receiver, 2, SHORT);
+        assertThat(bodies(got)).containsExactly("a", "d");
+        assertThat(got).allSatisfy(m -> assertThat(m.getApplicationProperties()).containsEntry("tier", "gold"));
+        assertThat(receiver.peekMessage()).isNull();
+
+        RuleProperties read = AdminClientConformanceTest.adminClient(broker.connectionString(), broker.httpPort())
+                .getRule("rules-params", "s", "eu-big");
+        assertThat(((SqlRuleFilter) read.getFilter()).getSqlExpression())
+                .isEqualTo("region = @region AND quantity >= @min");
     }
 
     @Test

@@ -7,8 +7,11 @@ import java.util.Objects;
 /**
  * A subscription rule: a filter and an optional action. Immutable. Evaluation lives with the topic-rules work; the
  * model is complete so that Config.json, the admin API and {@code $management} all meet here.
+ *
+ * @param actionParameters the values of the {@code @name} parameters the SQL action refers to (the
+ *                         {@code Parameters} of the service's {@code SqlRuleAction}); empty when none
  */
-public record RuleProperties(String name, Filter filter, String sqlAction) {
+public record RuleProperties(String name, Filter filter, String sqlAction, Map<String, Object> actionParameters) {
 
     /** The name of the rule every subscription starts with. */
     public static final String DEFAULT_RULE_NAME = "$Default";
@@ -17,6 +20,17 @@ public record RuleProperties(String name, Filter filter, String sqlAction) {
         EntityNames.requireValidRuleName(name);
         Objects.requireNonNull(filter, "filter");
         sqlAction = sqlAction == null || sqlAction.isBlank() ? null : sqlAction;
+        actionParameters = sqlAction == null ? Map.of() : copyOf(actionParameters);
+    }
+
+    /** A rule whose action, if any, has no parameters. */
+    public RuleProperties(String name, Filter filter, String sqlAction) {
+        this(name, filter, sqlAction, Map.of());
+    }
+
+    /** An immutable copy keeping the order; null is empty. */
+    private static Map<String, Object> copyOf(Map<String, Object> p) {
+        return p == null || p.isEmpty() ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(p));
     }
 
     /** The {@code $Default} rule: a TrueFilter without action. */
@@ -38,10 +52,19 @@ public record RuleProperties(String name, Filter filter, String sqlAction) {
         INSTANCE
     }
 
-    /** A SQL filter expression, kept byte-for-byte as given. */
-    public record SqlFilter(String expression) implements Filter {
+    /**
+     * A SQL filter expression, kept byte-for-byte as given, with the values of the {@code @name} parameters it
+     * refers to (keys as given, with or without the {@code @}; empty when none).
+     */
+    public record SqlFilter(String expression, Map<String, Object> parameters) implements Filter {
         public SqlFilter {
             Objects.requireNonNull(expression, "expression");
+            parameters = copyOf(parameters);
+        }
+
+        /** A filter without parameters. */
+        public SqlFilter(String expression) {
+            this(expression, Map.of());
         }
     }
 

@@ -73,10 +73,10 @@ public final class RuleSet {
         }
         try {
             if (rule.filter() instanceof RuleProperties.SqlFilter sql) {
-                SqlFilterExpression.compile(sql.expression());
+                SqlFilterExpression.compile(sql.expression(), sql.parameters());
             }
             if (rule.sqlAction() != null) {
-                SqlAction.compile(rule.sqlAction());
+                SqlAction.compile(rule.sqlAction(), rule.actionParameters());
             }
         } catch (SqlSyntaxException e) {
             throw new BrokerException(ErrorKind.ARGUMENT, "Rule '" + rule.name() + "': " + e.getMessage());
@@ -87,8 +87,10 @@ public final class RuleSet {
     private static void requireXmlText(RuleProperties rule) {
         XmlText.require(rule.name(), "The rule name");
         XmlText.require(rule.sqlAction(), "The SqlExpression of the action");
+        requireXmlText(rule.actionParameters(), "action");
         if (rule.filter() instanceof RuleProperties.SqlFilter sql) {
             XmlText.require(sql.expression(), "The SqlExpression of the filter");
+            requireXmlText(sql.parameters(), "filter");
         } else if (rule.filter() instanceof RuleProperties.CorrelationFilter c) {
             for (String field : new String[] {c.correlationId(), c.messageId(), c.to(), c.replyTo(), c.subject(),
                     c.sessionId(), c.replyToSessionId(), c.contentType()}) {
@@ -99,6 +101,15 @@ public final class RuleSet {
                 if (p.getValue() instanceof String v) {
                     XmlText.require(v, "The value of the correlation filter property '" + p.getKey() + "'");
                 }
+            }
+        }
+    }
+
+    private static void requireXmlText(Map<String, Object> parameters, String of) {
+        for (Map.Entry<String, Object> p : parameters.entrySet()) {
+            XmlText.require(p.getKey(), "The name of a parameter of the " + of);
+            if (p.getValue() instanceof String v) {
+                XmlText.require(v, "The value of the parameter '" + p.getKey() + "' of the " + of);
             }
         }
     }
@@ -159,8 +170,9 @@ public final class RuleSet {
         for (RuleProperties r : rules) {
             try {
                 SqlFilterExpression sql = r.filter() instanceof RuleProperties.SqlFilter f
-                        ? SqlFilterExpression.compile(f.expression()) : null;
-                SqlAction action = r.sqlAction() == null ? null : SqlAction.compile(r.sqlAction());
+                        ? SqlFilterExpression.compile(f.expression(), f.parameters()) : null;
+                SqlAction action = r.sqlAction() == null ? null
+                        : SqlAction.compile(r.sqlAction(), r.actionParameters());
                 out.add(new Compiled(r, sql, action, false));
             } catch (SqlSyntaxException e) {
                 LOG.warn("Rule '{}' does not compile and matches no message: {}", r.name(), e.getMessage());

@@ -20,7 +20,10 @@ import java.time.Duration;
  * A status is one byte (0 Active, 1 Disabled, 2 SendDisabled, 3 ReceiveDisabled), independent of the enum's
  * declaration order. A rule filter is a kind byte (0 true, 1 false, 2 SQL, 3 correlation) followed, for SQL, by the
  * expression and, for correlation, by its eight nullable strings in declaration order and its properties as a
- * {@link ValueCodec#writeStringMap string map}; the rule's SQL action (nullable string) follows the filter.
+ * {@link ValueCodec#writeStringMap string map}; the rule's SQL action (nullable string) follows the filter. A SQL
+ * filter with parameters is kind 4: the expression, then its parameters as a string map; a rule whose action has
+ * parameters is record kind 5, its action followed by them as a string map (records without parameters are written
+ * as before, so older journals read unchanged).
  *
  * <p>Malformed input, another version or the wrong kind fails with an {@link IllegalArgumentException}.
  */
@@ -33,11 +36,13 @@ public final class EntityCodec {
     static final byte KIND_TOPIC = 2;
     static final byte KIND_SUBSCRIPTION = 3;
     static final byte KIND_RULE = 4;
+    static final byte KIND_RULE_WITH_ACTION_PARAMETERS = 5;
 
     static final byte FILTER_TRUE = 0;
     static final byte FILTER_FALSE = 1;
     static final byte FILTER_SQL = 2;
     static final byte FILTER_CORRELATION = 3;
+    static final byte FILTER_SQL_WITH_PARAMETERS = 4;
 
     private EntityCodec() {
     }
@@ -156,17 +161,23 @@ public final class EntityCodec {
     }
 
     public static void writeRule(RecordWriter w, RuleProperties rule) {
-        writeHeader(w, KIND_RULE);
+        boolean actionParameters = !rule.actionParameters().isEmpty();
+        writeHeader(w, actionParameters ? KIND_RULE_WITH_ACTION_PARAMETERS : KIND_RULE);
         w.writeString(rule.name());
         writeFilter(w, rule.filter());
         w.writeString(rule.sqlAction());
+        if (actionParameters) {
+            ValueCodec.writeStringMap(w, rule.actionParameters());
+        }
     }
 
     public static RuleProperties readRule(RecordReader r) {
-        readHeader(r, KIND_RULE);
+        boolean actionParameters = readHeader(r, KIND_RULE, KIND_RULE_WITH_ACTION_PARAMETERS)
+                == KIND_RULE_WITH_ACTION_PARAMETERS;
         String name = r.readString();
         RuleProperties.Filter filter = readFilter(r);
-        return new RuleProperties(name, filter, r.readString());
+        String action = r.readString();
+        return new RuleProperties(name, filter, action, actionParameters ? ValueCodec.readStringMap(r) : null);
     }
 
     private static void writeFilter(RecordWriter w, RuleProperties.Filter filter) {
@@ -174,6 +185,10 @@ public final class EntityCodec {
             w.writeByte(FILTER_TRUE);
         } else if (filter instanceof RuleProperties.FalseFilter) {
             w.writeByte(FILTER_FALSE);
+        } else if (filter instanceof RuleProperties.SqlFilter sql && !sql.parameters().isEmpty()) {
+            w.writeByte(FILTER_SQL_WITH_PARAMETERS);
+            w.writeString(sql.expression());
+            ValueCodec.writeStringMap(w, sql.parameters());
         } else if (filter instanceof RuleProperties.SqlFilter sql) {
             w.writeByte(FILTER_SQL);
             w.writeString(sql.expression());
@@ -201,12 +216,14 @@ public final class EntityCodec {
                 return RuleProperties.TrueFilter.INSTANCE;
             case FILTER_FALSE:
                 return RuleProperties.FalseFilter.INSTANCE;
-            case FILTER_SQL: {
+            case FILTER_SQL:
+            case FILTER_SQL_WITH_PARAMETERS: {
                 String expression = r.readString();
                 if (expression == null) {
                     throw new IllegalArgumentException("malformed record: SQL filter without expression");
                 }
-                return new RuleProperties.SqlFilter(expression);
+                return new RuleProperties.SqlFilter(expression,
+                        kind == FILTER_SQL_WITH_PARAMETERS ? ValueCodec.readStringMap(r) : null);
             }
             case FILTER_CORRELATION: {
                 String correlationId = r.readString();
@@ -231,16 +248,22 @@ public final class EntityCodec {
     }
 
     private static void readHeader(RecordReader r, byte expectedKind) {
+        readHeader(r, expectedKind, expectedKind);
+    }
+
+    /** Reads the header; returns its kind, which must be one of the two. */
+    private static byte readHeader(RecordReader r, byte expectedKind, byte alternativeKind) {
         int version = r.readUnsignedByte();
         if (version != VERSION) {
             throw new IllegalArgumentException("unsupported entity record version " + version + " (expected "
                     + VERSION + ")");
         }
         byte kind = r.readByte();
-        if (kind != expectedKind) {
+        if (kind != expectedKind && kind != alternativeKind) {
             throw new IllegalArgumentException("malformed record: entity kind " + kind + " where "
                     + expectedKind + " was expected");
         }
+        return kind;
     }
 
     private static void writeDuration(RecordWriter w, Duration d) {

@@ -24,8 +24,9 @@ final class RuleReader {
         Element action = AtomReader.child(description, "Action");
         RuleProperties.Filter f = filter == null || AtomReader.isNil(filter) ? RuleProperties.TrueFilter.INSTANCE
                 : filter(filter);
-        String sqlAction = action == null || AtomReader.isNil(action) ? null : action(action);
-        return new RuleProperties(name, f, sqlAction);
+        boolean hasAction = action != null && !AtomReader.isNil(action);
+        String sqlAction = hasAction ? action(action) : null;
+        return new RuleProperties(name, f, sqlAction, hasAction ? parameters(action) : null);
     }
 
     static RuleProperties.Filter filter(Element e) {
@@ -36,7 +37,7 @@ final class RuleReader {
         return switch (type) {
             case "TrueFilter" -> RuleProperties.TrueFilter.INSTANCE;
             case "FalseFilter" -> RuleProperties.FalseFilter.INSTANCE;
-            case "SqlFilter" -> new RuleProperties.SqlFilter(sql(e, "SqlFilter"));
+            case "SqlFilter" -> new RuleProperties.SqlFilter(sql(e, "SqlFilter"), parameters(e));
             case "CorrelationFilter" -> correlation(e);
             default -> throw new IllegalArgumentException("Unknown filter type '" + type
                     + "' (expected SqlFilter, TrueFilter, FalseFilter or CorrelationFilter).");
@@ -66,12 +67,28 @@ final class RuleReader {
             throw new IllegalArgumentException("The SqlExpression of the " + kind + " is " + expression.length()
                     + " characters long; the maximum is " + MAX_SQL_LENGTH + ".");
         }
-        Element parameters = AtomReader.child(e, "Parameters");
-        if (parameters != null && AtomReader.firstChild(parameters) != null) {
-            throw new IllegalArgumentException("Parameters of a " + kind + " are not supported by this broker; "
-                    + "write the values into the SqlExpression.");
-        }
         return expression;
+    }
+
+    /**
+     * The {@code Parameters} of a SQL filter or action: {@code KeyValueOfstringanyType} entries (keys such as
+     * {@code @color}, values typed by {@code xsi:type} as correlation properties are), in order; empty when none.
+     */
+    static Map<String, Object> parameters(Element e) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        Element parameters = AtomReader.child(e, "Parameters");
+        if (parameters == null || AtomReader.isNil(parameters)) {
+            return out;
+        }
+        for (Element kv : AtomReader.children(parameters, "KeyValueOfstringanyType")) {
+            String key = new Fields(kv).text("Key");
+            if (key == null || key.isBlank()) {
+                throw new IllegalArgumentException("A parameter of a SQL filter or action needs a non-empty Key.");
+            }
+            Element value = AtomReader.child(kv, "Value");
+            out.put(key.trim(), value == null || AtomReader.isNil(value) ? null : XmlValues.parse(value, key.trim()));
+        }
+        return out;
     }
 
     private static RuleProperties.CorrelationFilter correlation(Element e) {

@@ -46,7 +46,8 @@ final class RuleResource {
             return AdminResponse.entry(201, AtomWriter.entry(r, entry(updated, rule)));
         }
         RuleProperties old = requireRule(s, r.path());
-        RuleProperties renamed = new RuleProperties(old.name(), rule.filter(), rule.sqlAction());
+        RuleProperties renamed = new RuleProperties(old.name(), rule.filter(), rule.sqlAction(),
+                rule.actionParameters());
         Await.result(engine.removeRule(topic, sub, old.name()));
         try {
             SubscriptionEntity updated = Await.result(engine.addRule(topic, sub, renamed));

@@ -6,7 +6,8 @@ import java.util.Map;
 
 /**
  * {@code RuleDescription}: {@code Filter} (typed by {@code i:type}), {@code Action}, {@code CreatedAt},
- * {@code Name}. SQL filters and actions carry {@code CompatibilityLevel} 20; true and false filters are written
+ * {@code Name}. SQL filters and actions carry {@code CompatibilityLevel} 20 and their {@code Parameters} when they
+ * have any; true and false filters are written
  * as the service writes them, as SQL {@code 1=1} and {@code 1=0}; correlation filters omit unset fields.
  */
 final class RuleWriter {
@@ -19,7 +20,7 @@ final class RuleWriter {
     static void rule(XmlOut o, RuleProperties rule, long createdMs) {
         DescriptionWriter.root(o, "RuleDescription");
         filter(o, rule.filter());
-        action(o, rule.sqlAction());
+        action(o, rule.sqlAction(), rule.actionParameters());
         o.leaf("CreatedAt", XmlTimes.format(createdMs));
         o.leaf("Name", rule.name());
         o.close();
@@ -27,30 +28,51 @@ final class RuleWriter {
 
     private static void filter(XmlOut o, RuleProperties.Filter filter) {
         if (filter instanceof RuleProperties.SqlFilter sql) {
-            sql(o, "Filter", "SqlFilter", sql.expression());
+            sql(o, "Filter", "SqlFilter", sql.expression(), sql.parameters());
         } else if (filter instanceof RuleProperties.TrueFilter) {
-            sql(o, "Filter", "TrueFilter", "1=1");
+            sql(o, "Filter", "TrueFilter", "1=1", Map.of());
         } else if (filter instanceof RuleProperties.FalseFilter) {
-            sql(o, "Filter", "FalseFilter", "1=0");
+            sql(o, "Filter", "FalseFilter", "1=0", Map.of());
         } else {
             correlation(o, (RuleProperties.CorrelationFilter) filter);
         }
     }
 
-    private static void action(XmlOut o, String sqlAction) {
+    private static void action(XmlOut o, String sqlAction, Map<String, Object> parameters) {
         if (sqlAction == null) {
             o.empty("Action");
             o.attribute("i", Xmlns.XSI, "type", "EmptyRuleAction");
         } else {
-            sql(o, "Action", "SqlRuleAction", sqlAction);
+            sql(o, "Action", "SqlRuleAction", sqlAction, parameters);
         }
     }
 
-    private static void sql(XmlOut o, String element, String type, String expression) {
+    /** A SQL filter or action; its parameters, when it has any, after the compatibility level. */
+    private static void sql(XmlOut o, String element, String type, String expression,
+                            Map<String, Object> parameters) {
         o.open(element).attribute("i", Xmlns.XSI, "type", type);
         o.leaf("SqlExpression", expression);
         o.leaf("CompatibilityLevel", COMPATIBILITY_LEVEL);
+        if (!parameters.isEmpty()) {
+            o.open("Parameters");
+            keyValues(o, parameters);
+            o.close();
+        }
         o.close();
+    }
+
+    /** {@code KeyValueOfstringanyType} entries: the key, and the value typed (or {@code i:nil}). */
+    private static void keyValues(XmlOut o, Map<String, Object> values) {
+        for (Map.Entry<String, Object> p : values.entrySet()) {
+            o.open("KeyValueOfstringanyType").leaf("Key", p.getKey());
+            if (p.getValue() == null) {
+                o.empty("Value");
+                o.attribute("i", Xmlns.XSI, "nil", "true");
+            } else {
+                XmlValues.write(o, p.getValue());
+            }
+            o.close();
+        }
     }
 
     private static void correlation(XmlOut o, RuleProperties.CorrelationFilter c) {
@@ -64,16 +86,7 @@ final class RuleWriter {
         o.leaf("ReplyToSessionId", c.replyToSessionId());
         o.leaf("ContentType", c.contentType());
         o.open("Properties");
-        for (Map.Entry<String, Object> p : c.properties().entrySet()) {
-            o.open("KeyValueOfstringanyType").leaf("Key", p.getKey());
-            if (p.getValue() == null) {
-                o.empty("Value");
-                o.attribute("i", Xmlns.XSI, "nil", "true");
-            } else {
-                XmlValues.write(o, p.getValue());
-            }
-            o.close();
-        }
+        keyValues(o, c.properties());
         o.close();
         o.close();
     }

@@ -41,8 +41,8 @@ final class XmlValues {
                 default -> text;
             };
         } catch (IllegalArgumentException | DateTimeParseException e) {
-            throw new IllegalArgumentException("The value '" + text + "' of the correlation filter property '" + key
-                    + "' is not a valid " + type + ".");
+            throw new IllegalArgumentException("The value '" + text + "' of the correlation filter property or SQL "
+                    + "parameter '" + key + "' is not a valid " + type + ".");
         }
     }
 

@@ -181,8 +181,11 @@ class SubscriptionRuleApiTest {
                 "<Filter i:type=\"SqlFilter\"><SqlExpression>" + "x".repeat(1025) + "</SqlExpression></Filter>"))))
                 .contains("maximum is 1024");
         assertThat(detail(server.put(base + "r", AdminTestServer.entry("RuleDescription",
+                "<Filter i:type=\"SqlFilter\"><SqlExpression>a=@q</SqlExpression><Parameters>"
+                        + kv("@p", "int", "1") + "</Parameters></Filter>")))).contains("@q has no value");
+        assertThat(detail(server.put(base + "r", AdminTestServer.entry("RuleDescription",
                 "<Filter i:type=\"SqlFilter\"><SqlExpression>a=@p</SqlExpression><Parameters>"
-                        + kv("@p", "int", "1") + "</Parameters></Filter>")))).contains("Parameters");
+                        + kv("@p", "int", "one") + "</Parameters></Filter>")))).contains("not a valid int");
         assertThat(detail(server.put(base + "r", AdminTestServer.entry("RuleDescription",
                 "<Filter i:type=\"GeoFilter\"/>")))).contains("Unknown filter type 'GeoFilter'");
         // SQL is compiled when the rule is created: errors name the position
@@ -198,6 +201,66 @@ class SubscriptionRuleApiTest {
         assertThat(detail(server.put(base + "r", AdminTestServer.entry("RuleDescription",
                 "<Filter i:type=\"CorrelationFilter\"><Properties>" + kv("n", "int", "five")
                         + "</Properties></Filter>")))).contains("not a valid int");
+    }
+
+    @Test
+    void sqlParametersRoundTripTypedAndFilterMessages() throws Exception {
+        assertThat(server.put("/params", AdminTestServer.entry("TopicDescription", "")).statusCode()).isEqualTo(201);
+        assertThat(server.put("/params/Subscriptions/params", AdminTestServer.entry("SubscriptionDescription", ""))
+                .statusCode()).isEqualTo(201);
+        String base = "/params/Subscriptions/params/Rules/";
+        assertThat(server.delete(base + "$Default").statusCode()).isEqualTo(200);
+        HttpResponse<String> created = server.put(base + "p", AdminTestServer.entry("RuleDescription",
+                "<Filter i:type=\"SqlFilter\"><SqlExpression>color = @color AND size &gt;= @min</SqlExpression>"
+                        + "<Parameters>" + kv("@color", "string", "red") + kv("@min", "long", "5")
+                        + "<KeyValueOfstringanyType><Key>@none</Key><Value i:nil=\"true\"/></KeyValueOfstringanyType>"
+                        + "</Parameters><CompatibilityLevel>20</CompatibilityLevel></Filter>"
+                        + "<Action i:type=\"SqlRuleAction\"><SqlExpression>SET level = @level</SqlExpression>"
+                        + "<Parameters>" + kv("@level", "double", "2.5") + "</Parameters></Action>"));
+        assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+        RuleProperties stored = paramsRule();
+        Map<String, Object> expected = new java.util.LinkedHashMap<>();
+        expected.put("@color", "red");
+        expected.put("@min", 5L);
+        expected.put("@none", null);
+        assertThat(((RuleProperties.SqlFilter) stored.filter()).parameters()).isEqualTo(expected);
+        assertThat(stored.actionParameters()).isEqualTo(Map.of("@level", 2.5d));
+
+        TestXml x = TestXml.parse(server.get(base + "p").body());
+        String f = "/a:entry/a:content/sb:RuleDescription/sb:Filter/";
+        assertThat(x.childNames("/a:entry/a:content/sb:RuleDescription/sb:Filter"))
+                .containsExactly("SqlExpression", "CompatibilityLevel", "Parameters");
+        assertThat(x.texts(f + "sb:Parameters/sb:KeyValueOfstringanyType/sb:Key"))
+                .containsExactly("@color", "@min", "@none");
+        assertThat(x.texts(f + "sb:Parameters/sb:KeyValueOfstringanyType/sb:Value")).containsExactly("red", "5", "");
+        assertThat(((org.w3c.dom.Element) x.node(f + "sb:Parameters/sb:KeyValueOfstringanyType[2]/sb:Value"))
+                .getAttributeNS(Xmlns.XSI, "type")).isEqualTo("d6p1:long");
+        assertThat(x.text("/a:entry/a:content/sb:RuleDescription/sb:Action/sb:Parameters"
+                + "/sb:KeyValueOfstringanyType/sb:Value")).isEqualTo("2.5");
+
+        // the rule filters and acts with its parameters
+        server.engine.send("params", List.of(
+                Message.builder().messageId("1").applicationProperties(Map.of("color", "red", "size", 7)).build(),
+                Message.builder().messageId("2").applicationProperties(Map.of("color", "red", "size", 4)).build(),
+                Message.builder().messageId("3").applicationProperties(Map.of("color", "blue", "size", 9)).build()))
+                .get();
+        TestXml counted = TestXml.parse(server.get("/params/Subscriptions/params?enrich=true").body());
+        assertThat(counted.text(S + "sb:MessageCount")).isEqualTo("1");
+
+        // an update replaces both parameter sets
+        HttpResponse<String> updated = server.update(base + "p", AdminTestServer.entry("RuleDescription",
+                "<Filter i:type=\"SqlFilter\"><SqlExpression>size &lt; @max</SqlExpression><Parameters>"
+                        + kv("max", "int", "3") + "</Parameters></Filter>"
+                        + "<Action i:type=\"SqlRuleAction\"><SqlExpression>SET level = @level</SqlExpression>"
+                        + "<Parameters>" + kv("@level", "string", "low") + "</Parameters></Action>"));
+        assertThat(updated.statusCode()).as(updated.body()).isEqualTo(200);
+        assertThat(paramsRule().actionParameters()).isEqualTo(Map.of("@level", "low"));
+        assertThat(((RuleProperties.SqlFilter) paramsRule().filter()).parameters()).isEqualTo(Map.of("max", 3));
+    }
+
+    private static RuleProperties paramsRule() {
+        return server.engine.topic("params").subscription("params").rules().stream()
+                .filter(r -> r.name().equals("p")).findFirst().orElseThrow();
     }
 
     private static String detail(HttpResponse<String> r) {

@@ -51,6 +51,7 @@ constant
     | TRUE                                                                      # trueConstant
     | FALSE                                                                     # falseConstant
     | NULL                                                                      # nullConstant
+    | PARAMETER                                                                 # parameterConstant
     ;
 
 property
@@ -83,6 +84,7 @@ STRING     : '\'' (~'\'' | '\'\'')* '\'';
 DELIMITED  : '[' (~']' | ']]')* ']';
 QUOTED     : '"' (~'"' | '""')* '"';
 IDENTIFIER : [\p{L}_] [\p{L}\p{Nd}_]*;
+PARAMETER  : '@' [\p{L}_] [\p{L}\p{Nd}_]*;
 
 WS : [ \t\r\n\f]+ -> skip;
 

@@ -3,6 +3,7 @@ package io.buslane.engine.filter.sql;
 import io.buslane.engine.message.Message;
 
 import java.util.List;
+import java.util.Map;
 
 /**
  * A compiled SQL rule action: {@code SET <property> = <expression>} and {@code REMOVE <property>} statements,
@@ -29,7 +30,16 @@ public final class SqlAction {
      * @throws SqlSyntaxException when the text is not a valid action
      */
     public static SqlAction compile(String text) {
-        return new SqlAction(text, SqlCompiler.compileAction(text));
+        return compile(text, Map.of());
+    }
+
+    /**
+     * Compiles an action whose {@code @name} parameters take the given values.
+     *
+     * @throws SqlSyntaxException when the text is not a valid action or refers to a parameter without a value
+     */
+    public static SqlAction compile(String text, Map<String, Object> parameters) {
+        return new SqlAction(text, SqlCompiler.compileAction(text, parameters));
     }
 
     /**

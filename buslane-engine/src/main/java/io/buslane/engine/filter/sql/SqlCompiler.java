@@ -11,6 +11,7 @@ import org.antlr.v4.runtime.tree.ParseTree;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
@@ -27,20 +28,20 @@ final class SqlCompiler {
     private SqlCompiler() {
     }
 
-    static Expr compileFilter(String text) {
+    static Expr compileFilter(String text, Map<String, Object> parameters) {
         ServiceBusSqlParser parser = parser(text, "filter");
         ServiceBusSqlParser.FilterContext tree = parser.filter();
-        return new Builder().visit(tree.expression());
+        return new Builder(parameters).visit(tree.expression());
     }
 
-    static List<SqlAction.Statement> compileAction(String text) {
+    static List<SqlAction.Statement> compileAction(String text, Map<String, Object> parameters) {
         ServiceBusSqlParser parser = parser(text, "action");
         ServiceBusSqlParser.ActionContext tree = parser.action();
         if (tree.statement().size() > MAX_ACTION_STATEMENTS) {
             throw new SqlSyntaxException("The action has " + tree.statement().size()
                     + " statements; the maximum is " + MAX_ACTION_STATEMENTS + ".");
         }
-        Builder b = new Builder();
+        Builder b = new Builder(parameters);
         List<SqlAction.Statement> out = new ArrayList<>();
         for (ServiceBusSqlParser.StatementContext s : tree.statement()) {
             if (s instanceof ServiceBusSqlParser.SetStatementContext set) {
@@ -87,6 +88,12 @@ final class SqlCompiler {
 
     /** The parse tree to the evaluator tree. */
     private static final class Builder extends ServiceBusSqlBaseVisitor<Expr> {
+
+        private final Map<String, Object> parameters;
+
+        Builder(Map<String, Object> parameters) {
+            this.parameters = parameters;
+        }
 
         Expr expr(ParseTree t) {
             return visit(t);
@@ -236,6 +243,23 @@ final class SqlCompiler {
         @Override
         public Expr visitFalseConstant(ServiceBusSqlParser.FalseConstantContext ctx) {
             return new Expr.Constant(Boolean.FALSE);
+        }
+
+        /**
+         * {@code @name}: the value given for it in the rule's parameters, as a constant (keys match with or without
+         * their {@code @}, case-insensitively); a parameter without a value is refused when the rule is created.
+         */
+        @Override
+        public Expr visitParameterConstant(ServiceBusSqlParser.ParameterConstantContext ctx) {
+            String name = ctx.getText().substring(1);
+            for (Map.Entry<String, Object> p : parameters.entrySet()) {
+                String key = p.getKey().startsWith("@") ? p.getKey().substring(1) : p.getKey();
+                if (key.equalsIgnoreCase(name)) {
+                    return new Expr.Constant(p.getValue());
+                }
+            }
+            throw error(ctx.getStart(), "The parameter " + ctx.getText() + " has no value; give it one in the "
+                    + "Parameters of the filter or action");
         }
 
         @Override

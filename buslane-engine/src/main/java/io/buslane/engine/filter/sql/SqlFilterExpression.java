@@ -1,5 +1,7 @@
 package io.buslane.engine.filter.sql;
 
+import java.util.Map;
+
 /**
  * A compiled SQL filter. Compile once ({@link #compile}) when the rule is created or loaded, then evaluate per
  * message. Immutable and thread-safe.
@@ -20,7 +22,16 @@ public final class SqlFilterExpression {
      * @throws SqlSyntaxException when the text is not a valid filter
      */
     public static SqlFilterExpression compile(String text) {
-        return new SqlFilterExpression(text, SqlCompiler.compileFilter(text));
+        return compile(text, Map.of());
+    }
+
+    /**
+     * Compiles a filter whose {@code @name} parameters take the given values.
+     *
+     * @throws SqlSyntaxException when the text is not a valid filter or refers to a parameter without a value
+     */
+    public static SqlFilterExpression compile(String text, Map<String, Object> parameters) {
+        return new SqlFilterExpression(text, SqlCompiler.compileFilter(text, parameters));
     }
 
     /**

@@ -4,23 +4,30 @@ import io.buslane.engine.message.Symbol;
 import io.buslane.engine.message.Unsigned;
 
 import java.math.BigDecimal;
+import java.math.MathContext;
 import java.time.Instant;
 import java.util.UUID;
 
 /**
  * Value semantics of the SQL language, after C#: integral values of any width widen to 64-bit integers, floating
- * values (and integers mixed with them) to doubles; strings compare ordinally and case-sensitively; booleans, GUIDs
- * and times compare with their own kind. No other implicit conversion exists: comparing or combining values of
- * unrelated types fails with {@code InvalidOperationException}. Null (an absent property) is UNKNOWN.
+ * values (and integers mixed with them) to doubles; a decimal ({@link BigDecimal}, an AMQP decimal) against any
+ * numeric compares and computes exactly as a decimal (a double converted by its shortest decimal form, as .NET's
+ * {@code (decimal)} conversion does; results beyond .NET's decimal range overflow). Strings compare ordinally and
+ * case-sensitively; booleans, GUIDs and times compare with their own kind. No other implicit conversion exists:
+ * comparing or combining values of unrelated types fails with {@code InvalidOperationException}. Null (an absent
+ * property) is UNKNOWN.
  */
 final class Values {
 
     private Values() {
     }
 
-    /** The value as a Long or Double when numeric, else null. */
+    /** The largest magnitude of .NET's {@code System.Decimal}: 2^96 - 1. */
+    private static final BigDecimal DECIMAL_MAX = new BigDecimal("79228162514264337593543950335");
+
+    /** The value as a Long, Double or BigDecimal when numeric, else null. */
     static Object numeric(Object v) {
-        if (v instanceof Long || v instanceof Double) {
+        if (v instanceof Long || v instanceof Double || v instanceof BigDecimal) {
             return v;
         }
         if (v instanceof Integer || v instanceof Short || v instanceof Byte) {
@@ -32,9 +39,6 @@ final class Values {
         if (v instanceof Unsigned u) {
             return u.width() < 8 || u.bits() >= 0 ? (Object) u.bits()
                     : (Object) Double.parseDouble(Long.toUnsignedString(u.bits()));
-        }
-        if (v instanceof BigDecimal d) {
-            return d.doubleValue();
         }
         if (v instanceof Character c) {
             return (long) c.charValue();
@@ -69,6 +73,11 @@ final class Values {
         if (na != null && nb != null) {
             if (na instanceof Long la && nb instanceof Long lb) {
                 return Long.compare(la, lb);
+            }
+            BigDecimal da = decimal(na);
+            BigDecimal db = decimal(nb);
+            if ((na instanceof BigDecimal || nb instanceof BigDecimal) && da != null && db != null) {
+                return da.compareTo(db);
             }
             return Double.compare(((Number) na).doubleValue(), ((Number) nb).doubleValue());
         }
@@ -128,6 +137,9 @@ final class Values {
                         "Arithmetic operation resulted in an overflow.");
             }
         }
+        if ((na instanceof BigDecimal || nb instanceof BigDecimal) && decimal(na) != null && decimal(nb) != null) {
+            return decimalArithmetic(op, decimal(na), decimal(nb));
+        }
         if (na != null && nb != null) {
             double x = ((Number) na).doubleValue();
             double y = ((Number) nb).doubleValue();
@@ -162,8 +174,52 @@ final class Values {
         if (n instanceof Double d) {
             return -d;
         }
+        if (n instanceof BigDecimal d) {
+            return d.negate();
+        }
         throw new SqlEvaluationException(SqlEvaluationException.INVALID_OPERATION,
                 "Operator '-' cannot be applied to an operand of type '" + typeName(v) + "'.");
+    }
+
+    /** A numeric (Long, Double or BigDecimal) as a decimal; null for a double that is not finite. */
+    private static BigDecimal decimal(Object n) {
+        if (n instanceof BigDecimal d) {
+            return d;
+        }
+        if (n instanceof Long l) {
+            return BigDecimal.valueOf(l);
+        }
+        if (n instanceof Double d && Double.isFinite(d)) {
+            return BigDecimal.valueOf(d);
+        }
+        return null;
+    }
+
+    /** Exact for + - * and %; a quotient that does not terminate is rounded to 34 significant digits. */
+    private static BigDecimal decimalArithmetic(String op, BigDecimal x, BigDecimal y) {
+        if ((op.equals("/") || op.equals("%")) && y.signum() == 0) {
+            throw divideByZero();
+        }
+        BigDecimal r = switch (op) {
+            case "+" -> x.add(y);
+            case "-" -> x.subtract(y);
+            case "*" -> x.multiply(y);
+            case "/" -> divide(x, y);
+            default -> x.remainder(y);
+        };
+        if (r.abs().compareTo(DECIMAL_MAX) > 0) {
+            throw new SqlEvaluationException(SqlEvaluationException.OVERFLOW,
+                    "Value was either too large or too small for a Decimal.");
+        }
+        return r;
+    }
+
+    private static BigDecimal divide(BigDecimal x, BigDecimal y) {
+        try {
+            return x.divide(y);
+        } catch (ArithmeticException nonTerminating) {
+            return x.divide(y, MathContext.DECIMAL128);
+        }
     }
 
     private static SqlEvaluationException divideByZero() {
@@ -197,6 +253,9 @@ final class Values {
         }
         if (v instanceof Double) {
             return "System.Double";
+        }
+        if (v instanceof BigDecimal) {
+            return "System.Decimal";
         }
         if (v instanceof Float) {
             return "System.Single";
