@@ -585,6 +585,16 @@ class MessagingConformanceTest extends ConformanceBase {
         receiver.complete(m);
     }
 
+    /** Service Bus allows 32 KB per property and 64 KB of properties in all. */
+    @Test
+    void aPropertyOverTheServiceQuotaIsRefusedAsMessageSizeExceeded() {
+        ServiceBusMessage msg = new ServiceBusMessage("heavy").setMessageId("heavy");
+        msg.getApplicationProperties().put("large", "x".repeat(40 * 1024));
+        assertThatThrownBy(() -> sender("properties-binary").sendMessage(msg))
+                .isInstanceOfSatisfying(ServiceBusException.class,
+                        e -> assertThat(e.getReason()).isEqualTo(ServiceBusFailureReason.MESSAGE_SIZE_EXCEEDED));
+    }
+
     /** The SDK writes footer keys as strings and reads them back as symbols (the service's encoding). */
     @Test
     void aFooterSentByTheSdkIsReadBackByIt() {

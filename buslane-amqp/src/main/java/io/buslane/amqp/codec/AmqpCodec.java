@@ -204,6 +204,7 @@ public final class AmqpCodec {
         Objects.requireNonNull(encoded, "encoded");
         Objects.checkFromIndexSize(offset, length, encoded.length);
         Sections s = parse(encoded, offset, length, false, "AMQP message");
+        checkPropertyQuotas(s, offset, length);
         Message.Builder b = Message.builder();
         applyHeader(b, s.header);
         applyMessageAnnotations(b, s.messageAnnotations);
@@ -277,6 +278,45 @@ public final class AmqpCodec {
         /** The footer and its absolute offset, when the message has one. */
         Footer footer;
         int footerStart = -1;
+        /** Encoded bytes of the application-properties section (0 when there is none). */
+        int applicationPropertiesBytes;
+    }
+
+    /** Service Bus's quota on one property (key and value encoded), and on all of a message's properties. */
+    static final int MAX_PROPERTY_BYTES = 32 * 1024;
+    static final int MAX_HEADER_BYTES = 64 * 1024;
+
+    /**
+     * Refuses a message whose properties exceed the service's quotas: one application property over 32 KB, or all
+     * sections before the body (header, annotations, properties, application-properties) over 64 KB.
+     */
+    private static void checkPropertyQuotas(Sections s, int offset, int length) throws AmqpDecodeException {
+        int headerBytes = (s.bodyStart < 0 ? offset + length : s.bodyStart) - offset;
+        if (headerBytes > MAX_HEADER_BYTES) {
+            throw AmqpDecodeException.overQuota("The message's properties take " + headerBytes + " bytes (system and "
+                    + "application properties together); Service Bus allows at most " + MAX_HEADER_BYTES + ".");
+        }
+        if (s.applicationPropertiesBytes > MAX_PROPERTY_BYTES) { // else no single property can be over
+            Codec codec = codec();
+            GrowableWritableBuffer out = codec.scratch();
+            EncoderImpl encoder = codec.encoder;
+            try {
+                encoder.setByteBuffer(out);
+                for (Map.Entry<?, ?> e : ((Map<?, ?>) s.applicationProperties.getValue()).entrySet()) {
+                    out.reset();
+                    encoder.writeObject(e.getKey());
+                    encoder.writeObject(e.getValue());
+                    if (out.position() > MAX_PROPERTY_BYTES) {
+                        throw AmqpDecodeException.overQuota("The application property '" + e.getKey() + "' takes "
+                                + out.position() + " bytes; Service Bus allows at most " + MAX_PROPERTY_BYTES
+                                + " for one property.");
+                    }
+                }
+            } finally {
+                encoder.setByteBuffer((WritableBuffer) null);
+                codec.releaseScratch(out);
+            }
+        }
     }
 
     // Section ranks: the order sections must appear in.
@@ -336,6 +376,7 @@ public final class AmqpCodec {
                     s.properties = p;
                 } else if (section instanceof ApplicationProperties ap) {
                     s.applicationProperties = ap;
+                    s.applicationPropertiesBytes = decoder.getBuffer().position() - start;
                 } else if (section instanceof Data d) {
                     s.dataCount++;
                     if (collectData) {

@@ -7,11 +7,31 @@ package io.buslane.amqp.codec;
  */
 public final class AmqpDecodeException extends Exception {
 
+    private static final long serialVersionUID = 1L;
+    private static final String DECODE_ERROR = "amqp:decode-error";
+
+    private final String condition;
+
     public AmqpDecodeException(String message) {
-        super(message);
+        this(message, null, DECODE_ERROR);
     }
 
     public AmqpDecodeException(String message, Throwable cause) {
+        this(message, cause, DECODE_ERROR);
+    }
+
+    private AmqpDecodeException(String message, Throwable cause, String condition) {
         super(message, cause);
+        this.condition = condition;
+    }
+
+    /** A well-formed message over a Service Bus quota (its properties): {@code amqp:link:message-size-exceeded}. */
+    public static AmqpDecodeException overQuota(String message) {
+        return new AmqpDecodeException(message, null, "amqp:link:message-size-exceeded");
+    }
+
+    /** The AMQP error condition to answer with. */
+    public String condition() {
+        return condition;
     }
 }

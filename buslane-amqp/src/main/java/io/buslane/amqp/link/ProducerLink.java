@@ -129,10 +129,15 @@ public final class ProducerLink implements LinkHandler {
         List<Message> messages;
         try {
             messages = AmqpCodec.decodeTransfer(payload, 0, size, d.getMessageFormat() & 0xffffffffL);
-        } catch (AmqpDecodeException | StackOverflowError e) {
-            String reason = e instanceof AmqpDecodeException ? e.getMessage() : "its values nest too deeply.";
-            doomIfTransactional(d, "The message could not be decoded: " + reason);
-            settle(d, rejected("amqp:decode-error", "The message could not be decoded: " + reason));
+        } catch (AmqpDecodeException e) {
+            boolean overQuota = !"amqp:decode-error".equals(e.condition());
+            String description = overQuota ? e.getMessage() : "The message could not be decoded: " + e.getMessage();
+            doomIfTransactional(d, description);
+            settle(d, rejected(e.condition(), description));
+            return;
+        } catch (StackOverflowError e) {
+            doomIfTransactional(d, "The message could not be decoded: its values nest too deeply.");
+            settle(d, rejected("amqp:decode-error", "The message could not be decoded: its values nest too deeply."));
             return;
         }
         if (d.getRemoteState() instanceof TransactionalState txn) {

@@ -535,6 +535,35 @@ class AmqpCodecTest {
         assertThat(dataValue(decodeProton(out))).isEqualTo(new Binary("first".getBytes()));
     }
 
+    @Test
+    void propertiesOverTheServiceQuotasAreRefusedWithMessageSizeExceeded() throws Exception {
+        Map<String, Object> justUnder = new LinkedHashMap<>();
+        justUnder.put("p", "x".repeat(31 * 1024));
+        assertThat(decode(encodeSections(new Properties(), new ApplicationProperties(justUnder),
+                new Data(new Binary(new byte[1])))).applicationProperties()).containsKey("p");
+
+        Map<String, Object> oneTooLarge = new LinkedHashMap<>();
+        oneTooLarge.put("small", 1);
+        oneTooLarge.put("large", "x".repeat(33 * 1024));
+        byte[] one = encodeSections(new Properties(), new ApplicationProperties(oneTooLarge),
+                new Data(new Binary(new byte[1])));
+        assertThatThrownBy(() -> decode(one)).isInstanceOfSatisfying(AmqpDecodeException.class, e -> {
+            assertThat(e.condition()).isEqualTo("amqp:link:message-size-exceeded");
+            assertThat(e.getMessage()).contains("'large'").contains("32768");
+        });
+
+        Map<String, Object> allTooLarge = new LinkedHashMap<>();
+        for (int i = 0; i < 3; i++) {
+            allTooLarge.put("p" + i, "x".repeat(25 * 1024));
+        }
+        byte[] all = encodeSections(new Properties(), new ApplicationProperties(allTooLarge),
+                new Data(new Binary(new byte[1])));
+        assertThatThrownBy(() -> decode(all)).isInstanceOfSatisfying(AmqpDecodeException.class, e -> {
+            assertThat(e.condition()).isEqualTo("amqp:link:message-size-exceeded");
+            assertThat(e.getMessage()).contains("65536");
+        });
+    }
+
     /** The Java SDK sends footer keys as strings; the service hands them back as symbols, which its reader casts. */
     @Test
     void aFooterWithStringKeysComesBackWithSymbolKeys() throws Exception {
