@@ -383,6 +383,12 @@ public final class Engine implements AutoCloseable {
         return counts.deleteMessages(address, max, beforeMs);
     }
 
+    /** As {@link #deleteMessages(EntityAddress, int, long)}, only the messages of one session. */
+    public CompletableFuture<Integer> deleteMessages(EntityAddress address, int max, long beforeMs,
+                                                     String sessionId) {
+        return counts.deleteMessages(address, max, beforeMs, sessionId);
+    }
+
     /** Deletes every message of the addressed sub-queue; completes with how many. */
     public CompletableFuture<Integer> purge(EntityAddress address) {
         return counts.purge(address);

@@ -428,11 +428,7 @@ public final class ManagementProcessor {
         }
         long before = Objects.requireNonNull(ManagementArgs.timestamp(args, ENQUEUED_TIME_UTC, true));
         String sessionId = ManagementArgs.optionalSessionId(args);
-        if (sessionId != null) {
-            return CompletableFuture.completedFuture(ManagementResponse.error(ErrorKind.NOT_IMPLEMENTED,
-                    "Deleting the messages of one session is not supported by this broker yet."));
-        }
-        return engine.deleteMessages(entity, count, before)
+        return engine.deleteMessages(entity, count, before, sessionId)
                 .thenApply(n -> ManagementResponse.ok(MESSAGE_COUNT, Integer.valueOf(n)));
     }
 

@@ -548,6 +548,19 @@ class ManagementProcessorTest {
                 "com.microsoft:argument-error");
     }
 
+    @Test
+    void batchDeleteOfOneSessionDeletesOnlyItsMessages() {
+        sessionQueue("sq");
+        h.send("sq", text("a", "s1"), text("b", "s2"), text("c", "s1"));
+        h.advance(Duration.ofSeconds(1));
+        ManagementResponse r = h.call("sq", ManagementProcessor.BATCH_DELETE_MESSAGES, args(
+                "message-count", 10, "enqueued-time-utc", new Date(h.clock.epochMillis()), "session-id", "s1"));
+        assertOk(r);
+        assertThat(r.body().get("message-count")).isEqualTo(2);
+        r = h.call("sq", ManagementProcessor.PEEK_MESSAGE, args("from-sequence-number", 0L, "message-count", 10));
+        assertThat((List<?>) r.body().get("messages")).hasSize(1);
+    }
+
     // ================================================================================================ rules
 
     @Test

@@ -740,11 +740,20 @@ public final class SubQueueState {
 
     /** Deletes up to {@code max} unlocked messages enqueued before {@code beforeMs}; returns how many. */
     public int deleteMessages(int max, long beforeMs) {
+        return deleteMessages(max, beforeMs, null);
+    }
+
+    /**
+     * Deletes up to {@code max} unlocked messages enqueued before {@code beforeMs}, of one session when
+     * {@code sessionId} is not null; returns how many.
+     */
+    public int deleteMessages(int max, long beforeMs, String sessionId) {
         int deleted = 0;
         Iterator<Entry> it = bySeq.snapshot().iterator();
         while (it.hasNext() && deleted < max) {
             Entry e = it.next();
-            if (!e.locked() && e.enqueuedTimeMs < beforeMs) {
+            if (!e.locked() && e.enqueuedTimeMs < beforeMs
+                    && (sessionId == null || e.session != null && sessionId.equals(e.session.id))) {
                 remove(e);
                 deleted++;
             }

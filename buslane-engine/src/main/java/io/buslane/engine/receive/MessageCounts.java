@@ -27,13 +27,19 @@ public final class MessageCounts {
 
     /** Deletes up to {@code max} unlocked messages enqueued before {@code beforeMs}; completes with how many. */
     public CompletableFuture<Integer> deleteMessages(EntityAddress address, int max, long beforeMs) {
+        return deleteMessages(address, max, beforeMs, null);
+    }
+
+    /** As {@link #deleteMessages(EntityAddress, int, long)}, only of one session when {@code sessionId} is set. */
+    public CompletableFuture<Integer> deleteMessages(EntityAddress address, int max, long beforeMs,
+                                                     String sessionId) {
         try {
             Source source = Source.of(namespace, address, clock.epochMillis());
             CompletableFuture<Integer> chain = CompletableFuture.completedFuture(0);
             for (PartitionRef ref : source.partitions()) {
                 chain = chain.thenCompose(done -> done >= max ? CompletableFuture.completedFuture(done)
-                        : ref.shard().call(() -> Source.subQueue(ref, address).deleteMessages(max - done, beforeMs))
-                        .thenApply(n -> done + n));
+                        : ref.shard().call(() -> Source.subQueue(ref, address).deleteMessages(max - done, beforeMs,
+                                sessionId)).thenApply(n -> done + n));
             }
             return chain;
         } catch (BrokerException e) {
