@@ -33,6 +33,7 @@ public final class TimeSpans {
     private static final long SECONDS_PER_DAY = 86_400;
     private static final BigInteger NEVER_FROM_TICKS = BigInteger.valueOf(Long.MAX_VALUE - TICKS_PER_SECOND);
     private static final BigInteger MIN_TICKS_MAGNITUDE = BigInteger.ONE.shiftLeft(63);
+    private static final int MAX_DIGITS = 25;
 
     private TimeSpans() {
     }
@@ -171,7 +172,14 @@ public final class TimeSpans {
                 pos++;
             }
             digits = pos - start;
-            value = digits == 0 ? BigInteger.ZERO : new BigInteger(s.substring(start, pos));
+            int significant = start;
+            while (significant < pos - 1 && s.charAt(significant) == '0') {
+                significant++;
+            }
+            // any component of more than 25 digits is far beyond TimeSpan.MaxValue; not parsed (a long run of digits
+            // would cost quadratic time), it reads as 10^25
+            value = digits == 0 ? BigInteger.ZERO : pos - significant > MAX_DIGITS ? BigInteger.TEN.pow(MAX_DIGITS)
+                    : new BigInteger(s.substring(significant, pos));
         }
 
         /** The digits after the decimal point, truncated to ticks (any number of digits, none meaning zero). */

@@ -87,6 +87,11 @@ class TimeSpansTest {
         assertThat(TimeSpans.parse("PT9223372036854775808S")).isEqualTo(TimeSpans.MAX_VALUE);
         assertThat(TimeSpans.parse("P2147483648Y2147483648M2147483648DT2147483648H2147483648M2147483648S"))
                 .isEqualTo(TimeSpans.MAX_VALUE);
+        assertThat(TimeSpans.parse("PT" + "9".repeat(1_000_000) + "S")).as("a million digits, at once")
+                .isEqualTo(TimeSpans.MAX_VALUE);
+        assertThat(TimeSpans.parse("PT" + "0".repeat(100) + "42S")).isEqualTo(Duration.ofSeconds(42));
+        assertThatThrownBy(() -> TimeSpans.parse("-PT" + "1".repeat(10_000) + "S"))
+                .hasMessageContaining("out of range");
         assertThat(TimeSpans.parse("P29247Y")).as("just under the maximum")
                 .isEqualTo(Duration.ofDays(29_247L * 365));
     }
