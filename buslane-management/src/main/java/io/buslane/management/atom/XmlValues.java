@@ -73,6 +73,9 @@ final class XmlValues {
             type = "double";
         } else if (value instanceof Float) {
             type = "float";
+        } else if (value instanceof java.math.BigDecimal d) {
+            type = "decimal";
+            text = d.toPlainString();
         } else if (value instanceof Instant) {
             type = "dateTime";
         } else if (value instanceof UUID) {
