@@ -153,10 +153,12 @@ final class PgReport {
         m.append(f("- Brokers: the packaged jar, each its own JVM, -Xms%s -Xmx%s, --sync always, --shards 2 for the "
                 + "throughput workloads and 1 for recovery and table size; on PostgreSQL with `--storage "
                 + "postgresql://buslane@127.0.0.1:PORT/DB` (a fresh database per workload group)%n", b.heap, b.heap));
-        m.append(f("- Load, the same for the three systems: %,d messages per workload (after %,d unmeasured), durable "
-                + "1 KiB bodies, %d sending and %d receiving threads, each on its own connection; end-to-end at most "
-                + "%,d messages sent and not yet received%n", b.messages, b.warmup, b.senders, b.receivers,
-                b.inFlight));
+        m.append(f("- Load, the same for the three systems: %,d messages per workload, durable 1 KiB bodies, %d "
+                + "sending and %d receiving threads, each on its own connection; end-to-end at most %,d messages sent "
+                + "and not yet received. Before them, unmeasured: %,d end-to-end and %,d sent messages on each fresh "
+                + "broker, %s; %,d end-to-end through the hand-built queue%n", b.messages, b.senders, b.receivers,
+                b.inFlight, b.warmup, b.warmup / 2, b.quick ? "once" : "repeated (up to 3 times) while the broker's "
+                + "JIT compiler threads took more than 5 % of its CPU", b.warmup));
         m.append(f("- Buslane's client: Qpid protonj2-client 1.1.0 (as `bench/run.sh`), up to %d unsettled sends per "
                 + "connection, peek-lock receivers (credit %d) completing every delivery%n", BrokerLoad.WINDOW,
                 BrokerLoad.WINDOW));
@@ -168,7 +170,7 @@ final class PgReport {
     }
 
     private void throughput(StringBuilder m) {
-        m.append("\n| Workload | System | msgs/s | Java CPU µs/msg | PostgreSQL CPU µs/msg | Cores busy (of 2)"
+        m.append("\n| Workload | System | msgs/s | Java CPU µs/msg (JIT) | PostgreSQL CPU µs/msg | Cores busy (of 2)"
                 + " | commits/s | msgs/commit | WAL bytes/msg | WAL syncs/s | Longest send (ms) |\n");
         m.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (String w : List.of("pipelined_send", "end_to_end")) {
@@ -178,9 +180,9 @@ final class PgReport {
                     continue;
                 }
                 boolean onPg = !s.equals(PostgresBench.FILE);
-                m.append(f("| %s | %s | %.0f | %.1f | %s | %.2f | %s | %s | %s | %s | %.0f |%n", w, s, r.rate(),
-                        r.javaCpuS() * 1e6 / r.messages(), onPg ? f("%.1f", r.pgCpuS() * 1e6 / r.messages()) : "–",
-                        r.coresBusy(),
+                m.append(f("| %s | %s | %.0f | %.1f (%.1f) | %s | %.2f | %s | %s | %s | %s | %.0f |%n", w, s, r.rate(),
+                        r.javaCpuS() * 1e6 / r.messages(), r.jitCpuS() * 1e6 / r.messages(),
+                        onPg ? f("%.1f", r.pgCpuS() * 1e6 / r.messages()) : "–", r.coresBusy(),
                         onPg ? f("%.0f", r.commits() / r.seconds()) : "–",
                         onPg ? f("%.1f", (double) r.messages() / Math.max(1, r.commits())) : "–",
                         onPg ? f("%.0f", (double) r.walBytes() / r.messages()) : "–",
@@ -188,10 +190,10 @@ final class PgReport {
             }
         }
         m.append("\nJava CPU is the broker's process for Buslane and the benchmark's own JVM (the application) for "
-                + "the hand-built queue; PostgreSQL CPU is the whole cluster's (every backend, the WAL writer, "
-                + "autovacuum) from `/proc`; cores busy adds the load client's JVM for Buslane (CPU seconds of the "
-                + "three processes over the elapsed time). Commits and WAL from `pg_stat_database` and `pg_stat_wal`. "
-                + "The longest "
+                + "the hand-built queue (in brackets: its JIT compiler threads' share); PostgreSQL CPU is the whole "
+                + "cluster's (every backend, the WAL writer, autovacuum) from `/proc`; cores busy adds the load "
+                + "client's JVM for Buslane (CPU seconds of the three processes over the elapsed time). Commits and "
+                + "WAL from `pg_stat_database` and `pg_stat_wal`. The longest "
                 + "send is send to settlement of a pipelined send (Buslane) or one `INSERT` (hand-built).\n");
     }
 

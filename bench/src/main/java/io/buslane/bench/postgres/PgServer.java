@@ -164,4 +164,29 @@ final class PgServer {
             throw new IllegalStateException("cannot read /proc/" + pid + "/stat", e);
         }
     }
+
+    /**
+     * CPU time so far of a JVM's JIT compiler threads ({@code C1/C2 CompilerThread*}), in microseconds; threads that
+     * ended no longer count.
+     */
+    static long jitCpuMicros(String pid) {
+        long ticks = 0;
+        try (var tasks = Files.list(Path.of("/proc", pid, "task"))) {
+            for (Path task : (Iterable<Path>) tasks::iterator) {
+                try {
+                    String stat = Files.readString(task.resolve("stat"), StandardCharsets.US_ASCII);
+                    String comm = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+                    if (comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler")) {
+                        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                        ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // the thread ended meanwhile
+                }
+            }
+        } catch (IOException e) {
+            return 0;
+        }
+        return ticks * 1_000_000L / CLK_TCK;
+    }
 }
