@@ -548,7 +548,7 @@ final class ConsoleService {
             return out;
         }
         out.put("requiresSession", true);
-        List<String> ids = Await.result(engine.listSessions(address, 0, 0, MAX_SESSIONS));
+        List<String> ids = Await.result(engine.listSessions(address, Engine.ALL_ACTIVE_SESSIONS, 0, MAX_SESSIONS));
         for (String id : ids) {
             ObjectNode s = list.addObject();
             s.put("sessionId", id);
