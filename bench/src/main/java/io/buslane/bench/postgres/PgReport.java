@@ -170,9 +170,10 @@ final class PgReport {
     }
 
     private void throughput(StringBuilder m) {
-        m.append("\n| Workload | System | msgs/s | Java CPU µs/msg (JIT) | PostgreSQL CPU µs/msg | Cores busy (of 2)"
+        m.append("\n| Workload | System | msgs/s | Java CPU µs/msg (JIT) | PostgreSQL CPU µs/msg | Client CPU µs/msg"
+                + " | Cores busy (of 2)"
                 + " | commits/s | msgs/commit | WAL bytes/msg | WAL syncs/s | Longest send (ms) |\n");
-        m.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        m.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (String w : List.of("pipelined_send", "end_to_end")) {
             for (String s : List.of(PostgresBench.PG, PostgresBench.FILE, PostgresBench.HAND)) {
                 Row r = row(w, s);
@@ -180,9 +181,11 @@ final class PgReport {
                     continue;
                 }
                 boolean onPg = !s.equals(PostgresBench.FILE);
-                m.append(f("| %s | %s | %.0f | %.1f (%.1f) | %s | %.2f | %s | %s | %s | %s | %.0f |%n", w, s, r.rate(),
-                        r.javaCpuS() * 1e6 / r.messages(), r.jitCpuS() * 1e6 / r.messages(),
-                        onPg ? f("%.1f", r.pgCpuS() * 1e6 / r.messages()) : "–", r.coresBusy(),
+                m.append(f("| %s | %s | %.0f | %.1f (%.1f) | %s | %s | %.2f | %s | %s | %s | %s | %.0f |%n", w, s,
+                        r.rate(), r.javaCpuS() * 1e6 / r.messages(), r.jitCpuS() * 1e6 / r.messages(),
+                        onPg ? f("%.1f", r.pgCpuS() * 1e6 / r.messages()) : "–",
+                        s.equals(PostgresBench.HAND) ? "(the Java column)" : f("%.1f", r.clientCpuS() * 1e6
+                        / r.messages()), r.coresBusy(),
                         onPg ? f("%.0f", r.commits() / r.seconds()) : "–",
                         onPg ? f("%.1f", (double) r.messages() / Math.max(1, r.commits())) : "–",
                         onPg ? f("%.0f", (double) r.walBytes() / r.messages()) : "–",
@@ -191,8 +194,8 @@ final class PgReport {
         }
         m.append("\nJava CPU is the broker's process for Buslane and the benchmark's own JVM (the application) for "
                 + "the hand-built queue (in brackets: its JIT compiler threads' share); PostgreSQL CPU is the whole "
-                + "cluster's (every backend, the WAL writer, autovacuum) from `/proc`; cores busy adds the load "
-                + "client's JVM for Buslane (CPU seconds of the three processes over the elapsed time). Commits and "
+                + "cluster's (every backend, the WAL writer, autovacuum) from `/proc`; client CPU is the protonj2 load "
+                + "client's JVM; cores busy is the CPU seconds of all of them over the elapsed time. Commits and "
                 + "WAL from `pg_stat_database` and `pg_stat_wal`. The longest "
                 + "send is send to settlement of a pipelined send (Buslane) or one `INSERT` (hand-built).\n");
     }
