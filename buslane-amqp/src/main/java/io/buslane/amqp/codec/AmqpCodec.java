@@ -1,5 +1,6 @@
 package io.buslane.amqp.codec;
 
+import io.buslane.engine.message.Decimal;
 import io.buslane.engine.message.Described;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.MessageState;
@@ -83,8 +84,8 @@ import org.apache.qpid.proton.codec.messaging.PropertiesType;
  *
  * <h2>Values</h2>
  * {@link #toEngine}/{@link #toProton} convert between proton-j values and the engine's neutral values. AMQP
- * arrays become {@link List}s on the way in (and go out as AMQP lists). AMQP decimals (which the engine has no
- * type for) become {@link Double}s on the way in.
+ * arrays become {@link List}s on the way in (and go out as AMQP lists). AMQP decimals become engine
+ * {@link Decimal}s holding their raw encoding, and go out with the same type and bits.
  */
 public final class AmqpCodec {
 
@@ -857,8 +858,9 @@ public final class AmqpCodec {
      * to {@link Unsigned} of width 1/2/4/8, {@link DescribedType} to {@link Described} (descriptor and value
      * converted), {@link Date} to {@link Instant}, {@link Binary} to a {@code byte[]} copy, lists and maps
      * (keys too) converted element-wise, Java arrays (AMQP arrays, whether {@code Object[]} or primitive) to
-     * {@link List}, {@code decimal32/64/128} to {@link Double}; null, booleans, numbers, {@link Character},
-     * {@link String} and {@link UUID} as they are. Values that are already engine values pass through.
+     * {@link List}, {@code decimal32/64/128} to {@link Decimal} (the raw bits); null, booleans, numbers,
+     * {@link Character}, {@link String} and {@link UUID} as they are. Values that are already engine values pass
+     * through.
      *
      * @throws IllegalArgumentException for any other type, or nesting deeper than {@value #MAX_NESTING_DEPTH}
      */
@@ -895,16 +897,16 @@ public final class AmqpCodec {
             return new Unsigned(u.longValue(), 8);
         }
         if (v instanceof Decimal32 d) {
-            return AmqpDecimals.decimal32(d.getBits());
+            return Decimal.decimal32(d.getBits());
         }
         if (v instanceof Decimal64 d) {
-            return AmqpDecimals.decimal64(d.getBits());
+            return Decimal.decimal64(d.getBits());
         }
         if (v instanceof Decimal128 d) {
-            return AmqpDecimals.decimal128(d.getMostSignificantBits(), d.getLeastSignificantBits());
+            return Decimal.decimal128(d.getMostSignificantBits(), d.getLeastSignificantBits());
         }
         if (v instanceof io.buslane.engine.message.Symbol || v instanceof Unsigned || v instanceof Instant
-                || v instanceof Described) {
+                || v instanceof Described || v instanceof Decimal) {
             return v;
         }
         if (v instanceof DescribedType d) {
@@ -941,7 +943,8 @@ public final class AmqpCodec {
 
     /**
      * An engine value as a proton-j value (the inverse of {@link #toEngine}): engine Symbol to proton
-     * {@link Symbol}, {@link Unsigned} to UnsignedByte/Short/Integer/Long by width, {@link Described} to a proton
+     * {@link Symbol}, {@link Unsigned} to UnsignedByte/Short/Integer/Long by width, {@link Decimal} to
+     * Decimal32/64/128 with the same bits, {@link Described} to a proton
      * {@link DescribedType} ({@link UnknownDescribedType}), {@link Instant} to {@link Date} (millisecond
      * timestamp), {@code byte[]} to {@link Binary}, lists and maps (keys too) converted element-wise; null,
      * booleans, numbers, {@link Character}, {@link String} and {@link UUID} as they are. proton-j values pass
@@ -975,6 +978,13 @@ public final class AmqpCodec {
         }
         if (v instanceof byte[] bytes) {
             return new Binary(bytes);
+        }
+        if (v instanceof Decimal d) {
+            return switch (d.width()) {
+                case 4 -> new Decimal32(d.bits32());
+                case 8 -> new Decimal64(d.low());
+                default -> new Decimal128(d.high(), d.low());
+            };
         }
         if (v instanceof Described d) {
             checkDepth(depth);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.fail;
 
 import io.buslane.amqp.codec.AmqpCodec.Purpose;
+import io.buslane.engine.message.Decimal;
 import io.buslane.engine.message.Described;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.MessageState;
@@ -29,6 +30,8 @@ import java.util.concurrent.TimeUnit;
 
 import org.apache.qpid.proton.Proton;
 import org.apache.qpid.proton.amqp.Binary;
+import org.apache.qpid.proton.amqp.Decimal128;
+import org.apache.qpid.proton.amqp.Decimal32;
 import org.apache.qpid.proton.amqp.Decimal64;
 import org.apache.qpid.proton.amqp.DescribedType;
 import org.apache.qpid.proton.amqp.Symbol;
@@ -862,6 +865,43 @@ class AmqpCodecTest {
         assertThat(indexOf(out, sectionBytes(new ApplicationProperties(ap)))).isNotNegative();
     }
 
+    /** .NET's 1.5m as Microsoft.Azure.Amqp writes it: sign | (6175 >> 9), (6175 & 0x7F) << 1, then 15. */
+    private static final Decimal128 DOTNET_ONE_POINT_FIVE = new Decimal128(0x0C3E_0000_0000_0000L, 15);
+
+    @Test
+    void decimalPropertiesRoundTripByteExact() throws Exception {
+        Map<String, Object> ap = new LinkedHashMap<>();
+        ap.put("d32", new Decimal32((100 << 23) | 15));
+        ap.put("d32-inf", new Decimal32(0xF800_0000));
+        ap.put("d64", new Decimal64(Long.MIN_VALUE | (396L << 53) | 123_456_789_012_345_678L));
+        ap.put("d64-nan", new Decimal64(0x7C00_0000_0000_0000L));
+        ap.put("d128", new Decimal128(0x3040_0000_0000_0000L, 0x7777_0000_0000_0001L));
+        ap.put("dotnet", DOTNET_ONE_POINT_FIVE);
+        ap.put("nested", List.of(new Decimal128(-1L, -1L)));
+        org.apache.qpid.proton.message.Message pm = simpleProtonMessage("dec", "x");
+        pm.setApplicationProperties(new ApplicationProperties(ap));
+
+        Message m = decode(encodeProton(pm));
+        Map<String, Object> props = m.applicationProperties();
+        assertThat(props.get("d32")).isEqualTo(Decimal.decimal32((100 << 23) | 15));
+        assertThat(props.get("d64")).isEqualTo(Decimal.decimal64(Long.MIN_VALUE | (396L << 53)
+                | 123_456_789_012_345_678L));
+        assertThat(((Decimal) props.get("dotnet")).toBigDecimal()).isEqualTo(new java.math.BigDecimal("1.5"));
+        assertThat(props.get("nested")).isEqualTo(List.of(Decimal.decimal128(-1L, -1L)));
+
+        // the same message rebuilt from its engine values (as after a restart): every decimal goes out unchanged
+        Message.Builder rebuilt = m.toBuilder();
+        props.forEach(rebuilt::applicationProperty);
+        for (Message e : List.of(m, rebuilt.build())) {
+            for (Purpose purpose : List.of(Purpose.DELIVERY, Purpose.PEEK)) {
+                byte[] out = AmqpCodec.encode(received(e, 0, null, MessageState.ACTIVE, 0), purpose);
+                Map<String, Object> back = decodeProton(out).getApplicationProperties().getValue();
+                assertThat(back).isEqualTo(ap);
+                assertThat(indexOf(out, sectionBytes(new ApplicationProperties(ap)))).isNotNegative();
+            }
+        }
+    }
+
     @Test
     void valueConversions() {
         assertThat(AmqpCodec.toEngine(new long[] {1, 2})).isEqualTo(List.of(1L, 2L));
@@ -872,11 +912,17 @@ class AmqpCodecTest {
                     Map<?, ?> map = (Map<?, ?>) v;
                     assertThat((byte[]) map.get(new io.buslane.engine.message.Symbol("k"))).containsExactly(1);
                 });
-        // decimal64 1.5 = 15 * 10^-1 (BID: exponent 397 = 398 - 1)
-        assertThat(AmqpCodec.toEngine(new Decimal64((397L << 53) | 15))).isEqualTo(1.5d);
-        assertThat(AmqpCodec.toEngine(new Decimal64(Long.MIN_VALUE | (398L << 53) | 7))).isEqualTo(-7d);
-        assertThat(AmqpDecimals.decimal32((101 << 23) | 42)).isEqualTo(42d);
-        assertThat(AmqpDecimals.decimal128((6174L << 49), 12345)).isEqualTo(123.45d);
+        // decimal64 1.5 = 15 * 10^-1 (BID: exponent 397 = 398 - 1): the bits kept, the value exact
+        assertThat(AmqpCodec.toEngine(new Decimal64((397L << 53) | 15)))
+                .isEqualTo(Decimal.decimal64((397L << 53) | 15));
+        assertThat(((Decimal) AmqpCodec.toEngine(new Decimal64(Long.MIN_VALUE | (398L << 53) | 7))).toBigDecimal())
+                .isEqualByComparingTo("-7");
+        assertThat(AmqpCodec.toEngine(new Decimal32((101 << 23) | 42))).isEqualTo(Decimal.decimal32((101 << 23) | 42));
+        assertThat(AmqpCodec.toEngine(new Decimal128(6174L << 49, 12345)))
+                .isEqualTo(Decimal.decimal128(6174L << 49, 12345));
+        assertThat(AmqpCodec.toProton(Decimal.decimal32(0xF800_0000))).isEqualTo(new Decimal32(0xF800_0000));
+        assertThat(AmqpCodec.toProton(Decimal.decimal64(-1L))).isEqualTo(new Decimal64(-1L));
+        assertThat(AmqpCodec.toProton(Decimal.decimal128(1, -2))).isEqualTo(new Decimal128(1, -2));
 
         assertThat(AmqpCodec.toProton(new Unsigned(200, 1))).isEqualTo(UnsignedByte.valueOf((byte) 200));
         assertThat(AmqpCodec.toProton(new Unsigned(60000, 2))).isEqualTo(UnsignedShort.valueOf((short) 60000));

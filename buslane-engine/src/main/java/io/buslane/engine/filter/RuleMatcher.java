@@ -1,8 +1,10 @@
 package io.buslane.engine.filter;
 
 import io.buslane.engine.entity.RuleProperties;
+import io.buslane.engine.message.Decimal;
 import io.buslane.engine.message.Message;
 
+import java.math.BigDecimal;
 import java.util.Map;
 import java.util.Objects;
 
@@ -47,9 +49,13 @@ public final class RuleMatcher {
             if (!actual.containsKey(e.getKey())) {
                 return false;
             }
-            Object a = actual.get(e.getKey());
-            Object x = e.getValue();
-            if (x instanceof Number xn && a instanceof Number an) {
+            Object a = exact(actual.get(e.getKey()));
+            Object x = exact(e.getValue());
+            if (x instanceof BigDecimal xd && a instanceof BigDecimal ad) {
+                if (xd.compareTo(ad) != 0) {
+                    return false;
+                }
+            } else if (x instanceof Number xn && a instanceof Number an) {
                 if (xn.doubleValue() != an.doubleValue()) {
                     return false;
                 }
@@ -58,5 +64,10 @@ public final class RuleMatcher {
             }
         }
         return true;
+    }
+
+    /** An AMQP decimal as its number (BigDecimal, or a double for NaN and the infinities); others unchanged. */
+    private static Object exact(Object v) {
+        return v instanceof Decimal d ? d.toNumber() : v;
     }
 }

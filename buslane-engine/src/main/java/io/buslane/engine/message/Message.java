@@ -15,7 +15,8 @@ import java.util.Map;
  * <p>Property values use neutral Java types: {@code null}, {@link Boolean}, {@link Byte}, {@link Short},
  * {@link Integer}, {@link Long}, {@link Float}, {@link Double}, {@link Character}, {@link String},
  * {@link java.util.UUID}, {@code byte[]}, {@link java.time.Instant} (timestamp), {@link Symbol}, {@link Unsigned},
- * {@link Described}, {@link java.util.List} and {@link Map} of those.
+ * {@link Decimal} (an AMQP decimal, kept as its encoding), {@link Described}, {@link java.util.List} and
+ * {@link Map} of those.
  */
 public final class Message {
 

@@ -1,5 +1,6 @@
 package io.buslane.engine.persist;
 
+import io.buslane.engine.message.Decimal;
 import io.buslane.engine.message.Described;
 import io.buslane.engine.message.Symbol;
 import io.buslane.engine.message.Unsigned;
@@ -42,6 +43,8 @@ import java.util.function.BiConsumer;
  *   <tr><td>17</td><td>{@code Described}</td><td>descriptor value, then value</td></tr>
  *   <tr><td>18</td><td>{@code List}</td><td>var-int count, then the elements</td></tr>
  *   <tr><td>19</td><td>{@code Map}</td><td>var-int count, then each entry's key and value, in order</td></tr>
+ *   <tr><td>20</td><td>{@code Decimal}</td><td>width byte (4, 8, 16), then the raw bits: 4 bytes, 8 bytes, or the
+ *       high then low 8 bytes</td></tr>
  * </table>
  *
  * <p>Lists decode to {@link ArrayList}, maps to {@link LinkedHashMap} (preserving the encoded order). Nesting is
@@ -73,6 +76,7 @@ public final class ValueCodec {
     static final byte DESCRIBED = 17;
     static final byte LIST = 18;
     static final byte MAP = 19;
+    static final byte DECIMAL = 20;
 
     /** Epoch seconds strictly inside ±this convert to epoch milliseconds without overflow. */
     private static final long MILLIS_SECONDS_BOUND = Long.MAX_VALUE / 1000;
@@ -160,6 +164,8 @@ public final class ValueCodec {
             w.writeByte(UNSIGNED);
             w.writeByte(u.width());
             w.writeVarLong(u.bits());
+        } else if (v instanceof Decimal d) {
+            writeDecimal(w, d);
         } else if (v instanceof Double d) {
             w.writeByte(DOUBLE);
             w.writeDouble(d);
@@ -201,6 +207,19 @@ public final class ValueCodec {
             w.writeByte(TIMESTAMP);
             w.writeSignedVarLong(seconds);
             w.writeVarInt(nanos);
+        }
+    }
+
+    private static void writeDecimal(RecordWriter w, Decimal d) {
+        w.writeByte(DECIMAL);
+        w.writeByte(d.width());
+        switch (d.width()) {
+            case 4 -> w.writeInt(d.bits32());
+            case 8 -> w.writeLong(d.low());
+            default -> {
+                w.writeLong(d.high());
+                w.writeLong(d.low());
+            }
         }
     }
 
@@ -282,6 +301,8 @@ public final class ValueCodec {
             case MAP:
                 checkDepth(depth);
                 return readMap(r, depth + 1);
+            case DECIMAL:
+                return readDecimal(r);
             default:
                 throw new IllegalArgumentException("malformed record: unknown value tag " + tag);
         }
@@ -306,6 +327,16 @@ public final class ValueCodec {
             throw new IllegalArgumentException("malformed record: unsigned width " + width);
         }
         return new Unsigned(r.readVarLong(), width);
+    }
+
+    private static Decimal readDecimal(RecordReader r) {
+        byte width = r.readByte();
+        return switch (width) {
+            case 4 -> Decimal.decimal32(r.readInt());
+            case 8 -> Decimal.decimal64(r.readLong());
+            case 16 -> Decimal.decimal128(r.readLong(), r.readLong());
+            default -> throw new IllegalArgumentException("malformed record: decimal width " + width);
+        };
     }
 
     private static List<Object> readList(RecordReader r, int depth) {

@@ -6,6 +6,7 @@ import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.entity.SubscriptionProperties;
 import io.buslane.engine.entity.TopicProperties;
+import io.buslane.engine.message.Decimal;
 import io.buslane.engine.message.Described;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.Symbol;
@@ -248,6 +249,9 @@ class CodecRoundTripTest {
                 new Described(new Symbol("com.microsoft:datetime-offset"), 638_000_000_000_000_000L),
                 new Described(new Unsigned(0x0000_0137_0000_0001L, 8), "value"),
                 new Described(null, null),
+                Decimal.decimal32(0x3280_0001), Decimal.decimal32(-1), Decimal.decimal64(0xB180_0000_0000_02EEL),
+                Decimal.decimal64(0x7C00_0000_0000_0000L), Decimal.decimal128(0x0C3E_0000_0000_0000L, 15),
+                Decimal.decimal128(-1L, -1L), Decimal.decimal128(0, 0),
                 List.of(), new ArrayList<>(), Map.of(), new LinkedHashMap<>());
     }
 
@@ -932,7 +936,7 @@ class CodecRoundTripTest {
     }
 
     private static Object randomScalar(SplittableRandom rnd) {
-        switch (rnd.nextInt(17)) {
+        switch (rnd.nextInt(18)) {
             case 0: return null;
             case 1: return rnd.nextBoolean();
             case 2: return (byte) rnd.nextInt();
@@ -949,6 +953,7 @@ class CodecRoundTripTest {
             case 13: return new Symbol(randomString(rnd));
             case 14: return new Unsigned(rnd.nextLong(), new int[] {1, 2, 4, 8}[rnd.nextInt(4)]);
             case 15: return Instant.ofEpochMilli(rnd.nextLong(0, 4_000_000_000_000L));
+            case 16: return Decimal.decimal128(rnd.nextLong(), rnd.nextLong());
             default: return rnd.nextInt(1000);
         }
     }

@@ -1,7 +1,9 @@
 package io.buslane.engine.filter.sql;
 
+import io.buslane.engine.message.Decimal;
 import io.buslane.engine.message.Message;
 
+import java.math.BigDecimal;
 import java.util.List;
 import java.util.Map;
 
@@ -61,7 +63,9 @@ public final class SqlAction {
                         b.removeApplicationProperty(key);
                     }
                 } else {
-                    b.applicationProperty(key != null ? key : name, value);
+                    // a computed decimal is kept as an AMQP decimal128, the type .NET sends a decimal as
+                    b.applicationProperty(key != null ? key : name,
+                            value instanceof BigDecimal d ? Decimal.of(d) : value);
                 }
             }
             m.message(b.build());

@@ -1,5 +1,6 @@
 package io.buslane.engine.filter.sql;
 
+import io.buslane.engine.message.Decimal;
 import io.buslane.engine.message.Symbol;
 import io.buslane.engine.message.Unsigned;
 
@@ -12,7 +13,8 @@ import java.util.UUID;
  * Value semantics of the SQL language, after C#: integral values of any width widen to 64-bit integers, floating
  * values (and integers mixed with them) to doubles; a decimal ({@link BigDecimal}, an AMQP decimal) against any
  * numeric compares and computes exactly as a decimal (a double converted by its shortest decimal form, as .NET's
- * {@code (decimal)} conversion does; results beyond .NET's decimal range overflow). Strings compare ordinally and
+ * {@code (decimal)} conversion does; results beyond .NET's decimal range overflow); an AMQP decimal property
+ * ({@link Decimal}) reads as its {@link BigDecimal} (a NaN or infinity as a double). Strings compare ordinally and
  * case-sensitively; booleans, GUIDs and times compare with their own kind. No other implicit conversion exists:
  * comparing or combining values of unrelated types fails with {@code InvalidOperationException}. Null (an absent
  * property) is UNKNOWN.
@@ -35,6 +37,9 @@ final class Values {
         }
         if (v instanceof Float f) {
             return f.doubleValue();
+        }
+        if (v instanceof Decimal d) {
+            return d.toNumber();
         }
         if (v instanceof Unsigned u) {
             return u.width() < 8 || u.bits() >= 0 ? (Object) u.bits()
@@ -254,7 +259,7 @@ final class Values {
         if (v instanceof Double) {
             return "System.Double";
         }
-        if (v instanceof BigDecimal) {
+        if (v instanceof BigDecimal || v instanceof Decimal) {
             return "System.Decimal";
         }
         if (v instanceof Float) {
