@@ -79,6 +79,7 @@ class MessagingConformanceTest extends ConformanceBase {
                       { "Name": "partitioned", "Properties": { "EnablePartitioning": true } },
                       { "Name": "properties", "Properties": {} },
                       { "Name": "properties-binary", "Properties": {} },
+                      { "Name": "properties-decimal", "Properties": {} },
                       { "Name": "durable", "Properties": {} },
                       { "Name": "durable-state", "Properties": { "MaxDeliveryCount": 5 } }
                     ],
@@ -90,6 +91,12 @@ class MessagingConformanceTest extends ConformanceBase {
                           { "Name": "sub-a", "Properties": {} },
                           { "Name": "sub-b", "Properties": {} }
                         ]
+                      },
+                      {
+                        "Name": "decimals",
+                        "Subscriptions": [ { "Name": "over-one", "Rules": [ { "Name": "price",
+                            "Properties": { "FilterType": "Sql", "SqlFilter": { "SqlExpression": "price > 1.4" },
+                                            "Action": { "SqlExpression": "SET doubled = price * 2" } } } ] } ]
                       }
                     ]
                   }
@@ -583,6 +590,54 @@ class MessagingConformanceTest extends ConformanceBase {
                 : got instanceof org.apache.qpid.proton.amqp.Binary bin ? bin.getArray() : null;
         assertThat(gotBytes).as("value of type %s", got.getClass()).isEqualTo(bytes);
         receiver.complete(m);
+    }
+
+    /** .NET's 1.5m as Microsoft.Azure.Amqp's DecimalEncoding writes it (its decimal128 exponent shifted by 9). */
+    private static final org.apache.qpid.proton.amqp.Decimal128 DOTNET_1_5 =
+            new org.apache.qpid.proton.amqp.Decimal128(0x0C3E_0000_0000_0000L, 15);
+
+    /** AMQP decimals (a .NET decimal) come back with their type and bits, on peek and on receive. */
+    @Test
+    void decimalApplicationPropertiesRoundTripBitForBit() {
+        Map<String, Object> decimals = Map.of(
+                "d32", new org.apache.qpid.proton.amqp.Decimal32((100 << 23) | 15),
+                "d64", new org.apache.qpid.proton.amqp.Decimal64(0xB180_0000_0000_02EEL),
+                "d128", DOTNET_1_5,
+                "d128-inf", new org.apache.qpid.proton.amqp.Decimal128(0x7800_0000_0000_0000L, 0));
+        ServiceBusMessage msg = new ServiceBusMessage("dec").setMessageId("dec");
+        msg.getApplicationProperties().putAll(decimals);
+        sender("properties-decimal").sendMessage(msg);
+        ServiceBusReceiverClient receiver = receiver("properties-decimal");
+        ServiceBusReceivedMessage peeked = peek(receiver, 1, 1).get(0);
+        assertThat(peeked.getApplicationProperties()).containsAllEntriesOf(decimals);
+        ServiceBusReceivedMessage m = receiveOne(receiver);
+        assertThat(m.getMessageId()).isEqualTo("dec");
+        assertThat(m.getApplicationProperties()).containsAllEntriesOf(decimals);
+        receiver.complete(m);
+    }
+
+    /** A SQL filter compares a .NET decimal exactly; an action computes with it and sets a decimal128. */
+    @Test
+    void sqlRulesFilterAndComputeOnDecimalProperties() {
+        ServiceBusSenderClient sender = sender("decimals");
+        ServiceBusMessage small = new ServiceBusMessage("small").setMessageId("small");
+        // .NET's 1.4m: not > 1.4
+        small.getApplicationProperties().put("price",
+                new org.apache.qpid.proton.amqp.Decimal128(0x0C3E_0000_0000_0000L, 14));
+        sender.sendMessage(small);
+        ServiceBusMessage big = new ServiceBusMessage("big").setMessageId("big");
+        big.getApplicationProperties().put("price", DOTNET_1_5);
+        sender.sendMessage(big);
+        ServiceBusReceiverClient receiver = track(builder().receiver().topicName("decimals")
+                .subscriptionName("over-one").maxAutoLockRenewDuration(Duration.ZERO).buildClient());
+        List<ServiceBusReceivedMessage> got = receive(receiver, 2, Duration.ofSeconds(3));
+        assertThat(got).extracting(ServiceBusReceivedMessage::getMessageId).containsExactly("big");
+        Map<String, Object> props = got.get(0).getApplicationProperties();
+        assertThat(props.get("price")).isEqualTo(DOTNET_1_5);
+        // 3.0 in the standard BID layout: coefficient 30, exponent 6176 - 1
+        assertThat(props.get("doubled"))
+                .isEqualTo(new org.apache.qpid.proton.amqp.Decimal128(0x303E_0000_0000_0000L, 30));
+        receiver.complete(got.get(0));
     }
 
     /** Service Bus allows 32 KB per property and 64 KB of properties in all. */
