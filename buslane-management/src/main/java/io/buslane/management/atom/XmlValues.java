@@ -1,5 +1,6 @@
 package io.buslane.management.atom;
 
+import io.buslane.engine.message.Decimal;
 import org.w3c.dom.Element;
 
 import java.time.Instant;
@@ -76,6 +77,11 @@ final class XmlValues {
         } else if (value instanceof java.math.BigDecimal d) {
             type = "decimal";
             text = d.toPlainString();
+        } else if (value instanceof Decimal d) {
+            // an AMQP decimal (e.g. from a $management add-rule); xsd:decimal has no infinities or NaN
+            type = d.isFinite() ? "decimal" : "double";
+            text = d.isFinite() ? d.toBigDecimal().toPlainString()
+                    : d.toNumber().doubleValue() > 0 ? "INF" : d.toNumber().doubleValue() < 0 ? "-INF" : "NaN";
         } else if (value instanceof Instant) {
             type = "dateTime";
         } else if (value instanceof UUID) {

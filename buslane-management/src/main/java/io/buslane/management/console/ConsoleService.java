@@ -18,6 +18,7 @@ import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.entity.SubscriptionProperties;
 import io.buslane.engine.entity.TopicProperties;
+import io.buslane.engine.message.Decimal;
 import io.buslane.engine.message.Described;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
@@ -340,6 +341,9 @@ final class ConsoleService {
         }
         if (v instanceof Instant) {
             return "timestamp";
+        }
+        if (v instanceof Decimal d) {
+            return "decimal" + d.width() * 8;
         }
         if (v instanceof Map) {
             return "map";

@@ -1,5 +1,6 @@
 package io.buslane.management.rest;
 
+import io.buslane.engine.message.Decimal;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.MessageState;
 import io.buslane.engine.message.ReceivedMessage;
@@ -132,6 +133,9 @@ final class RestProperties {
         }
         if (value instanceof Float f) {
             return f.isNaN() || f.isInfinite() ? quote(f.toString()) : f.toString();
+        }
+        if (value instanceof Decimal d) {
+            return d.isFinite() ? d.toBigDecimal().toPlainString() : quote(d.toString());
         }
         if (value instanceof Instant i) {
             return quote(RFC1123_OUT.format(i));

@@ -29,6 +29,10 @@ class RestPropertiesTest {
     void headerValuesFormatByTheServiceConvention() {
         assertThat(RestProperties.formatHeaderValue("Red")).isEqualTo("\"Red\"");
         assertThat(RestProperties.formatHeaderValue(42)).isEqualTo("42");
+        assertThat(RestProperties.formatHeaderValue(io.buslane.engine.message.Decimal.decimal128(
+                0x0C3E_0000_0000_0000L, 15))).isEqualTo("1.5"); // .NET's 1.5m
+        assertThat(RestProperties.formatHeaderValue(io.buslane.engine.message.Decimal.decimal32(0xF800_0000)))
+                .isEqualTo("\"-Infinity\"");
         assertThat(RestProperties.formatHeaderValue(12345678901L)).isEqualTo("12345678901");
         assertThat(RestProperties.formatHeaderValue(true)).isEqualTo("true");
         assertThat(RestProperties.formatHeaderValue(2.5)).isEqualTo("2.5");
