@@ -310,35 +310,43 @@ final class PostgresJournal implements Journal {
 
         static Batch of(ArrayList<Positioned> pending) {
             Positioned[] rows = pending.toArray(new Positioned[0]);
+            // Only ids that a later record of the batch updates or deletes need their rows tracked: usually few
+            // (a completion deletes a message of an earlier batch), so most ADDs cost no map entry.
+            java.util.HashSet<Long> touched = new java.util.HashSet<>();
+            for (Positioned p : rows) {
+                if (p.record().kind() != RecordKind.ADD) {
+                    touched.add(p.record().id());
+                }
+            }
             Map<Long, ArrayList<Integer>> rowsOfId = new HashMap<>();
             java.util.LinkedHashSet<Long> deleted = new java.util.LinkedHashSet<>();
             java.util.LinkedHashSet<Long> replaced = new java.util.LinkedHashSet<>();
             for (int i = 0; i < rows.length; i++) {
                 JournalRecord r = rows[i].record();
-                switch (r.kind()) {
-                    case ADD -> rowsOfId.computeIfAbsent(r.id(), k -> new ArrayList<>(1)).add(i);
-                    case UPDATE -> {
-                        ArrayList<Integer> earlier = rowsOfId.computeIfAbsent(r.id(), k -> new ArrayList<>(1));
-                        earlier.removeIf(j -> {
-                            boolean update = rows[j].record().kind() == RecordKind.UPDATE;
-                            if (update) {
-                                rows[j] = null;
-                            }
-                            return update;
-                        });
-                        earlier.add(i);
-                        replaced.add(r.id());
+                if (r.kind() == RecordKind.ADD) {
+                    if (!touched.isEmpty() && touched.contains(r.id())) {
+                        rowsOfId.computeIfAbsent(r.id(), k -> new ArrayList<>(1)).add(i);
                     }
-                    default -> {
-                        ArrayList<Integer> earlier = rowsOfId.remove(r.id());
-                        if (earlier != null) {
-                            for (int j : earlier) {
-                                rows[j] = null;
-                            }
+                } else if (r.kind() == RecordKind.UPDATE) {
+                    ArrayList<Integer> earlier = rowsOfId.computeIfAbsent(r.id(), k -> new ArrayList<>(1));
+                    earlier.removeIf(j -> {
+                        boolean update = rows[j].record().kind() == RecordKind.UPDATE;
+                        if (update) {
+                            rows[j] = null;
                         }
-                        rows[i] = null; // a DELETE is never stored: the rows it ends are deleted instead
-                        deleted.add(r.id());
+                        return update;
+                    });
+                    earlier.add(i);
+                    replaced.add(r.id());
+                } else {
+                    ArrayList<Integer> earlier = rowsOfId.remove(r.id());
+                    if (earlier != null) {
+                        for (int j : earlier) {
+                            rows[j] = null;
+                        }
                     }
+                    rows[i] = null; // a DELETE is never stored: the rows it ends are deleted instead
+                    deleted.add(r.id());
                 }
             }
             ArrayList<Positioned> live = new ArrayList<>(rows.length);
