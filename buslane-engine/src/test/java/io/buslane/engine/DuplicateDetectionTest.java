@@ -12,6 +12,11 @@ import io.buslane.engine.dedup.DedupWindow;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import io.buslane.journal.JournalRecord;
+import io.buslane.journal.RecordKind;
+import io.buslane.journal.memory.InMemoryJournal;
+
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -219,6 +224,41 @@ class DuplicateDetectionTest {
         for (int i = 0; i < 200_000; i++) {
             long[] h = DedupWindow.hash(Integer.toString(i));
             assertThat(seen.add(h[0] + ":" + h[1])).isTrue();
+        }
+    }
+
+    @Test
+    void idsRememberedInFirstFormatKeyBlocksStillCatchDuplicatesAfterAnUpgrade() {
+        try (EngineHarness h = new EngineHarness(1)) {
+            h.queue(dedupQueue("q", Duration.ofMinutes(5)));
+            h.send("q", msg("id-1", "first"));
+            // rewrite the key block as a broker before the change of hash wrote it: type 10, the first hash
+            InMemoryJournal journal = h.journals.journal("shard-0");
+            List<JournalRecord> blocks = new ArrayList<>();
+            journal.replay(r -> {
+                if (r.kind() == RecordKind.ADD && r.type() == 11) {
+                    blocks.add(r);
+                }
+            });
+            assertThat(blocks).hasSize(1);
+            byte[] payload = blocks.get(0).payload().clone();
+            long[] old = DedupWindow.legacyHash("s:id-1"); // the key of a string MessageId
+            ByteBuffer.wrap(payload, payload.length - 24, 16).putLong(old[0]).putLong(old[1] & ~1L);
+            journal.append(JournalRecord.add(blocks.get(0).id(), (byte) 10, payload));
+            journal.sync();
+            h.await(h.engine.purge(EntityAddress.parse("q")));
+            h.restart();
+
+            h.send("q", msg("id-1", "after upgrade"));
+            h.send("q", msg("id-2", "new id"));
+            assertThat(peekBodies(h, "q")).containsExactly("new id");
+            h.restart(); // the new key is written as a second-format block, the old one still read as the first
+            h.send("q", msg("id-1", "again"));
+            h.send("q", msg("id-2", "again"));
+            assertThat(peekBodies(h, "q")).containsExactly("new id");
+            h.clock.advance(Duration.ofMinutes(5));
+            h.send("q", msg("id-1", "window over"));
+            assertThat(peekBodies(h, "q")).containsExactly("new id", "window over");
         }
     }
 }

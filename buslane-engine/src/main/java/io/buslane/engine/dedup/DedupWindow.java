@@ -1,5 +1,7 @@
 package io.buslane.engine.dedup;
 
+import net.openhft.hashing.LongTupleHashFunction;
+
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,10 +12,15 @@ import java.util.PriorityQueue;
  * on partitioned entities) and for idempotent auto-forwarding (the source's transfer key). Confined to its shard
  * thread.
  *
- * <p>A key is held as its 128-bit hash (two independent 64-bit hashes of its UTF-16 text), never as text: the chance
- * that two different keys collide within one window is about {@code n² / 2¹²⁹} for {@code n} remembered keys, i.e.
- * negligible even for billions of keys. Every stored key carries its time, and a lookup only counts a stored key
- * whose time plus the window has not passed, so answers are exact whatever order keys were stored in.
+ * <p>A key is held as its 128-bit hash, never as text: XXH3-128 of its UTF-16LE text (through the allocation-free
+ * zero-allocation-hashing library), of which the lowest bit is replaced by a tag: 0 for this hash, 1 for a key
+ * remembered by the broker's first, home-made hash (FNV-1a and a multiplicative hash, each mixed; found in key blocks
+ * written before the change, {@link #legacyHash}). While such a key may still be live, a lookup also asks for the
+ * key's legacy hash, so an upgrade never lets a duplicate through; once the newest legacy key has expired, only the
+ * new hash is computed. With 127 bits of a well-studied hash, two different keys collide within one window with
+ * probability about {@code n² / 2¹²⁸} for {@code n} remembered keys, negligible even for billions of keys. Every
+ * stored key carries its time, and a lookup only counts a stored key whose time plus the window has not passed, so
+ * answers are exact whatever order keys were stored in.
  *
  * <p>Memory is bounded by a heap budget given to each window ({@link #DEFAULT_HEAP_BUDGET_BYTES} unless the
  * engine's configuration says otherwise: {@code EngineConfig.dedupHeapBytesPerWindow}, system property
@@ -73,6 +80,8 @@ public final class DedupWindow {
     private final List<RunRef> runs = new ArrayList<>();
     /** The time of the last expiry (keys are live unless their time plus the window is at or before it). */
     private long lastNowMs = Long.MIN_VALUE;
+    /** The time of the newest key restored under its legacy hash, MIN_VALUE when none was. */
+    private long newestLegacyMs = Long.MIN_VALUE;
     /** After a replay, restored times are raised to the first expiry's clock (transfer windows only). */
     private boolean clampRestored;
 
@@ -174,8 +183,36 @@ public final class DedupWindow {
 
     // ------------------------------------------------------------------------------------------------ hashing
 
-    /** The 128-bit hash of a key, as {high, low}. */
+    private static final LongTupleHashFunction XXH3_128 = LongTupleHashFunction.xx128();
+
+    /**
+     * The hash a key is remembered by, as {high, low}: XXH3-128 (seed 0) of the key's UTF-16LE text, the lowest bit
+     * of its low half cleared (the tag of the current hash).
+     */
     public static long[] hash(String key) {
+        long[] r = XXH3_128.hashChars(key); // {low 64 bits, high 64 bits}
+        long low = r[0];
+        r[0] = r[1];
+        r[1] = low & ~1L;
+        return r;
+    }
+
+    /** True when a stored hash was computed by {@link #legacyHash} (its tag bit is set). */
+    public static boolean isLegacy(long low) {
+        return (low & 1L) != 0;
+    }
+
+    /** A hash read from a key block of the first format, tagged as legacy (its lowest bit set). */
+    public static long legacyTagged(long low) {
+        return low | 1L;
+    }
+
+    /**
+     * The hash the first key-block format stored (two 64-bit hashes of the key's UTF-16 code units, FNV-1a and a
+     * multiplicative one, each finished by MurmurHash3's mixer), tagged as legacy: only to recognise keys
+     * remembered before the change of hash.
+     */
+    public static long[] legacyHash(String key) {
         long h1 = 0xcbf29ce484222325L;
         long h2 = 0x9E3779B97F4A7C15L ^ key.length();
         for (int i = 0; i < key.length(); i++) {
@@ -184,7 +221,7 @@ public final class DedupWindow {
             h2 = (h2 ^ c) * 0xC6A4A7935BD1E995L;
             h2 ^= h2 >>> 47;
         }
-        return new long[] {fmix(h1 ^ key.length()), fmix(h2 + 0x632BE59BD9B4E019L)};
+        return new long[] {fmix(h1 ^ key.length()), legacyTagged(fmix(h2 + 0x632BE59BD9B4E019L))};
     }
 
     private static long fmix(long k) {
@@ -203,6 +240,30 @@ public final class DedupWindow {
         return ringContains(h, l) || runsContain(h, l);
     }
 
+    /** True when a live copy of this key is remembered, under its hash or (while legacy keys live) its old hash. */
+    public boolean containsKey(String key) {
+        long[] k = hash(key);
+        return contains(k[0], k[1]) || containsLegacy(key);
+    }
+
+    /** Remembers a key (as pending) unless it is remembered already; returns false for a duplicate. */
+    public boolean addKey(String key, long timeMs) {
+        long[] k = hash(key);
+        if (contains(k[0], k[1]) || containsLegacy(key)) {
+            return false;
+        }
+        append(k[0], k[1], timeMs);
+        return true;
+    }
+
+    private boolean containsLegacy(String key) {
+        if (newestLegacyMs == Long.MIN_VALUE || !live(newestLegacyMs)) {
+            return false;
+        }
+        long[] k = legacyHash(key);
+        return contains(k[0], k[1]);
+    }
+
     /** Remembers a key (as pending) unless it is remembered already; returns false for a duplicate. */
     public boolean add(long h, long l, long timeMs) {
         if (contains(h, l)) {
@@ -218,6 +279,9 @@ public final class DedupWindow {
      */
     public void restore(long h, long l, long timeMs) {
         append(h, l, timeMs);
+        if (isLegacy(l)) {
+            newestLegacyMs = Math.max(newestLegacyMs, timeMs);
+        }
         pendingFrom = tail;
         if (kind == TRANSFERS) {
             clampRestored = true;

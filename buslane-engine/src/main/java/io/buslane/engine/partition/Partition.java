@@ -573,8 +573,7 @@ public final class Partition {
         duplicates.expire(nowMs);
         List<Message> kept = new ArrayList<>(messages.size());
         for (Message m : messages) {
-            long[] h = DedupWindow.hash(duplicateKey(m, partitioned));
-            if (duplicates.add(h[0], h[1], nowMs)) {
+            if (duplicates.addKey(duplicateKey(m, partitioned), nowMs)) {
                 kept.add(m);
             }
         }
@@ -706,12 +705,11 @@ public final class Partition {
     public void acceptForwarded(Message m, String transferKey, long nowMs) {
         DedupWindow w = transferKeys();
         w.expire(nowMs);
-        long[] h = DedupWindow.hash(transferKey);
-        if (w.contains(h[0], h[1])) {
+        if (w.containsKey(transferKey)) {
             return;
         }
         send(List.of(m), nowMs);
-        w.add(h[0], h[1], nowMs);
+        w.addKey(transferKey, nowMs);
         ctx.markDirty(this);
     }
 

@@ -135,7 +135,7 @@ public final class JournalPartitionLog implements PartitionLog {
                 w.writeLong(t);
             });
             long id = nextRecordId();
-            appendWritten(RecordKind.ADD, id, RecordTypes.KEY_BLOCK);
+            appendWritten(RecordKind.ADD, id, RecordTypes.KEY_BLOCK_V2);
             window.blockWritten(id, newest);
         }
         try {
@@ -167,7 +167,7 @@ public final class JournalPartitionLog implements PartitionLog {
                         w.writeLong(t[i]);
                     }
                     id = nextRecordId();
-                    appendWritten(RecordKind.ADD, id, RecordTypes.KEY_BLOCK);
+                    appendWritten(RecordKind.ADD, id, RecordTypes.KEY_BLOCK_V2);
                 }
                 for (long r : replaced) {
                     journal.append(JournalRecord.delete(r));

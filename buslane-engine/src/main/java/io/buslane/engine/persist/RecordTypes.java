@@ -22,9 +22,13 @@ package io.buslane.engine.persist;
  *                                       lastUpdatedMs long, state bytes
  *  9     ADD         transfer record    TRANSFER: partitionRecordId, ownerEntityId, fromDeadLetter bool, seq long,
  *                                       enqueuedTimeMs long, message (a message waiting to be auto-forwarded)
- *  10    ADD         block record       KEY_BLOCK: partitionRecordId, kind byte (0 duplicate detection,
- *                                       1 transfer keys), count varint, count x (hashHigh long, hashLow long,
- *                                       timeMs long); written once per cycle per partition, deleted once expired
+ *  10    ADD         block record       KEY_BLOCK (first format, read only): partitionRecordId, kind byte
+ *                                       (0 duplicate detection, 1 transfer keys), count varint, count x
+ *                                       (hashHigh long, hashLow long, timeMs long), by the first, home-made hash
+ *                                       (DedupWindow.legacyHash); tagged as legacy when read
+ *  11    ADD         block record       KEY_BLOCK_V2: the same layout, hashes as the window holds them (XXH3-128
+ *                                       with the lowest bit as the legacy tag, DedupWindow.hash); written once per
+ *                                       cycle per partition, deleted once expired
  *  -     DELETE      any of the above   (no payload)
  * </pre>
  * The {@code meta} journal holds the namespace:
@@ -50,7 +54,10 @@ public final class RecordTypes {
     public static final byte SCHEDULED = 7;
     public static final byte SESSION_STATE = 8;
     public static final byte TRANSFER = 9;
+    /** Key blocks of the first format (read only: their hashes are the legacy hash). */
     public static final byte KEY_BLOCK = 10;
+    /** Key blocks since the change to XXH3-128. */
+    public static final byte KEY_BLOCK_V2 = 11;
 
     public static final byte META_QUEUE = 1;
     public static final byte META_TOPIC = 2;

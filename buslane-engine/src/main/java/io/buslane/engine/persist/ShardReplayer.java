@@ -1,6 +1,7 @@
 package io.buslane.engine.persist;
 
 import io.buslane.engine.api.SubQueue;
+import io.buslane.engine.dedup.DedupWindow;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.partition.Entry;
 import io.buslane.engine.partition.MessageBodies;
@@ -140,7 +141,7 @@ public final class ShardReplayer {
             case RecordTypes.SCHEDULED -> applyScheduled(r, in);
             case RecordTypes.SESSION_STATE -> applySessionState(r, in);
             case RecordTypes.TRANSFER -> applyTransfer(r, in);
-            case RecordTypes.KEY_BLOCK -> applyKeyBlock(r, in);
+            case RecordTypes.KEY_BLOCK, RecordTypes.KEY_BLOCK_V2 -> applyKeyBlock(r, in);
             default -> throw new IllegalStateException("journal " + journalName + ": unknown record type "
                     + r.type() + " (id " + r.id() + ")");
         }
@@ -304,19 +305,26 @@ public final class ShardReplayer {
         keyBlocks.put(r.id(), new KeyBlock(p, in.readByte()));
     }
 
-    /** Reads a live key block back from the journal: (hash high, hash low, time) triples; null if it is gone. */
+    /**
+     * Reads a live key block back from the journal: (hash high, hash low, time) triples; null if it is gone. The
+     * hashes of a first-format block are tagged as legacy, so that lookups recognise them by the old hash.
+     */
     private long[] readKeys(long recordId) {
         JournalRecord record = journal.read(recordId, RecordKind.ADD);
         if (record == null) {
             return null;
         }
+        boolean legacy = record.type() == RecordTypes.KEY_BLOCK;
         RecordReader in = new RecordReader(record.payload());
         in.readVarLong();
         in.readByte();
         int n = in.readVarInt();
         long[] keys = new long[n * 3];
-        for (int i = 0; i < keys.length; i++) {
+        for (int i = 0; i < keys.length; i += 3) {
             keys[i] = in.readLong();
+            long low = in.readLong();
+            keys[i + 1] = legacy ? DedupWindow.legacyTagged(low) : low;
+            keys[i + 2] = in.readLong();
         }
         return keys;
     }
