@@ -261,4 +261,29 @@ class DuplicateDetectionTest {
             assertThat(peekBodies(h, "q")).containsExactly("new id", "window over");
         }
     }
+
+    @Test
+    void theScheduleOperationTakesPartInDuplicateDetectionBothWays() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(dedupQueue("q", Duration.ofMinutes(10)));
+            long at = h.clock.epochMillis() + 60_000;
+            long[] first = h.await(h.engine.schedule("q", List.of(scheduled("s-1", "scheduled", at))));
+            long[] again = h.await(h.engine.schedule("q", List.of(scheduled("s-1", "scheduled again", at))));
+            assertThat(again[0]).isGreaterThan(first[0]); // a number of its own, naming no message
+            h.send("q", msg("s-1", "sent after scheduling"));
+            h.send("q", msg("s-2", "sent"));
+            h.await(h.engine.schedule("q", List.of(scheduled("s-2", "scheduled after sending", at))));
+            assertThat(h.await(h.engine.counts("q")).scheduledMessageCount()).isEqualTo(1);
+            h.restart();
+            long[] afterRestart = h.await(h.engine.schedule("q", List.of(scheduled("s-3", "new", at))));
+            assertThat(afterRestart[0]).isGreaterThan(again[0]); // the duplicate's number is never reused
+            h.advance(Duration.ofMinutes(1));
+            assertThat(peekBodies(h, "q")).containsExactlyInAnyOrder("sent", "scheduled", "new");
+        }
+    }
+
+    private static Message scheduled(String id, String body, long atMs) {
+        return Message.builder().messageId(id).body(body.getBytes(StandardCharsets.UTF_8))
+                .scheduledEnqueueTimeMs(atMs).build();
+    }
 }

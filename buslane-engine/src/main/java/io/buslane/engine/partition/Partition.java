@@ -258,11 +258,37 @@ public final class Partition {
         }
     }
 
-    /** Schedules a message; returns the sequence number valid while it is scheduled. */
-    public long schedule(Message message, long scheduledTimeMs, long nowMs) {
+    /**
+     * The schedule operation: schedules a message unless duplicate detection remembers its MessageId. Scheduled
+     * messages take part in duplicate detection both ways, as on the service: a message scheduled by the operation
+     * is remembered like a sent one, and a duplicate is dropped. The service still answers a dropped duplicate with a
+     * sequence number; so does this, a number of its own (taken, never reused) that names no message, so that
+     * cancelling it reports message-not-found.
+     *
+     * @return the sequence number valid while the message is scheduled
+     */
+    public long scheduleRequested(Message message, long scheduledTimeMs, long nowMs) {
+        requireSessionIdIfNeeded(message);
+        if (duplicates != null) {
+            duplicates.expire(nowMs);
+            boolean fresh = duplicates.addKey(duplicateKey(message, partitioned), nowMs);
+            ctx.markDirty(this);
+            if (!fresh) {
+                return sequence.take();
+            }
+        }
+        return schedule(message, scheduledTimeMs, nowMs);
+    }
+
+    private void requireSessionIdIfNeeded(Message message) {
         if (!topic && queue.settings.requiresSession() && message.sessionId() == null) {
             throw new BrokerException(ErrorKind.INVALID_OPERATION, SESSION_REQUIRED_TEXT);
         }
+    }
+
+    /** Schedules a message (already checked for duplicates); returns the sequence number valid while scheduled. */
+    public long schedule(Message message, long scheduledTimeMs, long nowMs) {
+        requireSessionIdIfNeeded(message);
         long seq = sequence.take();
         ctx.markDirty(this);
         ScheduledEntry se = new ScheduledEntry(seq, ctx.log().nextRecordId(), nowMs, scheduledTimeMs, message);

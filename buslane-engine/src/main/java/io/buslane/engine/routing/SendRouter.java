@@ -202,7 +202,7 @@ public final class SendRouter implements Forwarding {
                 }
                 PartitionRef ref = target.partitions()[PartitionDirectory.partitionIndexFor(m, target.dedup(), n,
                         unkeyed)];
-                all.add(ref.shard().call(() -> ref.partition().schedule(m, m.scheduledEnqueueTimeMs(),
+                all.add(ref.shard().call(() -> ref.partition().scheduleRequested(m, m.scheduledEnqueueTimeMs(),
                         ref.shard().nowMs()), stats.sentCounter(), 1));
             }
             return CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).thenApply(x -> {
