@@ -115,6 +115,8 @@ class SemanticsConformanceTest extends ConformanceBase {
         assertThat(got).extracting(m -> m.getBody().toString())
                 .containsExactlyInAnyOrder("from queue", "from topic");
         assertThat(got).extracting(ServiceBusReceivedMessage::getSequenceNumber).containsExactlyInAnyOrder(1L, 2L);
+        // x-opt-enqueue-sequence-number: the number each had at its original point of submission
+        assertThat(got).extracting(ServiceBusReceivedMessage::getEnqueuedSequenceNumber).containsExactly(1L, 1L);
         got.forEach(receiver::complete);
         QueueRuntimeProperties src = admin.getQueueRuntimeProperties("fwd-src");
         assertThat(src.getTotalMessageCount()).isZero();

@@ -6,6 +6,7 @@ import io.buslane.engine.api.RuntimeCounts;
 import io.buslane.engine.receive.Receiver;
 import io.buslane.engine.entity.EntityStatus;
 import io.buslane.engine.entity.QueueProperties;
+import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.entity.SubscriptionProperties;
 import io.buslane.engine.entity.TopicProperties;
 import io.buslane.engine.message.Message;
@@ -53,6 +54,39 @@ class AutoForwardingTest {
             assertThat(src.transferMessageCount()).isZero();
             assertThat(src.transferDeadLetterMessageCount()).isZero();
             assertThat(peek(h, "src")).isEmpty();
+        }
+    }
+
+    @Test
+    void aForwardedMessageKeepsTheSequenceNumberOfItsOriginalPointOfSubmission() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue("dest");
+            h.send("dest", text("already there"), text("there too"));
+            h.queue(forwarding("mid", "dest"));
+            h.queue(forwarding("src", "mid"));
+            h.send("mid", text("m"));
+            h.send("src", text("a"), text("b"));
+            List<ReceivedMessage> got = peek(h, "dest");
+            assertThat(got).extracting(EngineHarness::text)
+                    .containsExactly("already there", "there too", "m", "a", "b");
+            assertThat(got).extracting(ReceivedMessage::sequenceNumber).containsExactly(1L, 2L, 3L, 4L, 5L);
+            // "a" and "b" went src (1, 2) -> mid (2, 3) -> dest: they keep the numbers src gave them
+            assertThat(got).extracting(r -> r.message().enqueuedSequenceNumber())
+                    .containsExactly(null, null, 1L, 1L, 2L);
+        }
+    }
+
+    @Test
+    void sqlFiltersSeeTheEnqueuedSequenceNumberOfTheOriginalPointOfSubmission() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.topic(TopicProperties.builder("t").build());
+            h.await(h.engine.createSubscription(SubscriptionProperties.builder("t", "second").build(),
+                    List.of(new RuleProperties("r", new RuleProperties.SqlFilter("sys.EnqueuedSequenceNumber = 2"),
+                            null))));
+            h.send("t", text("direct")); // the topic's sequence number 1
+            h.queue(forwarding("src", "t"));
+            h.send("src", text("a"), text("b"), text("c")); // src 1, 2, 3; the topic's 2, 3, 4
+            assertThat(peek(h, "t/subscriptions/second")).extracting(EngineHarness::text).containsExactly("b");
         }
     }
 

@@ -116,15 +116,17 @@ public final class AmqpCodec {
 
     /** Annotations only the broker sets: dropped when a client sends them. */
     private static final Set<String> BROKER_OWNED = Set.of(SEQUENCE_NUMBER, ENQUEUE_SEQUENCE_NUMBER, ENQUEUED_TIME,
-            LOCKED_UNTIL, MESSAGE_STATE, DEADLETTER_SOURCE, LOCK_TOKEN, TRANSFER_HOP_COUNT);
+            LOCKED_UNTIL, MESSAGE_STATE, DEADLETTER_SOURCE, LOCK_TOKEN, TRANSFER_HOP_COUNT,
+            Message.ENQUEUED_SEQUENCE_NUMBER);
 
     /** Annotations written from broker values or message fields on output, never from Message.annotations. */
     private static final Set<String> WRITTEN_FROM_FIELDS = Set.of(SEQUENCE_NUMBER, ENQUEUE_SEQUENCE_NUMBER,
             ENQUEUED_TIME, LOCKED_UNTIL, MESSAGE_STATE, DEADLETTER_SOURCE, LOCK_TOKEN, SCHEDULED_ENQUEUE_TIME,
-            PARTITION_KEY, VIA_PARTITION_KEY, TRANSFER_HOP_COUNT);
+            PARTITION_KEY, VIA_PARTITION_KEY, TRANSFER_HOP_COUNT, Message.ENQUEUED_SEQUENCE_NUMBER);
 
     private static final Symbol SYM_SEQUENCE_NUMBER = Symbol.valueOf(SEQUENCE_NUMBER);
     private static final Symbol SYM_ENQUEUED_TIME = Symbol.valueOf(ENQUEUED_TIME);
+    private static final Symbol SYM_ENQUEUE_SEQUENCE_NUMBER = Symbol.valueOf(ENQUEUE_SEQUENCE_NUMBER);
     private static final Symbol SYM_LOCKED_UNTIL = Symbol.valueOf(LOCKED_UNTIL);
     private static final Symbol SYM_MESSAGE_STATE = Symbol.valueOf(MESSAGE_STATE);
     private static final Symbol SYM_DEADLETTER_SOURCE = Symbol.valueOf(DEADLETTER_SOURCE);
@@ -673,6 +675,10 @@ public final class AmqpCodec {
             }
         }
         ma.put(SYM_SEQUENCE_NUMBER, r.sequenceNumber());
+        Long original = m.enqueuedSequenceNumber();
+        if (original != null) {
+            ma.put(SYM_ENQUEUE_SEQUENCE_NUMBER, original);
+        }
         ma.put(SYM_ENQUEUED_TIME, new Date(r.enqueuedTimeMs()));
         if (r.lockToken() != null) {
             ma.put(SYM_LOCKED_UNTIL, new Date(r.lockedUntilMs()));

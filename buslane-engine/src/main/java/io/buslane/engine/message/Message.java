@@ -169,6 +169,17 @@ public final class Message {
     public Map<String, Object> applicationProperties() { return applicationProperties; }
     /** Message annotations the broker does not own, kept as the client sent them. */
     public Map<String, Object> annotations() { return annotations; }
+
+    /**
+     * Internal annotation (never shown to clients as such): the sequence number first assigned to an auto-forwarded
+     * message at its original point of submission, which clients read as {@code EnqueuedSequenceNumber}.
+     */
+    public static final String ENQUEUED_SEQUENCE_NUMBER = "x-opt-buslane-enqueue-sequence-number";
+
+    /** The sequence number this message first had, when it was auto-forwarded; null for a message never forwarded. */
+    public Long enqueuedSequenceNumber() {
+        return annotations.get(ENQUEUED_SEQUENCE_NUMBER) instanceof Number n ? n.longValue() : null;
+    }
     /** A front-end-defined code saying how {@link #body()} is encoded. */
     public int bodyFormat() { return bodyFormat; }
     /** The body, opaque to the engine. Not copied: do not mutate. */

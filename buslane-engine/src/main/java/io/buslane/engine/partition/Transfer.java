@@ -73,10 +73,14 @@ public final class Transfer extends EngineTimer {
         return owner.entityId + "/" + owner.partition().index + (fromDeadLetter ? "/d/" : "/m/") + sequenceNumber;
     }
 
-    /** The message as the destination receives it: one more hop, and its dead-letter source when it has one. */
+    /**
+     * The message as the destination receives it: one more hop, its dead-letter source when it has one, and the
+     * sequence number of its original point of submission (kept from the first forward on).
+     */
     public Message forwardedMessage() {
         java.util.Map<String, Object> ann = new java.util.LinkedHashMap<>(message.annotations());
         ann.put(HOP_COUNT, hops(message) + 1);
+        ann.putIfAbsent(Message.ENQUEUED_SEQUENCE_NUMBER, sequenceNumber);
         if (fromDeadLetter) {
             ann.put(DEADLETTER_SOURCE, owner.settings().entityPath());
         }

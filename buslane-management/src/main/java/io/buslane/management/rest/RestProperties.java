@@ -259,6 +259,9 @@ final class RestProperties {
             o.put("CorrelationId", m.correlationId().toString());
         }
         o.put("DeliveryCount", r.deliveryCount() + (delivered ? 1 : 0));
+        if (m.enqueuedSequenceNumber() != null) {
+            o.put("EnqueuedSequenceNumber", m.enqueuedSequenceNumber());
+        }
         o.put("EnqueuedTimeUtc", formatDate(r.enqueuedTimeMs()));
         if (m.subject() != null) {
             o.put("Label", m.subject());

@@ -30,6 +30,12 @@ public final class SqlMessage {
         return sequenceNumber;
     }
 
+    /** The sequence number of the original point of submission: of the first entity, for a forwarded message. */
+    public long enqueuedSequenceNumber() {
+        Long original = message.enqueuedSequenceNumber();
+        return original != null ? original : sequenceNumber;
+    }
+
     public long enqueuedTimeMs() {
         return enqueuedTimeMs;
     }

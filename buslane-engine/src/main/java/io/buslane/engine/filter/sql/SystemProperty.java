@@ -27,7 +27,7 @@ enum SystemProperty {
     PARTITION_KEY("PartitionKey", c -> c.message().partitionKey(), (b, v) -> b.partitionKey(text(v))),
     VIA_PARTITION_KEY("ViaPartitionKey", c -> c.message().viaPartitionKey(), null),
     SEQUENCE_NUMBER("SequenceNumber", SqlMessage::sequenceNumber, null),
-    ENQUEUED_SEQUENCE_NUMBER("EnqueuedSequenceNumber", SqlMessage::sequenceNumber, null),
+    ENQUEUED_SEQUENCE_NUMBER("EnqueuedSequenceNumber", SqlMessage::enqueuedSequenceNumber, null),
     ENQUEUED_TIME_UTC("EnqueuedTimeUtc", c -> Instant.ofEpochMilli(c.enqueuedTimeMs()), null),
     SCHEDULED_ENQUEUE_TIME_UTC("ScheduledEnqueueTimeUtc", c -> c.message().scheduledEnqueueTimeMs() == null ? null
             : Instant.ofEpochMilli(c.message().scheduledEnqueueTimeMs()), null),
