@@ -80,7 +80,8 @@ class RawAmqpConformanceTest extends RawAmqpBase {
                       { "Name": "raw-garbage" },
                       { "Name": "raw-mms" },
                       { "Name": "raw-presettled" },
-                      { "Name": "raw-sessions", "Properties": { "RequiresSession": true } }
+                      { "Name": "raw-sessions", "Properties": { "RequiresSession": true } },
+                      { "Name": "raw-session-owner", "Properties": { "RequiresSession": true } }
                     ],
                     "Topics": []
                   }
@@ -406,6 +407,56 @@ class RawAmqpConformanceTest extends RawAmqpBase {
             }
             assertThat(listed).containsExactly("s1", "s2", "s3", "s4", "s5");
         }
+    }
+
+    /**
+     * A session operation acts for the receive link its {@code associated-link-name} names (every SDK sends it): it
+     * succeeds only while that link, on the requesting connection, holds the session's lock.
+     */
+    @Test
+    void sessionOperationsActForTheLinkTheirAssociatedLinkNameNames() throws Exception {
+        try (Connection holder = connectPlain(KEY_NAME, KEY); Connection other = connectPlain(KEY_NAME, KEY)) {
+            Message<String> m = Message.create("in s1");
+            m.groupId("s1");
+            holder.openSender("raw-session-owner").send(m).awaitAccepted(10, TimeUnit.SECONDS);
+            ReceiverOptions options = new ReceiverOptions().linkName("owner-link").creditWindow(0);
+            options.sourceOptions().filters(Map.of("com.microsoft:session-filter", "s1"));
+            holder.openReceiver("raw-session-owner", options).openFuture().get(10, TimeUnit.SECONDS);
+            RequestResponse own = new RequestResponse(holder, "raw-session-owner/$management");
+            RequestResponse foreign = new RequestResponse(other, "raw-session-owner/$management");
+
+            assertThat(status(own.request(sessionRequest("get-session-state", "s1", "owner-link")))).isEqualTo(200);
+            assertThat(status(own.request(sessionRequest("renew-session-lock", "s1", "owner-link")))).isEqualTo(200);
+            // a request naming no link: any holder will do
+            assertThat(status(own.request(sessionRequest("get-session-state", "s1", null)))).isEqualTo(200);
+            // another connection naming the holder's link: not a link of its own
+            org.apache.qpid.proton.message.Message refused =
+                    foreign.request(sessionRequest("renew-session-lock", "s1", "owner-link"));
+            assertThat(status(refused)).isEqualTo(410);
+            assertThat(refused.getApplicationProperties().getValue().get("errorCondition"))
+                    .isEqualTo(Symbol.valueOf("com.microsoft:session-lock-lost"));
+            // the holder's connection naming a link that holds no session (its management reply link)
+            assertThat(status(own.request(sessionRequest("set-session-state", "s1", own.replyTo)))).isEqualTo(410);
+        }
+    }
+
+    private static Message<Map<String, Object>> sessionRequest(String operation, String sessionId, String link)
+            throws Exception {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("session-id", sessionId);
+        if (operation.equals("set-session-state")) {
+            body.put("session-state", new byte[] {1});
+        }
+        Message<Map<String, Object>> request = Message.create(body);
+        request.property("operation", "com.microsoft:" + operation);
+        if (link != null) {
+            request.property("associated-link-name", link);
+        }
+        return request;
+    }
+
+    private static Object status(org.apache.qpid.proton.message.Message response) {
+        return response.getApplicationProperties().getValue().get("statusCode");
     }
 
     @Test

@@ -328,7 +328,16 @@ public final class Engine implements AutoCloseable {
     /** Receives deferred messages by sequence number. */
     public CompletableFuture<List<ReceivedMessage>> receiveDeferred(EntityAddress address, long[] sequenceNumbers,
                                                                     ReceiveMode mode, String sessionId) {
-        return settlements.receiveDeferred(address, sequenceNumbers, mode, sessionId);
+        return receiveDeferred(address, sequenceNumbers, mode, sessionId, null);
+    }
+
+    /**
+     * Receives deferred messages by sequence number; a session's messages only for {@code by}, the receiver holding
+     * the session (null: any holder).
+     */
+    public CompletableFuture<List<ReceivedMessage>> receiveDeferred(EntityAddress address, long[] sequenceNumbers,
+                                                                    ReceiveMode mode, String sessionId, Receiver by) {
+        return settlements.receiveDeferred(address, sequenceNumbers, mode, sessionId, by);
     }
 
     /** Browses messages from a sequence number without locking them (see {@link Browser#peek}). */
@@ -340,12 +349,22 @@ public final class Engine implements AutoCloseable {
     // ================================================================================================ sessions
 
     public CompletableFuture<Long> renewSessionLock(EntityAddress address, String sessionId) {
-        return sessions.renewSessionLock(address, sessionId);
+        return renewSessionLock(address, sessionId, null);
+    }
+
+    /** Renews a session's lock held by {@code by} (the request's associated link; null: any holder). */
+    public CompletableFuture<Long> renewSessionLock(EntityAddress address, String sessionId, Receiver by) {
+        return sessions.renewSessionLock(address, sessionId, by);
     }
 
     /** Completes while the session is locked by a session receiver, else fails with SESSION_LOCK_LOST. */
     public CompletableFuture<Void> checkSessionLocked(EntityAddress address, String sessionId) {
-        return sessions.checkSessionLocked(address, sessionId);
+        return checkSessionLocked(address, sessionId, null);
+    }
+
+    /** Completes while the session is locked by {@code by} (null: by any receiver), else fails as lost. */
+    public CompletableFuture<Void> checkSessionLocked(EntityAddress address, String sessionId, Receiver by) {
+        return sessions.checkSessionLocked(address, sessionId, by);
     }
 
     /** The session's state (null when it has none). */

@@ -211,6 +211,11 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
         return new BrokerException(ErrorKind.INTERNAL, String.valueOf(cause));
     }
 
+    /** The engine receiver behind this link (null until it is attached, or while its session is being accepted). */
+    public Receiver engineReceiver() {
+        return receiver;
+    }
+
     @Override
     public boolean authorized() {
         return connection.allowed(address.toString(), Right.LISTEN);

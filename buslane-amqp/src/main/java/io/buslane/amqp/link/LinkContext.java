@@ -24,6 +24,12 @@ public interface LinkContext {
     /** The {@code $management} operations. */
     ManagementProcessor management();
 
+    /**
+     * The engine receiver behind this connection's open receive link (a client receiver) named {@code linkName}, or
+     * null when no such link is open: resolves the {@code associated-link-name} of a {@code $management} request.
+     */
+    io.buslane.engine.receive.Receiver receiverOfLink(String linkName);
+
     /** Validates the tokens put on {@code $cbs}. */
     CbsAuthorizer authorizer();
 

@@ -152,7 +152,8 @@ public final class RequestLink implements LinkHandler {
             reply(messageId, replyTo, errorProps(401, error.description(), error.kind().amqpCondition()), null);
             return;
         }
-        connection.management().process(entity, appProps, body, txn).whenComplete((response, failure) ->
+        connection.management().process(entity, appProps, body, txn, connection::receiverOfLink)
+                .whenComplete((response, failure) ->
                 connection.runOnLoop(() -> {
                     ManagementResponse r = response != null ? response : new ManagementResponse(500,
                             "Internal error: " + failure, "amqp:internal-error", null);

@@ -111,7 +111,44 @@ public final class ManagementProcessor {
     /** Dead-letter. */
     public static final String DISPOSITION_SUSPENDED = "suspended";
 
+    /** The application property naming the receive link a request acts for (session operations). */
+    public static final String ASSOCIATED_LINK_NAME = "associated-link-name";
+
+    /** Resolves the name of a receive link of the requesting connection to its engine receiver (null: none open). */
+    @FunctionalInterface
+    public interface LinkReceivers {
+        io.buslane.engine.receive.Receiver receiverOf(String linkName);
+    }
+
+    /** Who a request acts for: the link it names, on the connection it came from. */
+    private record Caller(LinkReceivers links, String associatedLinkName) {
+        static final Caller ANYONE = new Caller(null, null);
+
+        /**
+         * The receiver that must hold a session for this request: null when the request names no link (any holder
+         * will do); fails as a lost session lock when the named link is not an open receive link of the connection.
+         */
+        io.buslane.engine.receive.Receiver sessionHolder() {
+            if (links == null || associatedLinkName == null) {
+                return null;
+            }
+            io.buslane.engine.receive.Receiver r = links.receiverOf(associatedLinkName);
+            if (r == null) {
+                throw new BrokerException(ErrorKind.SESSION_LOCK_LOST, "The session lock was lost: the link '"
+                        + associatedLinkName + "' named by the request's associated-link-name is not an open "
+                        + "receive link of this connection. Accept the session again.");
+            }
+            return r;
+        }
+    }
+
     private final Engine engine;
+    /**
+     * The caller of the request being dispatched. Requests are dispatched on the requesting connection's event loop
+     * and the caller is read only while {@link #dispatch} runs, before it returns its future; several event loops
+     * share this processor, hence thread-confined.
+     */
+    private final ThreadLocal<Caller> caller = ThreadLocal.withInitial(() -> Caller.ANYONE);
 
     public ManagementProcessor(Engine engine) {
         this.engine = Objects.requireNonNull(engine, "engine");
@@ -127,11 +164,29 @@ public final class ManagementProcessor {
      */
     public CompletableFuture<ManagementResponse> process(EntityAddress entity,
                                                          Map<String, Object> applicationProperties, Object body) {
+        return process(entity, applicationProperties, body, (LinkReceivers) null);
+    }
+
+    /**
+     * One request to the {@code $management} node of {@code entity}, from a connection whose receive links
+     * {@code links} resolves: a session operation that names its {@code associated-link-name} succeeds only while
+     * that link holds the session's lock, as on the service (null {@code links}: any holder will do).
+     */
+    public CompletableFuture<ManagementResponse> process(EntityAddress entity,
+                                                         Map<String, Object> applicationProperties, Object body,
+                                                         LinkReceivers links) {
         CompletableFuture<ManagementResponse> result;
         String operation = null;
         try {
             operation = ManagementArgs.operation(applicationProperties);
-            result = dispatch(operation, entity, ManagementArgs.args(body));
+            Object associated = applicationProperties == null ? null
+                    : applicationProperties.get(ASSOCIATED_LINK_NAME);
+            caller.set(new Caller(links, associated instanceof String s ? s : null));
+            try {
+                result = dispatch(operation, entity, ManagementArgs.args(body));
+            } finally {
+                caller.set(Caller.ANYONE);
+            }
         } catch (Throwable t) {
             return CompletableFuture.completedFuture(failure(t, operation, entity));
         }
@@ -192,7 +247,8 @@ public final class ManagementProcessor {
         long[] sequenceNumbers = ManagementArgs.longs(args, SEQUENCE_NUMBERS);
         ReceiveMode mode = ManagementArgs.receiveMode(args);
         String sessionId = ManagementArgs.optionalSessionId(args);
-        return engine.receiveDeferred(entity, sequenceNumbers, mode, sessionId).thenApply(received -> {
+        return engine.receiveDeferred(entity, sequenceNumbers, mode, sessionId,
+                sessionId == null ? null : caller.get().sessionHolder()).thenApply(received -> {
             List<Object> messages = new ArrayList<>(received.size());
             for (ReceivedMessage m : received) {
                 Map<String, Object> entry = new LinkedHashMap<>();
@@ -249,21 +305,21 @@ public final class ManagementProcessor {
 
     private CompletableFuture<ManagementResponse> renewSessionLock(EntityAddress entity, Map<String, Object> args) {
         String sessionId = ManagementArgs.requiredSessionId(args);
-        return engine.renewSessionLock(entity, sessionId)
+        return engine.renewSessionLock(entity, sessionId, caller.get().sessionHolder())
                 .thenApply(until -> ManagementResponse.ok(EXPIRATION, new Date(until)));
     }
 
     private CompletableFuture<ManagementResponse> setSessionState(EntityAddress entity, Map<String, Object> args) {
         String sessionId = ManagementArgs.requiredSessionId(args);
         byte[] state = ManagementArgs.binary(args, SESSION_STATE);
-        return engine.checkSessionLocked(entity, sessionId)
+        return engine.checkSessionLocked(entity, sessionId, caller.get().sessionHolder())
                 .thenCompose(x -> engine.setSessionState(entity, sessionId, state))
                 .thenApply(x -> ManagementResponse.ok());
     }
 
     private CompletableFuture<ManagementResponse> getSessionState(EntityAddress entity, Map<String, Object> args) {
         String sessionId = ManagementArgs.requiredSessionId(args);
-        return engine.checkSessionLocked(entity, sessionId)
+        return engine.checkSessionLocked(entity, sessionId, caller.get().sessionHolder())
                 .thenCompose(x -> engine.getSessionState(entity, sessionId)).thenApply(state -> {
             Map<String, Object> body = new LinkedHashMap<>();
             body.put(SESSION_STATE, state == null ? null : new Binary(state.clone()));
@@ -527,14 +583,21 @@ public final class ManagementProcessor {
     public CompletableFuture<ManagementResponse> process(EntityAddress entity,
                                                          Map<String, Object> applicationProperties, Object body,
                                                          TransactionScope txn) {
+        return process(entity, applicationProperties, body, txn, null);
+    }
+
+    /** As {@link #process(EntityAddress, Map, Object, TransactionScope)}, from a connection whose links resolve. */
+    public CompletableFuture<ManagementResponse> process(EntityAddress entity,
+                                                         Map<String, Object> applicationProperties, Object body,
+                                                         TransactionScope txn, LinkReceivers links) {
         if (txn == null) {
-            return process(entity, applicationProperties, body);
+            return process(entity, applicationProperties, body, links);
         }
         String operation = null;
         try {
             operation = ManagementArgs.operation(applicationProperties);
             if (entity == null || !(operation.equals(UPDATE_DISPOSITION) || operation.equals(SCHEDULE_MESSAGE))) {
-                return process(entity, applicationProperties, body);
+                return process(entity, applicationProperties, body, links);
             }
             Map<String, Object> args = ManagementArgs.args(body);
             if (operation.equals(UPDATE_DISPOSITION)) {

@@ -221,6 +221,17 @@ public final class AmqpConnection implements LinkContext {
     }
 
     @Override
+    public io.buslane.engine.receive.Receiver receiverOfLink(String linkName) {
+        for (Link link = connection.linkHead(null, null); link != null; link = link.next(null, null)) {
+            if (link instanceof Sender && link.getLocalState() == EndpointState.ACTIVE
+                    && linkName.equals(link.getName()) && link.getContext() instanceof ConsumerLink consumer) {
+                return consumer.engineReceiver();
+            }
+        }
+        return null;
+    }
+
+    @Override
     public CbsAuthorizer authorizer() {
         return authorizer;
     }

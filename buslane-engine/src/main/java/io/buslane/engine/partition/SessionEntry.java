@@ -54,6 +54,11 @@ public final class SessionEntry extends EngineTimer {
         return holder != null && lockedUntilMs > nowMs;
     }
 
+    /** Whether {@code by} holds the session's lock; true for a null {@code by} (any holder will do). */
+    boolean heldBy(ConsumerHandle by) {
+        return by == null || (holder != null && holder.consumer == by);
+    }
+
     @Override
     public void onTimer(long nowMs) {
         queue.onSessionLockTimer(this, nowMs);

@@ -182,23 +182,28 @@ final class SessionTable {
     }
 
     /** Renews a session lock held by anyone; returns the new locked-until time, or fails as lost. */
-    long renew(String sessionId, long nowMs, long durationMs) {
-        SessionEntry s = sessions.get(sessionId);
-        if (s == null || !s.lockedAt(nowMs)) {
-            throw new BrokerException(ErrorKind.SESSION_LOCK_LOST, SESSION_LOCK_LOST_TEXT);
-        }
+    long renew(String sessionId, long nowMs, long durationMs, ConsumerHandle by) {
+        SessionEntry s = held(sessionId, nowMs, by);
         s.lockedUntilMs = saturatedAdd(nowMs, durationMs);
         ctx.schedule(s, s.lockedUntilMs);
         return s.lockedUntilMs;
     }
 
     /** The locked-until time of a session lock, or fails as lost. */
-    long lockedUntil(String sessionId, long nowMs) {
+    long lockedUntil(String sessionId, long nowMs, ConsumerHandle by) {
+        return held(sessionId, nowMs, by).lockedUntilMs;
+    }
+
+    /**
+     * The session, when it is locked at {@code nowMs} and, if {@code by} is given, locked by that receiver (the
+     * link a request names as its {@code associated-link-name}); otherwise its lock is lost for the caller.
+     */
+    private SessionEntry held(String sessionId, long nowMs, ConsumerHandle by) {
         SessionEntry s = sessions.get(sessionId);
-        if (s == null || !s.lockedAt(nowMs)) {
+        if (s == null || !s.lockedAt(nowMs) || !s.heldBy(by)) {
             throw new BrokerException(ErrorKind.SESSION_LOCK_LOST, SESSION_LOCK_LOST_TEXT);
         }
-        return s.lockedUntilMs;
+        return s;
     }
 
     /** Whether the session is locked at {@code nowMs}. */

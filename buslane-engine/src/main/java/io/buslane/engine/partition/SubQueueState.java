@@ -667,9 +667,12 @@ public final class SubQueueState {
 
     // ------------------------------------------------------------------------------------------------ deferred
 
-    /** Receives deferred messages by sequence number (locking them in peek-lock mode). */
+    /**
+     * Receives deferred messages by sequence number (locking them in peek-lock mode); a session's message only while
+     * its session is locked, by {@code by} when it is given.
+     */
     public List<ReceivedMessage> receiveDeferred(long[] sequenceNumbers, ReceiveMode mode, String sessionId,
-                                                 long nowMs) {
+                                                 ConsumerHandle by, long nowMs) {
         List<Entry> found = new ArrayList<>(sequenceNumbers.length);
         for (long seq : sequenceNumbers) {
             Entry e = bySeq.get(seq);
@@ -679,7 +682,7 @@ public final class SubQueueState {
                         + "messages. Either the message is already locked or does not exist. Sequence number: "
                         + seq + ".");
             }
-            if (e.session != null && !e.session.lockedAt(nowMs)) {
+            if (e.session != null && (!e.session.lockedAt(nowMs) || !e.session.heldBy(by))) {
                 throw new BrokerException(ErrorKind.SESSION_LOCK_LOST, SESSION_LOCK_LOST_TEXT);
             }
             if (!found.contains(e)) { // a repeated number must not lock (and leak a lock on) the entry twice
@@ -829,14 +832,18 @@ public final class SubQueueState {
     }
 
     /** Renews a session lock held by anyone; returns the new locked-until time. */
-    public long renewSessionLock(String sessionId, long nowMs) {
+    public long renewSessionLock(String sessionId, long nowMs, ConsumerHandle by) {
         requireSessionful();
-        return sessions.renew(sessionId, nowMs, settings.lockDurationMs());
+        return sessions.renew(sessionId, nowMs, settings.lockDurationMs(), by);
     }
 
-    /** The locked-until time of a session lock, or fails as lost. */
-    public long sessionLockedUntil(String sessionId, long nowMs) {
-        return sessions.lockedUntil(sessionId, nowMs);
+    /**
+     * The locked-until time of a session lock, or fails as lost.
+     *
+     * @param by the receiver that must hold the lock, or null when any holder will do
+     */
+    public long sessionLockedUntil(String sessionId, long nowMs, ConsumerHandle by) {
+        return sessions.lockedUntil(sessionId, nowMs, by);
     }
 
     void onSessionLockTimer(SessionEntry s, long nowMs) {

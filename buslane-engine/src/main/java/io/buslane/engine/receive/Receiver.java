@@ -190,7 +190,7 @@ public final class Receiver implements ConsumerHandle {
             return CompletableFuture.failedFuture(new BrokerException(
                     io.buslane.common.error.ErrorKind.INVALID_OPERATION, "The receiver holds no session."));
         }
-        return sessions.renewSessionLock(address, sid).thenApply(until -> {
+        return sessions.renewSessionLock(address, sid, this).thenApply(until -> {
             sessionLockedUntilMs = until;
             return until;
         });

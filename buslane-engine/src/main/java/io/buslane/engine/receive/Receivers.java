@@ -108,7 +108,7 @@ public final class Receivers {
                     SubQueueState q = Source.subQueue(ref, address);
                     var slot = q.acceptSession(sessionId, receiver, ref.shard().nowMs());
                     receiver.setSlot(0, slot);
-                    receiver.bindSession(sessionId, q.sessionLockedUntil(sessionId, ref.shard().nowMs()));
+                    receiver.bindSession(sessionId, q.sessionLockedUntil(sessionId, ref.shard().nowMs(), null));
                     return receiver;
                 });
             }

@@ -52,16 +52,23 @@ public final class SessionStates {
         }
     }
 
-    public CompletableFuture<Long> renewSessionLock(EntityAddress address, String sessionId) {
-        return onSession(address, sessionId, q -> q.renewSessionLock(sessionId, q.partition().ctxNowMs()));
+    /**
+     * Renews a session's lock.
+     *
+     * @param by the receiver that must hold the lock (the request's associated link), or null for any holder
+     */
+    public CompletableFuture<Long> renewSessionLock(EntityAddress address, String sessionId, Receiver by) {
+        return onSession(address, sessionId, q -> q.renewSessionLock(sessionId, q.partition().ctxNowMs(), by));
     }
 
     /**
      * Completes while the session is locked by a session receiver, else fails with SESSION_LOCK_LOST: Service Bus
      * refuses a session receiver's get/set-session-state once its session lock is lost. Entities without sessions
      * pass, so that the state operation reports its own error (session operations are not allowed on them).
+     *
+     * @param by the receiver that must hold the lock (the request's associated link), or null for any holder
      */
-    public CompletableFuture<Void> checkSessionLocked(EntityAddress address, String sessionId) {
+    public CompletableFuture<Void> checkSessionLocked(EntityAddress address, String sessionId, Receiver by) {
         try {
             if (sessionId == null || !(Source.of(namespace, address, clock.epochMillis()).requiresSession()
                     && address.subQueue() == SubQueue.MAIN)) {
@@ -71,7 +78,7 @@ public final class SessionStates {
             return CompletableFuture.failedFuture(e);
         }
         return onSession(address, sessionId, q -> {
-            q.sessionLockedUntil(sessionId, q.partition().ctxNowMs());
+            q.sessionLockedUntil(sessionId, q.partition().ctxNowMs(), by);
             return null;
         });
     }

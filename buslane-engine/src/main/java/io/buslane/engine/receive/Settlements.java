@@ -100,7 +100,8 @@ public final class Settlements {
 
     /** Receives deferred messages by sequence number. */
     public CompletableFuture<List<ReceivedMessage>> receiveDeferred(EntityAddress address, long[] sequenceNumbers,
-                                                                    ReceiveMode mode, String sessionId) {
+                                                                    ReceiveMode mode, String sessionId,
+                                                                    Receiver by) {
         try {
             Source source = Source.of(namespace, address, clock.epochMillis());
             Map<PartitionRef, List<Long>> byPartition = new LinkedHashMap<>();
@@ -112,7 +113,7 @@ public final class Settlements {
             for (Map.Entry<PartitionRef, List<Long>> e : byPartition.entrySet()) {
                 PartitionRef ref = e.getKey();
                 long[] seqs = e.getValue().stream().mapToLong(Long::longValue).toArray();
-                all.add(ref.shard().call(() -> Source.subQueue(ref, address).receiveDeferred(seqs, mode, sessionId,
+                all.add(ref.shard().call(() -> Source.subQueue(ref, address).receiveDeferred(seqs, mode, sessionId, by,
                         ref.shard().nowMs())));
             }
             return stats.countDelivered(CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).thenApply(x -> {

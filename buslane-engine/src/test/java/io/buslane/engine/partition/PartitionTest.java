@@ -278,6 +278,6 @@ class PartitionTest {
         ctx.sync();
 
         assertThat(c.received).extracting(m -> m.message().messageId()).containsExactly("a1", "a2");
-        assertThat(p.queue().sessionLockedUntil("a", T0)).isEqualTo(T0 + LOCK_MS);
+        assertThat(p.queue().sessionLockedUntil("a", T0, null)).isEqualTo(T0 + LOCK_MS);
     }
 }

@@ -85,7 +85,7 @@ class SessionTableTest {
         assertThat(s.isScheduled()).isTrue();
         assertThat(s.deadlineMs()).isEqualTo(T0 + LOCK_MS);
         assertThat(table.lockedAt("a", T0 + LOCK_MS - 1)).isTrue();
-        assertThat(table.lockedUntil("a", T0 + 1)).isEqualTo(T0 + LOCK_MS);
+        assertThat(table.lockedUntil("a", T0 + 1, null)).isEqualTo(T0 + LOCK_MS);
         assertThatThrownBy(() -> table.forAccept("a", T0 + 1))
                 .satisfies(e -> assertThat(kindOf(e)).isEqualTo(ErrorKind.SESSION_CANNOT_BE_LOCKED))
                 .hasMessageContaining("'a'");
@@ -95,11 +95,26 @@ class SessionTableTest {
     }
 
     @Test
+    void aRequestActingForAReceiverSucceedsOnlyWhileThatReceiverHoldsTheSession() {
+        ConsumerSlot holder = slot();
+        table.lock(table.forAccept("a", T0), holder, T0, LOCK_MS);
+        ConsumerHandle other = new TestConsumer(ReceiveMode.PEEK_LOCK, 1);
+
+        assertThat(table.lockedUntil("a", T0 + 1, holder.consumer())).isEqualTo(T0 + LOCK_MS);
+        assertThat(table.renew("a", T0 + 1, LOCK_MS, holder.consumer())).isEqualTo(T0 + 1 + LOCK_MS);
+        assertThatThrownBy(() -> table.lockedUntil("a", T0 + 2, other))
+                .satisfies(e -> assertThat(kindOf(e)).isEqualTo(ErrorKind.SESSION_LOCK_LOST));
+        assertThatThrownBy(() -> table.renew("a", T0 + 2, LOCK_MS, other))
+                .satisfies(e -> assertThat(kindOf(e)).isEqualTo(ErrorKind.SESSION_LOCK_LOST));
+        assertThat(table.lockedUntil("a", T0 + 2, null)).isEqualTo(T0 + 1 + LOCK_MS); // any holder
+    }
+
+    @Test
     void aRenewedLockRunsOutAtItsNewTimeAndTheSessionIsAvailableAgain() {
         SessionEntry s = arrive("a", 1);
         table.lock(table.forAccept("a", T0), slot(), T0, LOCK_MS);
 
-        assertThat(table.renew("a", T0 + 20_000, LOCK_MS)).isEqualTo(T0 + 20_000 + LOCK_MS);
+        assertThat(table.renew("a", T0 + 20_000, LOCK_MS, null)).isEqualTo(T0 + 20_000 + LOCK_MS);
         assertThat(s.deadlineMs()).isEqualTo(T0 + 20_000 + LOCK_MS);
 
         // the first timer (armed for the old time) finds the lock renewed and re-arms
@@ -107,9 +122,9 @@ class SessionTableTest {
         assertThat(table.lockedAt("a", T0 + LOCK_MS)).isTrue();
         assertThat(table.lockRanOut(s, T0 + 20_000 + LOCK_MS)).isTrue();
         assertThat(table.lockedAt("a", T0 + 20_000 + LOCK_MS)).isFalse();
-        assertThatThrownBy(() -> table.lockedUntil("a", T0 + 20_000 + LOCK_MS))
+        assertThatThrownBy(() -> table.lockedUntil("a", T0 + 20_000 + LOCK_MS, null))
                 .satisfies(e -> assertThat(kindOf(e)).isEqualTo(ErrorKind.SESSION_LOCK_LOST));
-        assertThatThrownBy(() -> table.renew("a", T0 + 20_000 + LOCK_MS, LOCK_MS))
+        assertThatThrownBy(() -> table.renew("a", T0 + 20_000 + LOCK_MS, LOCK_MS, null))
                 .satisfies(e -> assertThat(kindOf(e)).isEqualTo(ErrorKind.SESSION_LOCK_LOST));
         // a run-out lock no longer keeps another receiver out
         assertThat(table.forAccept("a", T0 + 20_000 + LOCK_MS)).isSameAs(s);
