@@ -407,6 +407,24 @@ class MessagingConformanceTest extends ConformanceBase {
         assertThat(peek(receiver, 10, 1)).isEmpty();
     }
 
+    /**
+     * As on the service, a lock that ran out still renews and settles while no receiver has taken the message again
+     * (the SDK renews a prefetched message only when it hands it to the application, possibly too late).
+     */
+    @Test
+    void aLateRenewSucceedsWhileNoOtherReceiverTookTheMessage() throws InterruptedException {
+        sender("lock-expiry").sendMessage(new ServiceBusMessage("late"));
+        ServiceBusReceiverClient receiver = receiver("lock-expiry");
+        ServiceBusReceivedMessage m = receiveOne(receiver);
+        long waitMs = Duration.between(OffsetDateTime.now(ZoneOffset.UTC), m.getLockedUntil()).toMillis();
+        Thread.sleep(Math.max(0, waitMs) + 700);
+
+        OffsetDateTime renewed = receiver.renewMessageLock(m);
+        assertThat(renewed).isAfter(OffsetDateTime.now(ZoneOffset.UTC));
+        receiver.complete(m);
+        assertThat(peek(receiver, 10, 1)).isEmpty();
+    }
+
     @Test
     void lockExpiryRedeliversAndTheOldLockIsLost() throws InterruptedException {
         sender("lock-expiry").sendMessage(new ServiceBusMessage("expire"));

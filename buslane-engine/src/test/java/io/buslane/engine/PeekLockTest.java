@@ -665,6 +665,42 @@ class PeekLockTest {
         }
     }
 
+    /**
+     * The service honours a message lock that ran out as long as no other receiver has taken the message (the Java
+     * SDK renews a buffered message only when it hands it to the application, possibly after its lock ran out).
+     */
+    @Test
+    void aLateRenewOrSettlementSucceedsWhileNoOtherReceiverTookTheMessage() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(queue("q").build());
+            h.send("q", text("a"), text("b"));
+            EngineHarness.Sink sink = h.sink();
+            Receiver r = h.receiver("q", ReceiveMode.PEEK_LOCK, sink, 2);
+            List<ReceivedMessage> got = sink.take();
+            h.advance(LOCK.plusSeconds(2)); // both locks ran out; nobody has credit to take the messages again
+
+            long renewedUntil = h.await(r.renewLock(got.get(0).lockToken()));
+            assertThat(renewedUntil).isEqualTo(h.clock.epochMillis() + LOCK.toMillis());
+            h.await(r.complete(got.get(1).lockToken()));
+            // the renewed message is locked again, its lapse not counted as a failed delivery
+            EngineHarness.Sink other = h.sink();
+            Receiver r2 = h.receiver("q", ReceiveMode.PEEK_LOCK, other, 5);
+            assertThat(other.take()).isEmpty();
+            List<ReceivedMessage> peeked = h.await(h.engine.peek(addr("q"), 0, 10, null));
+            assertThat(peeked).extracting(ReceivedMessage::deliveryCount).containsExactly(0);
+
+            // once the lock runs out and another receiver takes the message, the old token is lost for good
+            h.advance(LOCK.plusMillis(1));
+            List<ReceivedMessage> taken = other.take();
+            assertThat(taken).extracting(EngineHarness::text, ReceivedMessage::deliveryCount)
+                    .containsExactly(org.assertj.core.groups.Tuple.tuple("a", 1));
+            assertFails(h, r.renewLock(got.get(0).lockToken()), ErrorKind.MESSAGE_LOCK_LOST);
+            assertFails(h, r.complete(got.get(0).lockToken()), ErrorKind.MESSAGE_LOCK_LOST);
+            h.await(r2.complete(taken.get(0).lockToken()));
+            assertThat(counts(h, "q").activeMessageCount()).isZero();
+        }
+    }
+
     @Test
     void aLockedMessageIsNotDeliveredToAnotherReceiverUntilItsLockExpires() {
         try (EngineHarness h = new EngineHarness()) {

@@ -72,6 +72,7 @@ class TransactionCommitTest {
             EngineHarness.Sink sink = h.sink();
             h.receiver("in", ReceiveMode.PEEK_LOCK, sink, 1);
             ReceivedMessage m = sink.take().get(0);
+            h.receiver("in", ReceiveMode.PEEK_LOCK, h.sink(), 1); // takes the message once its lock runs out
 
             h.advance(LOCK.plusSeconds(1));
             TransactionalBatch batch = new TransactionalBatch()

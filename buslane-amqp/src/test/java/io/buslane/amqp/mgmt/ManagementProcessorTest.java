@@ -187,14 +187,27 @@ class ManagementProcessorTest {
     }
 
     @Test
-    void renewingAnExpiredLockIsLockLost() {
+    void renewingAnExpiredLockOnceAnotherReceiverTookTheMessageIsLockLost() {
         queue("q");
         h.send("q", text("a"));
         MgmtHarness.Sink sink = h.receive("q", ReceiveMode.PEEK_LOCK, 1);
         UUID token = sink.messages.get(0).lockToken();
+        h.receive("q", ReceiveMode.PEEK_LOCK, 1); // takes the message once the lock runs out
         h.advance(LOCK.plusSeconds(1));
         ManagementResponse r = h.call("q", ManagementProcessor.RENEW_LOCK, args("lock-tokens", new UUID[] {token}));
         assertError(r, 410, "com.microsoft:message-lock-lost");
+    }
+
+    @Test
+    void renewingAnExpiredLockWhileNobodyTookTheMessageSucceedsAsOnTheService() {
+        queue("q");
+        h.send("q", text("a"));
+        MgmtHarness.Sink sink = h.receive("q", ReceiveMode.PEEK_LOCK, 1);
+        UUID token = sink.messages.get(0).lockToken();
+        h.advance(LOCK.plusSeconds(2));
+        assertOk(h.call("q", ManagementProcessor.RENEW_LOCK, args("lock-tokens", new UUID[] {token})));
+        assertOk(h.call("q", ManagementProcessor.UPDATE_DISPOSITION, args("lock-tokens", List.of(token),
+                "disposition-status", "completed")));
     }
 
     // ================================================================================================ dispositions

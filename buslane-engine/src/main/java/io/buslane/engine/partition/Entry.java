@@ -43,6 +43,8 @@ public final class Entry extends EngineTimer {
     SubQueueState owner;
     SessionEntry session;
     UUID lockToken;
+    /** The token of a message lock that ran out while the message waits, untaken, to be delivered again. */
+    UUID lapsedToken;
     long lockedUntilMs;
     ConsumerSlot holder;
     TtlTimer ttlTimer;

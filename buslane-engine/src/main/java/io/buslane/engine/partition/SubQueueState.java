@@ -45,6 +45,12 @@ public final class SubQueueState {
     private final SeqIndex<Entry> bySeq = new SeqIndex<>();
     private final ReadyQueue ready = new ReadyQueue();
     private final LockTable locks = new LockTable();
+    /**
+     * Message locks that ran out while their messages wait, untaken, to be delivered again: the service still honours
+     * such a lock (a late renew or settlement succeeds as long as no other receiver has taken the message), so the
+     * token stays usable until the message is locked again or leaves the sub-queue.
+     */
+    private final java.util.HashMap<UUID, Entry> lapsed = new java.util.HashMap<>();
     private final ArrayList<ConsumerSlot> consumers = new ArrayList<>();
     private int nextConsumer;
     private final SessionTable sessions;
@@ -324,6 +330,7 @@ public final class SubQueueState {
     }
 
     private void lock(Entry e, long nowMs) {
+        forgetLapsedLock(e);
         e.status = e.deferred() ? Entry.DEFERRED_LOCKED : Entry.LOCKED;
         if (e.lockToken != null) {
             // never expected (only unlocked entries are locked), but the lock table finds an entry by its current
@@ -367,6 +374,9 @@ public final class SubQueueState {
 
     private Entry lockedEntry(UUID lockToken, long nowMs) {
         Entry e = lockToken == null ? null : locks.get(lockToken);
+        if (e == null && lockToken != null) {
+            e = reclaimLapsedLock(lockToken, nowMs);
+        }
         if (e == null) {
             throw new BrokerException(sessionful() ? ErrorKind.SESSION_LOCK_LOST : ErrorKind.MESSAGE_LOCK_LOST,
                     sessionful() ? SESSION_LOCK_LOST_TEXT : LOCK_LOST_TEXT);
@@ -376,8 +386,12 @@ public final class SubQueueState {
                 throw new BrokerException(ErrorKind.SESSION_LOCK_LOST, SESSION_LOCK_LOST_TEXT);
             }
         } else if (e.lockedUntilMs <= nowMs) {
-            onLockExpired(e);
-            throw new BrokerException(ErrorKind.MESSAGE_LOCK_LOST, LOCK_LOST_TEXT);
+            onLockExpired(e); // its timer has not fired yet: the lock runs out now, then is reclaimed if untaken
+            Entry reclaimed = reclaimLapsedLock(lockToken, nowMs);
+            if (reclaimed == null) {
+                throw new BrokerException(ErrorKind.MESSAGE_LOCK_LOST, LOCK_LOST_TEXT);
+            }
+            return reclaimed;
         }
         return e;
     }
@@ -464,6 +478,9 @@ public final class SubQueueState {
      */
     public void requireLock(UUID lockToken, long nowMs) {
         Entry e = lockToken == null ? null : locks.get(lockToken);
+        if (e == null && lapsedLock(lockToken) != null) {
+            return; // a settlement would take the message back under its lapsed lock
+        }
         if (e == null) {
             throw new BrokerException(sessionful() ? ErrorKind.SESSION_LOCK_LOST : ErrorKind.MESSAGE_LOCK_LOST,
                     sessionful() ? SESSION_LOCK_LOST_TEXT : LOCK_LOST_TEXT);
@@ -558,9 +575,51 @@ public final class SubQueueState {
 
     private void onLockExpired(Entry e) {
         long nowMs = ctx().nowMs();
+        UUID token = e.lockToken;
         unlock(e);
         partition.lockExpired();
         fail(e, nowMs, kind == SubQueue.MAIN, false);
+        if (e.owner == this && e.status == Entry.AVAILABLE && e.session == null) {
+            e.lapsedToken = token; // not taken again at once (no receiver waiting): the old lock stays usable
+            lapsed.put(token, e);
+        }
+    }
+
+    /** The waiting message whose lapsed lock this token was, or null. */
+    private Entry lapsedLock(UUID token) {
+        Entry e = token == null ? null : lapsed.get(token);
+        return e != null && e.owner == this && e.status == Entry.AVAILABLE && token.equals(e.lapsedToken) ? e : null;
+    }
+
+    /**
+     * Takes a message back under a lock that ran out while nobody took the message (a late renew or settlement): it
+     * leaves the ready queue, locked again with the same token for a full lock duration, and the failed delivery
+     * its lapse counted is taken back, as if the lock had never run out. Null when the token is no such lock.
+     */
+    private Entry reclaimLapsedLock(UUID token, long nowMs) {
+        Entry e = lapsedLock(token);
+        if (e == null) {
+            return null;
+        }
+        forgetLapsedLock(e);
+        ready.remove(e);
+        e.status = Entry.LOCKED;
+        e.lockToken = token;
+        locks.put(e);
+        e.lockedUntilMs = saturatedAdd(nowMs, settings.lockDurationMs());
+        ctx().schedule(e, e.lockedUntilMs);
+        if (kind == SubQueue.MAIN && e.deliveryCount > 0) {
+            e.deliveryCount--;
+            log().entryUpdated(e);
+        }
+        return e;
+    }
+
+    private void forgetLapsedLock(Entry e) {
+        if (e.lapsedToken != null) {
+            lapsed.remove(e.lapsedToken);
+            e.lapsedToken = null;
+        }
     }
 
     void onTtlTimer(Entry e, long nowMs) {
@@ -609,6 +668,7 @@ public final class SubQueueState {
 
     /** Takes an entry out of this sub-queue's structures without logging. */
     private void detach(Entry e) {
+        forgetLapsedLock(e);
         bySeq.remove(e.seq);
         messageCount--;
         sizeBytes -= e.sizeBytes();
