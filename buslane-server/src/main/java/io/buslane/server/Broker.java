@@ -1,7 +1,6 @@
 package io.buslane.server;
 
 import io.buslane.common.auth.CbsAuthorizer;
-import io.buslane.common.auth.Right;
 import io.buslane.common.auth.SasRule;
 import io.buslane.common.auth.SasValidator;
 import io.buslane.amqp.transport.AmqpOptions;
@@ -188,12 +187,7 @@ public final class Broker implements AutoCloseable {
         }
         java.util.List<SasRule> rules = new java.util.ArrayList<>();
         for (String spec : options.sasKeys()) {
-            int eq = spec.indexOf('=');
-            if (eq <= 0) {
-                throw new IllegalArgumentException("--sas-key must be NAME=KEY, was '" + spec + "'");
-            }
-            rules.add(new SasRule(spec.substring(0, eq), spec.substring(eq + 1),
-                    java.util.EnumSet.of(Right.MANAGE, Right.SEND, Right.LISTEN)));
+            rules.add(SasRule.parseSpec(spec));
         }
         return new CbsAuthorizer(new SasValidator(rules));
     }

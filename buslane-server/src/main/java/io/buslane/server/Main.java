@@ -62,7 +62,8 @@ public final class Main implements Callable<Integer> {
     @Option(names = "--in-memory", description = "Keep nothing on disk (not durable).")
     boolean inMemory;
 
-    @Option(names = "--sas-key", description = "A SAS rule NAME=KEY with all rights (repeatable). Default: the "
+    @Option(names = "--sas-key", description = "A SAS rule NAME=KEY with all rights, or NAME:RIGHTS=KEY with chosen "
+            + "rights (Manage, Send, Listen, comma-separated); repeatable. Default: the "
             + "emulator's RootManageSharedAccessKey=SAS_KEY_VALUE.")
     java.util.List<String> sasKeys;
 

@@ -38,6 +38,29 @@ public record SasRule(String keyName, String key, Set<Right> rights) {
         return new SasRule(EMULATOR_KEY_NAME, EMULATOR_KEY, Set.of(Right.MANAGE));
     }
 
+    /**
+     * A rule from the command line: {@code NAME=KEY} (all rights) or {@code NAME:RIGHTS=KEY}, {@code RIGHTS} being
+     * {@code Manage}, {@code Send} and {@code Listen} separated by commas (rule names cannot hold {@code :} or
+     * {@code =}; the key is everything after the first {@code =}, so it may hold any character).
+     */
+    public static SasRule parseSpec(String spec) {
+        int eq = spec == null ? -1 : spec.indexOf('=');
+        if (eq <= 0) {
+            throw new IllegalArgumentException("A SAS rule must be NAME=KEY or NAME:RIGHTS=KEY, was '" + spec + "'.");
+        }
+        String head = spec.substring(0, eq);
+        String key = spec.substring(eq + 1);
+        int colon = head.indexOf(':');
+        if (colon < 0) {
+            return new SasRule(head, key, Set.of(Right.MANAGE));
+        }
+        java.util.EnumSet<Right> rights = java.util.EnumSet.noneOf(Right.class);
+        for (String r : head.substring(colon + 1).split(",", -1)) {
+            rights.add(Right.parse(r));
+        }
+        return new SasRule(head.substring(0, colon), key, rights);
+    }
+
     /** Whether this rule grants {@code right}. */
     public boolean has(Right right) {
         return rights.contains(right);

@@ -30,6 +30,28 @@ class SasValidatorTest {
     }
 
     @Test
+    void commandLineRulesCarryAllRightsOrTheChosenOnes() {
+        SasRule all = SasRule.parseSpec("admin=k=with=equals");
+        assertThat(all.keyName()).isEqualTo("admin");
+        assertThat(all.key()).isEqualTo("k=with=equals");
+        assertThat(all.rights()).containsExactlyInAnyOrder(Right.MANAGE, Right.SEND, Right.LISTEN);
+        SasRule chosen = SasRule.parseSpec("app:Send,listen=s3cr:et");
+        assertThat(chosen.keyName()).isEqualTo("app");
+        assertThat(chosen.key()).isEqualTo("s3cr:et");
+        assertThat(chosen.rights()).containsExactlyInAnyOrder(Right.SEND, Right.LISTEN);
+        assertThat(SasRule.parseSpec("sender:Send=k").rights()).containsExactly(Right.SEND);
+        assertThatThrownBy(() -> SasRule.parseSpec("nokey")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> SasRule.parseSpec("x:Read=k")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("Read");
+        // a Send-only rule's token grants Send, not Listen or Manage
+        SasValidator v = new SasValidator(List.of(chosen, SasRule.parseSpec("sender:Send=k")));
+        Grant g = v.authenticate("sender", "k").orElseThrow();
+        assertThat(g.has(Right.SEND)).isTrue();
+        assertThat(g.has(Right.LISTEN)).isFalse();
+        assertThat(g.has(Right.MANAGE)).isFalse();
+    }
+
+    @Test
     void manageImpliesSendAndListen() {
         assertThat(new SasRule("m", "k", Set.of(Right.MANAGE)).rights())
                 .containsExactlyInAnyOrder(Right.MANAGE, Right.SEND, Right.LISTEN);
