@@ -159,4 +159,22 @@ class ManagementTransactionsTest {
                 args("from-sequence-number", 0L, "message-count", 1), scope(txns.declare(coordinator)));
         assertThat(r.statusCode()).isEqualTo(200);
     }
+
+    @Test
+    void renewLockUnderATransactionRenewsAtOnceAndARollbackDoesNotUndoIt() {
+        h.send("q", MgmtHarness.text("a"));
+        ReceivedMessage m = h.receive("q", ReceiveMode.PEEK_LOCK, 1).messages.get(0);
+        TxnId id = txns.declare(coordinator);
+        h.advance(java.time.Duration.ofSeconds(10));
+        ManagementResponse r = call("q", ManagementProcessor.RENEW_LOCK,
+                args("lock-tokens", new java.util.UUID[] {m.lockToken()}), scope(id));
+        assertThat(r.statusCode()).isEqualTo(200);
+        java.util.Date until = (java.util.Date) ((Object[]) r.body().get("expirations"))[0];
+        assertThat(until.getTime()).isEqualTo(h.clock.epochMillis() + 60_000);
+        h.await(txns.discharge(id, true));
+        // the renewed lock holds after the rollback: another receiver gets nothing at the first lock's end
+        MgmtHarness.Sink other = h.receive("q", ReceiveMode.PEEK_LOCK, 1);
+        h.advance(java.time.Duration.ofMillis(m.lockedUntilMs() - h.clock.epochMillis() + 1));
+        assertThat(other.messages).isEmpty();
+    }
 }
