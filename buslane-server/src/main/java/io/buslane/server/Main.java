@@ -7,7 +7,10 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
@@ -18,13 +21,18 @@ public final class Main implements Callable<Integer> {
 
     /** The exit status after an internal thread died (EX_SOFTWARE). */
     static final int EXIT_FATAL = 70;
+    /** Printed to stdout once the broker is ready, as Microsoft's emulator does (Testcontainers waits for it). */
+    static final String READY_LINE = "Emulator Service is Successfully Up!";
+    /** Where Microsoft's emulator image reads its Config.json. */
+    static final String EMULATOR_CONFIG_DIR = "/ServiceBus_Emulator/ConfigFiles";
+    private static final int DEFAULT_HTTP_PORT = 5300;
 
     @Option(names = "--amqp-port", defaultValue = "5672", description = "AMQP port (default: ${DEFAULT-VALUE}).")
     int amqpPort;
 
-    @Option(names = "--http-port", defaultValue = "5300",
-            description = "HTTP port for health, admin API and console (default: ${DEFAULT-VALUE}).")
-    int httpPort;
+    @Option(names = "--http-port", description = "HTTP port for health, admin API and console (default: the "
+            + "EMULATOR_HTTP_PORT environment variable as in Microsoft's emulator image, else 5300).")
+    Integer httpPort;
 
     @Option(names = "--host", defaultValue = "0.0.0.0", description = "Address to bind (default: ${DEFAULT-VALUE}).")
     String host;
@@ -33,7 +41,9 @@ public final class Main implements Callable<Integer> {
             description = "Data directory for the durable journal (default: ${DEFAULT-VALUE}).")
     Path dataDir;
 
-    @Option(names = "--config", description = "A Config.json in the Service Bus emulator's schema.")
+    @Option(names = "--config", description = "A Config.json in the Service Bus emulator's schema (default: "
+            + "/ServiceBus_Emulator/ConfigFiles/Config.json when it exists, as in Microsoft's emulator image; the "
+            + "directory is BUSLANE_EMULATOR_CONFIG_DIR if set; else the starter topology).")
     Path config;
 
     @Option(names = "--shards", defaultValue = "2",
@@ -107,40 +117,23 @@ public final class Main implements Callable<Integer> {
                     + "(default: ${DEFAULT-VALUE}).")
     long maxPreAuthBufferKb;
 
+    /** The environment the defaults are read from (tests replace it). */
+    Map<String, String> env = System.getenv();
+
+    /** Where the ready line goes (tests replace it). */
+    PrintStream out = System.out;
+
     @Override
     public Integer call() throws Exception {
-        if (!sync.equals("always") && !sync.equals("none")) {
-            System.err.println("--sync must be 'always' or 'none', was '" + sync + "'");
-            return 2;
-        }
-        AmqpLimits d = AmqpLimits.defaults();
-        BrokerOptions options;
-        try {
-            AmqpLimits limits = new AmqpLimits(handshakeTimeoutSeconds * 1000, authTimeoutSeconds * 1000,
-                    maxSessions, Math.min(1024, maxLinks), maxLinks, maxBufferMb << 20, maxPreAuthBufferKb << 10,
-                    d.maxDispositionRange(), d.maxNestingDepth());
-            options = new BrokerOptions(host, amqpPort, httpPort, dataDir, config, shards, sync.equals("always"),
-                    inMemory, sasKeys, insecure,
-                    maxConnections != null ? maxConnections : BrokerOptions.defaultMaxConnections(), limits,
-                    eventLoops != null ? eventLoops : AmqpOptions.defaultEventLoops());
-            if (storage != null && !storage.isBlank()) {
-                options = options.withPostgres(io.buslane.journal.postgres.PostgresOptions.parse(storage,
-                        nodeId != null ? nodeId : defaultNodeId(amqpPort),
-                        java.time.Duration.ofMillis((long) (leaseSeconds * 1000)), dataDir.toAbsolutePath()));
-            }
-        } catch (IllegalArgumentException e) {
-            System.err.println(e.getMessage());
-            return 2;
-        }
         Broker broker;
         try {
-            broker = Broker.start(options);
-        } catch (ConfigException e) {
-            System.err.println(e.getMessage());
-            return 2;
+            broker = start();
         } catch (IllegalStateException e) {
             System.err.println(e.getMessage()); // e.g. the database cannot be reached, or its schema is newer
             return 1;
+        }
+        if (broker == null) {
+            return 2;
         }
         // a dead internal thread: /health answers 503 and the process stops (the shutdown hook closes the broker)
         broker.onFatal(() -> System.exit(EXIT_FATAL));
@@ -151,6 +144,83 @@ public final class Main implements Callable<Integer> {
         }, "buslane-shutdown"));
         stopped.await();
         return 0;
+    }
+
+    /** --http-port, else EMULATOR_HTTP_PORT (as Microsoft's emulator image reads it), else 5300. */
+    int effectiveHttpPort() {
+        if (httpPort != null) {
+            return httpPort;
+        }
+        String fromEnv = env.get("EMULATOR_HTTP_PORT");
+        if (fromEnv != null && !fromEnv.isBlank()) {
+            try {
+                return Integer.parseInt(fromEnv.trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("EMULATOR_HTTP_PORT must be a port number, was '" + fromEnv + "'");
+            }
+        }
+        return DEFAULT_HTTP_PORT;
+    }
+
+    /**
+     * --config, else the emulator's {@code /ServiceBus_Emulator/ConfigFiles/Config.json} (the directory overridable
+     * with BUSLANE_EMULATOR_CONFIG_DIR) when it is a file, or a directory holding a Config.json (a directory mounted
+     * at that path); else null (the starter topology).
+     */
+    Path effectiveConfig() {
+        if (config != null) {
+            return config;
+        }
+        String dir = env.get("BUSLANE_EMULATOR_CONFIG_DIR");
+        Path candidate = Path.of(dir != null && !dir.isBlank() ? dir : EMULATOR_CONFIG_DIR, "Config.json");
+        if (Files.isRegularFile(candidate)) {
+            return candidate;
+        }
+        if (Files.isRegularFile(candidate.resolve("Config.json"))) {
+            return candidate.resolve("Config.json");
+        }
+        return null;
+    }
+
+    /**
+     * Starts the broker as the options say and prints {@link #READY_LINE} once it is ready ({@code /health} answers
+     * 200 by then); null (after printing why) if the options or the configuration are wrong.
+     */
+    Broker start() throws Exception {
+        if (!sync.equals("always") && !sync.equals("none")) {
+            System.err.println("--sync must be 'always' or 'none', was '" + sync + "'");
+            return null;
+        }
+        AmqpLimits d = AmqpLimits.defaults();
+        BrokerOptions options;
+        try {
+            AmqpLimits limits = new AmqpLimits(handshakeTimeoutSeconds * 1000, authTimeoutSeconds * 1000,
+                    maxSessions, Math.min(1024, maxLinks), maxLinks, maxBufferMb << 20, maxPreAuthBufferKb << 10,
+                    d.maxDispositionRange(), d.maxNestingDepth());
+            options = new BrokerOptions(host, amqpPort, effectiveHttpPort(), dataDir, effectiveConfig(), shards,
+                    sync.equals("always"), inMemory, sasKeys, insecure,
+                    maxConnections != null ? maxConnections : BrokerOptions.defaultMaxConnections(), limits,
+                    eventLoops != null ? eventLoops : AmqpOptions.defaultEventLoops());
+            if (storage != null && !storage.isBlank()) {
+                options = options.withPostgres(io.buslane.journal.postgres.PostgresOptions.parse(storage,
+                        nodeId != null ? nodeId : defaultNodeId(amqpPort),
+                        java.time.Duration.ofMillis((long) (leaseSeconds * 1000)), dataDir.toAbsolutePath()));
+            }
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage());
+            return null;
+        }
+        Broker broker;
+        try {
+            broker = Broker.start(options);
+        } catch (ConfigException e) {
+            System.err.println(e.getMessage());
+            return null;
+        }
+        // Broker.start returns once /health answers 200; Testcontainers' emulator modules wait for this line
+        out.println(READY_LINE);
+        out.flush();
+        return broker;
     }
 
     /** HOSTNAME:AMQP-PORT: stable across restarts of one broker, different for two brokers of one host. */
