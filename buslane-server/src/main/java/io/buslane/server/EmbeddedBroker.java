@@ -1,5 +1,12 @@
 package io.buslane.server;
 
+import io.buslane.engine.Engine;
+import io.buslane.engine.namespace.QueueEntity;
+import io.buslane.engine.namespace.TopicEntity;
+import io.buslane.server.config.ConfigLoader;
+import io.buslane.server.config.Topology;
+import io.buslane.server.ops.NamespaceOps;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -24,10 +31,15 @@ public final class EmbeddedBroker implements AutoCloseable {
 
     private final Broker broker;
     private final Path configFile;
+    private final Topology topology;
+    private final NamespaceOps ops;
 
-    private EmbeddedBroker(Broker broker, Path configFile) {
+    private EmbeddedBroker(Broker broker, Path configFile, Topology topology) {
         this.broker = broker;
         this.configFile = configFile;
+        this.topology = topology;
+        Engine engine = broker.engine();
+        this.ops = new NamespaceOps(engine, () -> TopologyApplier.apply(engine, topology));
     }
 
     /** Starts a broker that keeps nothing across restarts, with the starter topology. */
@@ -62,7 +74,8 @@ public final class EmbeddedBroker implements AutoCloseable {
         try {
             BrokerOptions options = new BrokerOptions(HOST, 0, 0, inMemory ? null : dataDir, config, SHARDS, true,
                     inMemory, null, false, BrokerOptions.defaultMaxConnections());
-            return new EmbeddedBroker(Broker.start(options), config);
+            Topology topology = config != null ? ConfigLoader.load(config) : ConfigLoader.starterTopology();
+            return new EmbeddedBroker(Broker.start(options), config, topology);
         } catch (Exception | Error e) {
             deleteConfig(config);
             throw e;
@@ -91,6 +104,39 @@ public final class EmbeddedBroker implements AutoCloseable {
     public String connectionString() {
         return "Endpoint=sb://localhost:" + amqpPort() + ";SharedAccessKeyName=RootManageSharedAccessKey;"
                 + "SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;";
+    }
+
+    /** The topology the broker was started with (its Config.json, or the starter topology) and resets restore. */
+    public Topology topology() {
+        return topology;
+    }
+
+    /**
+     * Deletes every queue and topic (with their messages, sessions and subscriptions) and re-creates the configured
+     * {@linkplain #topology() topology}, as {@code POST /$admin/reset} does. Blocking; clients attached to an entity
+     * see their links closed with {@code amqp:not-found}.
+     */
+    public NamespaceOps.ResetResult reset() {
+        return ops.reset();
+    }
+
+    /**
+     * Removes every message of every queue and subscription (main, dead-letter and transfer dead-letter queues) and
+     * cancels every scheduled message, as {@code POST /$admin/purge/<entity>} does for each; entities, their
+     * properties and the links attached to them stay. Blocking.
+     *
+     * @return how many messages were removed
+     */
+    public long purgeMessages() {
+        Engine engine = broker.engine();
+        long purged = 0;
+        for (QueueEntity q : engine.queues()) {
+            purged += ops.purge(q.properties().name()).purged();
+        }
+        for (TopicEntity t : engine.topics()) {
+            purged += ops.purge(t.properties().name()).purged();
+        }
+        return purged;
     }
 
     /** Stops the broker (listeners, engine, journals) and deletes the temporary Config.json. */
