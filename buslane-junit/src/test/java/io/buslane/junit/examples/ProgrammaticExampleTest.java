@@ -1,4 +1,4 @@
-package io.buslane.junit;
+package io.buslane.junit.examples;
 
 import com.azure.core.http.policy.HttpPipelinePolicy;
 import com.azure.messaging.servicebus.ServiceBusClientBuilder;
@@ -9,6 +9,7 @@ import com.azure.messaging.servicebus.ServiceBusSenderClient;
 import com.azure.messaging.servicebus.ServiceBusSessionReceiverClient;
 import com.azure.messaging.servicebus.administration.ServiceBusAdministrationClient;
 import com.azure.messaging.servicebus.administration.ServiceBusAdministrationClientBuilder;
+import io.buslane.junit.BuslaneExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -16,7 +17,7 @@ import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-// docs/embedded.md, "The extension, programmatically": this class is the snippet.
+// docs/embedded.md shows this class as it is here, from its imports on.
 class ProgrammaticExampleTest {
 
     @RegisterExtension

@@ -1,9 +1,12 @@
-package io.buslane.junit;
+package io.buslane.junit.examples;
 
 import com.azure.messaging.servicebus.ServiceBusClientBuilder;
 import com.azure.messaging.servicebus.ServiceBusMessage;
 import com.azure.messaging.servicebus.ServiceBusReceiverClient;
 import com.azure.messaging.servicebus.ServiceBusSenderClient;
+import io.buslane.junit.BuslaneBroker;
+import io.buslane.junit.BuslaneExtension;
+import io.buslane.junit.Reset;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Order;

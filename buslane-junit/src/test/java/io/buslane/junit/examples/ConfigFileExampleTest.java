@@ -1,4 +1,4 @@
-package io.buslane.junit;
+package io.buslane.junit.examples;
 
 import com.azure.messaging.servicebus.ServiceBusClientBuilder;
 import com.azure.messaging.servicebus.ServiceBusMessage;
@@ -6,6 +6,9 @@ import com.azure.messaging.servicebus.ServiceBusReceivedMessage;
 import com.azure.messaging.servicebus.ServiceBusReceiverClient;
 import com.azure.messaging.servicebus.ServiceBusSenderClient;
 import com.azure.messaging.servicebus.models.ServiceBusReceiveMode;
+import com.azure.messaging.servicebus.models.SubQueue;
+import io.buslane.junit.BuslaneBroker;
+import io.buslane.junit.EmbeddedBuslane;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -13,7 +16,7 @@ import java.time.Duration;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-// docs/embedded.md, "A Config.json": this class is the snippet.
+// docs/embedded.md shows this class as it is here, from its imports on.
 @EmbeddedBuslane(config = "/invoices-config.json")
 class ConfigFileExampleTest {
 
@@ -33,7 +36,7 @@ class ConfigFileExampleTest {
             assertThat(receiver.peekMessage()).isNull();
         }
         try (ServiceBusReceiverClient deadLetters = clients.receiver().queueName("invoices")
-                .subQueue(com.azure.messaging.servicebus.models.SubQueue.DEAD_LETTER_QUEUE).buildClient()) {
+                .subQueue(SubQueue.DEAD_LETTER_QUEUE).buildClient()) {
             assertThat(deadLetters.peekMessage().getBody().toString()).isEqualTo("invoice 1");
         }
     }

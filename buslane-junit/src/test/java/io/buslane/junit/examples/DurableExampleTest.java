@@ -1,10 +1,12 @@
-package io.buslane.junit;
+package io.buslane.junit.examples;
 
 import com.azure.messaging.servicebus.ServiceBusClientBuilder;
 import com.azure.messaging.servicebus.ServiceBusMessage;
 import com.azure.messaging.servicebus.ServiceBusReceivedMessage;
 import com.azure.messaging.servicebus.ServiceBusReceiverClient;
 import com.azure.messaging.servicebus.ServiceBusSenderClient;
+import io.buslane.junit.Buslane;
+import io.buslane.junit.BuslaneBroker;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -13,7 +15,7 @@ import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-// docs/embedded.md, "The API": the durable snippet.
+// docs/embedded.md shows this class as it is here, from its imports on.
 class DurableExampleTest {
 
     @Test

@@ -1,10 +1,13 @@
-package io.buslane.junit;
+package io.buslane.junit.examples;
 
 import com.azure.messaging.servicebus.ServiceBusClientBuilder;
 import com.azure.messaging.servicebus.ServiceBusMessage;
 import com.azure.messaging.servicebus.ServiceBusReceivedMessage;
 import com.azure.messaging.servicebus.ServiceBusReceiverClient;
 import com.azure.messaging.servicebus.ServiceBusSenderClient;
+import io.buslane.junit.BuslaneBroker;
+import io.buslane.junit.BuslaneConnectionString;
+import io.buslane.junit.BuslaneExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -12,7 +15,7 @@ import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-// docs/embedded.md, "The extension, declaratively": this class is the snippet.
+// docs/embedded.md shows this class as it is here, from its imports on.
 @ExtendWith(BuslaneExtension.class)
 class DeclarativeExampleTest {
 
