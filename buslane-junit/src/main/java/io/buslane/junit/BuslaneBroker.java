@@ -22,6 +22,7 @@ public final class BuslaneBroker implements AutoCloseable {
 
     static BuslaneBroker start(Path dataDir, String configJson) {
         long t0 = System.nanoTime();
+        NettyCheck.requireNetty42();
         try {
             EmbeddedBroker b = dataDir == null ? EmbeddedBroker.startInMemory(configJson)
                     : EmbeddedBroker.start(dataDir, configJson);
