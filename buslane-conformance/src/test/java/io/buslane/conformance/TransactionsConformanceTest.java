@@ -189,6 +189,7 @@ class TransactionsConformanceTest extends ConformanceBase {
 
         ServiceBusTransactionContext committed = sender.createTransaction();
         Long second = sender.scheduleMessage(new ServiceBusMessage("later"), at, committed);
+        assertThat(peek(receiver, 10, 0)).isEmpty(); // stored at commit, not before
         sender.commitTransaction(committed);
         List<ServiceBusReceivedMessage> peeked = peek(receiver, 10, 0);
         assertThat(peeked).extracting(ServiceBusReceivedMessage::getSequenceNumber).containsExactly(second);

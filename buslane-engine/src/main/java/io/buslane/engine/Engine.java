@@ -270,6 +270,14 @@ public final class Engine implements AutoCloseable {
         return router.schedule(entityPath, messages);
     }
 
+    /**
+     * Numbers messages scheduled under a transaction: completes with their sequence numbers, in order; they are
+     * stored only if the transaction commits ({@link #commit}).
+     */
+    public CompletableFuture<long[]> reserveScheduled(String entityPath, List<Message> messages) {
+        return router.reserveScheduled(entityPath, messages);
+    }
+
     /** Cancels scheduled messages by the sequence numbers the schedule operation returned. */
     public CompletableFuture<Void> cancelScheduled(String entityPath, long[] sequenceNumbers) {
         return router.cancelScheduled(entityPath, sequenceNumbers);

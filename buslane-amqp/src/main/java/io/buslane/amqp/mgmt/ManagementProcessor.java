@@ -577,7 +577,7 @@ public final class ManagementProcessor {
 
     /**
      * A request whose transfer carried {@code transactional-state{txn-id}}: {@code update-disposition} is staged
-     * in the transaction, {@code schedule-message} is checked against it and cancelled unless it commits; other
+     * in the transaction, {@code schedule-message} is checked against it, numbered at once and stored at commit; other
      * operations are not transactional and run as usual.
      */
     public CompletableFuture<ManagementResponse> process(EntityAddress entity,
@@ -628,8 +628,8 @@ public final class ManagementProcessor {
         String path = sendPath(entity, SCHEDULE_MESSAGE);
         List<Message> messages = scheduledMessages(args);
         txn.beforeSchedule(path, messages.size());
-        return engine.schedule(path, messages).thenApply(seqs -> {
-            txn.scheduled(path, seqs);
+        return engine.reserveScheduled(path, messages).thenApply(seqs -> {
+            txn.scheduled(path, messages, seqs);
             return ManagementResponse.ok(SEQUENCE_NUMBERS, boxed(seqs));
         });
     }

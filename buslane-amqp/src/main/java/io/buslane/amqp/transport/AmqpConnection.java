@@ -140,7 +140,7 @@ public final class AmqpConnection implements LinkContext {
                 vertx.cancelTimer(handle);
             }
         };
-        this.transactions = new Transactions(TransactionWork.of(engine::commit, engine::cancelScheduled), clock,
+        this.transactions = new Transactions(TransactionWork.of(engine::commit), clock,
                 "txn:" + id + ":", timers);
         transport.setMaxFrameSize(options.maxFrameSize());
         transport.setChannelMax(options.limits().channelMax());

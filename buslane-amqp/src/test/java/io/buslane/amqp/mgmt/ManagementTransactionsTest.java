@@ -45,7 +45,7 @@ class ManagementTransactionsTest {
     void setUp() {
         h.await(h.engine.createQueue(QueueProperties.builder("q").lockDuration(Duration.ofSeconds(60)).build()));
         h.await(h.engine.createQueue(QueueProperties.builder("other").build()));
-        txns = new Transactions(TransactionWork.of(h.engine::commit, h.engine::cancelScheduled), h.clock, "txn:test:",
+        txns = new Transactions(TransactionWork.of(h.engine::commit), h.clock, "txn:test:",
                 (delay, task) -> 0);
     }
 
@@ -121,19 +121,30 @@ class ManagementTransactionsTest {
     }
 
     @Test
-    void scheduleMessageInATransactionIsCancelledAtRollbackAndKeptAtCommit() {
+    void scheduleMessageInATransactionIsStoredAtCommitOnlyUnderTheNumberItWasAnswered() {
         TxnId rolledBack = txns.declare(coordinator);
         ManagementResponse r = call("q", ManagementProcessor.SCHEDULE_MESSAGE, scheduleBody("x"), scope(rolledBack));
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat((Long[]) r.body().get("sequence-numbers")).hasSize(1);
+        assertThat(scheduled("q")).isZero(); // not before the commit
+        assertNoContentPeek();
         h.await(txns.discharge(rolledBack, true));
         h.engine.runUntilIdle();
         assertThat(scheduled("q")).isZero();
 
         TxnId committed = txns.declare(coordinator);
-        call("q", ManagementProcessor.SCHEDULE_MESSAGE, scheduleBody("y"), scope(committed));
+        ManagementResponse y = call("q", ManagementProcessor.SCHEDULE_MESSAGE, scheduleBody("y"), scope(committed));
+        Long seq = ((Long[]) y.body().get("sequence-numbers"))[0];
         h.await(txns.discharge(committed, false));
         assertThat(scheduled("q")).isEqualTo(1);
+        assertThat(h.call("q", ManagementProcessor.CANCEL_SCHEDULED_MESSAGE,
+                args("sequence-numbers", new Long[] {seq})).statusCode()).isEqualTo(200);
+        assertThat(scheduled("q")).isZero();
+    }
+
+    private void assertNoContentPeek() {
+        assertThat(h.call("q", ManagementProcessor.PEEK_MESSAGE, args("from-sequence-number", 0L,
+                "message-count", 10)).statusCode()).isEqualTo(204);
     }
 
     @Test

@@ -286,15 +286,47 @@ public final class Partition {
         }
     }
 
+    /**
+     * Takes the sequence number a message scheduled under a transaction will have if the transaction commits (the
+     * service answers {@code schedule-message} at once, applies it at commit): checked and numbered now, stored by
+     * {@link #scheduleReserved} at commit. A number whose transaction does not commit is never used.
+     */
+    public long reserveScheduled(Message message) {
+        requireSessionIdIfNeeded(message);
+        long seq = sequence.take();
+        ctx.markDirty(this);
+        return seq;
+    }
+
+    /**
+     * Schedules, at the commit of its transaction, a message whose sequence number {@link #reserveScheduled} took;
+     * checked for duplicates now, as the schedule operation is.
+     */
+    public void scheduleReserved(Message message, long scheduledTimeMs, long seq, long nowMs) {
+        if (duplicates != null) {
+            duplicates.expire(nowMs);
+            boolean fresh = duplicates.addKey(duplicateKey(message, partitioned), nowMs);
+            ctx.markDirty(this);
+            if (!fresh) {
+                return;
+            }
+        }
+        scheduleAs(message, scheduledTimeMs, seq, nowMs);
+    }
+
     /** Schedules a message (already checked for duplicates); returns the sequence number valid while scheduled. */
     public long schedule(Message message, long scheduledTimeMs, long nowMs) {
         requireSessionIdIfNeeded(message);
         long seq = sequence.take();
+        scheduleAs(message, scheduledTimeMs, seq, nowMs);
+        return seq;
+    }
+
+    private void scheduleAs(Message message, long scheduledTimeMs, long seq, long nowMs) {
         ctx.markDirty(this);
         ScheduledEntry se = new ScheduledEntry(seq, ctx.log().nextRecordId(), nowMs, scheduledTimeMs, message);
         ctx.log().scheduledAdded(this, se);
         restoreScheduled(se);
-        return seq;
     }
 
     /** Puts a scheduled entry in place (new or replayed, holding its message) and arms its timer. */

@@ -217,6 +217,41 @@ public final class SendRouter implements Forwarding {
         }
     }
 
+    /**
+     * Numbers messages scheduled under a transaction (each must carry its scheduled enqueue time): checked and given
+     * their sequence numbers now, in order, stored only when the transaction commits
+     * ({@code TransactionCommit}).
+     */
+    public CompletableFuture<long[]> reserveScheduled(String entityPath, List<Message> messages) {
+        try {
+            SendTarget target = target(entityPath);
+            target.requireSendable();
+            requireFreeSpace();
+            int n = target.partitions().length;
+            int unkeyed = directory.unkeyedPartition(target);
+            List<CompletableFuture<Long>> all = new ArrayList<>(messages.size());
+            for (Message m : messages) {
+                target.validate(m);
+                if (m.scheduledEnqueueTimeMs() == null) {
+                    throw new BrokerException(ErrorKind.ARGUMENT, "A scheduled message needs a "
+                            + "ScheduledEnqueueTimeUtc.");
+                }
+                PartitionRef ref = target.partitions()[PartitionDirectory.partitionIndexFor(m, target.dedup(), n,
+                        unkeyed)];
+                all.add(ref.shard().call(() -> ref.partition().reserveScheduled(m)));
+            }
+            return CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).thenApply(x -> {
+                long[] seqs = new long[all.size()];
+                for (int i = 0; i < seqs.length; i++) {
+                    seqs[i] = all.get(i).join();
+                }
+                return seqs;
+            });
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
     /** Cancels scheduled messages by the sequence numbers the schedule operation returned. */
     public CompletableFuture<Void> cancelScheduled(String entityPath, long[] sequenceNumbers) {
         try {

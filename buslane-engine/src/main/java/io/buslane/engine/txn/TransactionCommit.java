@@ -9,6 +9,7 @@ import io.buslane.engine.namespace.Namespace;
 import io.buslane.engine.namespace.PartitionRef;
 import io.buslane.engine.partition.SubQueueState;
 import io.buslane.engine.receive.Source;
+import io.buslane.engine.routing.MessageIds;
 import io.buslane.engine.routing.PartitionDirectory;
 import io.buslane.engine.routing.SendRouter;
 import io.buslane.engine.routing.SendTarget;
@@ -59,7 +60,14 @@ public final class TransactionCommit {
                             .addAll(e.getValue());
                 }
             }
-            if (!sends.isEmpty()) {
+            Map<PartitionRef, List<TransactionalBatch.Schedule>> schedules = new LinkedHashMap<>();
+            for (TransactionalBatch.Schedule s : batch.schedules()) {
+                SendTarget target = router.target(s.entityPath());
+                target.requireSendable();
+                schedules.computeIfAbsent(directory.forSequence(target.partitions(), target.partitioned(),
+                        s.sequenceNumber()), k -> new ArrayList<>()).add(s);
+            }
+            if (!sends.isEmpty() || !schedules.isEmpty()) {
                 router.requireFreeSpace();
             }
             Map<PartitionRef, List<TransactionalBatch.Settle>> settles = new LinkedHashMap<>();
@@ -77,6 +85,12 @@ public final class TransactionCommit {
             for (PartitionRef ref : sends.keySet()) {
                 byShard.computeIfAbsent(ref.shard(), k -> new ArrayList<>()).add(ref);
             }
+            for (PartitionRef ref : schedules.keySet()) {
+                List<PartitionRef> refs = byShard.computeIfAbsent(ref.shard(), k -> new ArrayList<>());
+                if (!refs.contains(ref)) {
+                    refs.add(ref);
+                }
+            }
             for (PartitionRef ref : settles.keySet()) {
                 List<PartitionRef> refs = byShard.computeIfAbsent(ref.shard(), k -> new ArrayList<>());
                 if (!refs.contains(ref)) {
@@ -88,7 +102,7 @@ public final class TransactionCommit {
                 Shard shard = e.getKey();
                 List<PartitionRef> refs = e.getValue();
                 all.add(shard.call(() -> {
-                    applyOnShard(shard.nowMs(), refs, sends, settles);
+                    applyOnShard(shard.nowMs(), refs, sends, schedules, settles);
                     return null;
                 }));
             }
@@ -98,8 +112,12 @@ public final class TransactionCommit {
         }
     }
 
-    /** One shard's share of the commit, on that shard: locks checked, then sends, then settlements. */
+    /**
+     * One shard's share of the commit, on that shard: locks checked, then sends, then scheduled messages (under the
+     * sequence numbers they were given), then settlements.
+     */
     private static void applyOnShard(long now, List<PartitionRef> refs, Map<PartitionRef, List<Message>> sends,
+                                     Map<PartitionRef, List<TransactionalBatch.Schedule>> schedules,
                                      Map<PartitionRef, List<TransactionalBatch.Settle>> settles) {
         for (PartitionRef ref : refs) {
             for (TransactionalBatch.Settle s : settles.getOrDefault(ref, List.of())) {
@@ -110,6 +128,12 @@ public final class TransactionCommit {
             List<Message> messages = sends.get(ref);
             if (messages != null) {
                 ref.partition().send(messages, now);
+            }
+        }
+        for (PartitionRef ref : refs) {
+            for (TransactionalBatch.Schedule s : schedules.getOrDefault(ref, List.of())) {
+                Message m = MessageIds.withMessageId(s.message());
+                ref.partition().scheduleReserved(m, m.scheduledEnqueueTimeMs(), s.sequenceNumber(), now);
             }
         }
         for (PartitionRef ref : refs) {
@@ -133,6 +157,7 @@ public final class TransactionCommit {
                 for (TransactionalBatch.Send send : batch.sends()) {
                     stats.sentCounter().add(send.messages().size());
                 }
+                stats.sentCounter().add(batch.schedules().size());
                 for (TransactionalBatch.Settle settle : batch.settlements()) {
                     EngineStats.Outcome o = switch (settle.kind()) {
                         case COMPLETE -> EngineStats.Outcome.COMPLETE;

@@ -13,6 +13,10 @@ public interface TransactionScope {
     /** Checks (entity pinning, message limit) and counts messages about to be scheduled on {@code entityPath}. */
     void beforeSchedule(String entityPath, int count);
 
-    /** The messages were scheduled: they are cancelled unless the transaction commits. May be called off-loop. */
-    void scheduled(String entityPath, long[] sequenceNumbers);
+    /**
+     * The messages were numbered ({@code Engine#reserveScheduled}): they are stored if the transaction commits. May
+     * be called off-loop.
+     */
+    void scheduled(String entityPath, java.util.List<io.buslane.engine.message.Message> messages,
+                   long[] sequenceNumbers);
 }

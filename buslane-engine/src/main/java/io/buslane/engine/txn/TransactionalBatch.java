@@ -27,6 +27,13 @@ public final class TransactionalBatch {
         }
     }
 
+    /**
+     * A message scheduled under the transaction ({@code schedule-message}): its sequence number was taken when it was
+     * scheduled (the answer needs it), the message is stored at commit.
+     */
+    public record Schedule(String entityPath, Message message, long sequenceNumber) {
+    }
+
     /** A settlement of a locked message under the transaction. */
     public record Settle(EntityAddress address, UUID lockToken, SettleKind kind, Map<String, Object> properties,
                          String deadLetterReason, String deadLetterDescription) {
@@ -34,12 +41,22 @@ public final class TransactionalBatch {
 
     private final List<Send> sends = new ArrayList<>();
     private final List<Settle> settlements = new ArrayList<>();
+    private final List<Schedule> schedules = new ArrayList<>();
     private int messageCount;
 
     public TransactionalBatch addSend(String entityPath, List<Message> messages) {
         sends.add(new Send(entityPath, messages));
         messageCount += messages.size();
         return this;
+    }
+
+    public TransactionalBatch addSchedule(Schedule schedule) {
+        schedules.add(schedule);
+        return this;
+    }
+
+    public List<Schedule> schedules() {
+        return Collections.unmodifiableList(schedules);
     }
 
     public TransactionalBatch addSettlement(Settle settlement) {
@@ -61,6 +78,6 @@ public final class TransactionalBatch {
     }
 
     public boolean isEmpty() {
-        return sends.isEmpty() && settlements.isEmpty();
+        return sends.isEmpty() && settlements.isEmpty() && schedules.isEmpty();
     }
 }

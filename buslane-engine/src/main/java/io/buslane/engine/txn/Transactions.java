@@ -6,7 +6,6 @@ import io.buslane.common.time.Clock;
 import io.buslane.engine.api.EntityAddress;
 import io.buslane.engine.message.Message;
 
-import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,9 +30,9 @@ import java.util.concurrent.CompletionException;
  * AMQP session of a coordinator: the cross-entity-transactions mode of the SDKs). At most 100 messages are sent per
  * transaction.
  *
- * <p>Messages scheduled with {@code schedule-message} under a transaction are the exception: their sequence
- * numbers must be returned at once, so they are scheduled immediately and cancelled if the transaction does not
- * commit.
+ * <p>Messages scheduled with {@code schedule-message} under a transaction get their sequence numbers at once (the
+ * answer carries them) and are stored at commit, like sends: before it they are invisible, and a rollback leaves
+ * nothing to take back (the numbers are never used).
  *
  * <p>Confined to the connection's event loop.
  */
@@ -49,9 +48,6 @@ public final class Transactions {
 
     private enum State { ACTIVE, TIMED_OUT }
 
-    private record Scheduled(String entityPath, long[] sequenceNumbers) {
-    }
-
     private static final class Txn {
         final TxnId id;
         final String name;
@@ -65,7 +61,6 @@ public final class Transactions {
         /** Why the transaction can only roll back (the first refused operation), or null. */
         String doomedBy;
         TransactionalBatch batch = new TransactionalBatch();
-        final List<Scheduled> scheduled = new ArrayList<>();
 
         Txn(TxnId id, String name, Object owner) {
             this.id = id;
@@ -141,7 +136,6 @@ public final class Transactions {
             if (failure == null) {
                 return null;
             }
-            cancelScheduled(t.scheduled);
             throw new CompletionException(new TransactionFailure(TransactionFailure.ROLLBACK, "The transaction "
                     + "was rolled back because its work could not be applied: " + describe(failure)));
         });
@@ -236,7 +230,7 @@ public final class Transactions {
 
     /**
      * Checks and counts messages about to be scheduled under a transaction ({@code schedule-message}); call
-     * {@link #scheduled} with their sequence numbers once they are.
+     * {@link #scheduled} with them and their sequence numbers once they are numbered.
      */
     public void beforeSchedule(TxnId id, String via, String destination, int count) {
         Txn t = live(id);
@@ -268,16 +262,18 @@ public final class Transactions {
         return f;
     }
 
-    /** Messages were scheduled under a transaction: they are cancelled unless it commits. */
-    public void scheduled(TxnId id, String destination, long[] sequenceNumbers) {
+    /**
+     * Messages were numbered for scheduling under a transaction: they are stored when it commits. A transaction
+     * discharged (or timed out) meanwhile cannot commit any more: nothing is staged.
+     */
+    public void scheduled(TxnId id, String destination, List<Message> messages, long[] sequenceNumbers) {
         Txn t = txns.get(name(id));
-        List<Scheduled> one = List.of(new Scheduled(destination, sequenceNumbers));
         if (t == null || t.state != State.ACTIVE) {
-            // discharged (or timed out) while scheduling: it cannot commit any more
-            cancelScheduled(one);
             return;
         }
-        t.scheduled.add(one.get(0));
+        for (int i = 0; i < sequenceNumbers.length; i++) {
+            t.batch.addSchedule(new TransactionalBatch.Schedule(destination, messages.get(i), sequenceNumbers[i]));
+        }
     }
 
     /**
@@ -297,8 +293,8 @@ public final class Transactions {
             }
 
             @Override
-            public void scheduled(String entityPath, long[] sequenceNumbers) {
-                toLoop.accept(() -> Transactions.this.scheduled(id, entityPath, sequenceNumbers));
+            public void scheduled(String entityPath, List<Message> messages, long[] sequenceNumbers) {
+                toLoop.accept(() -> Transactions.this.scheduled(id, entityPath, messages, sequenceNumbers));
             }
         };
     }
@@ -373,15 +369,6 @@ public final class Transactions {
 
     private void discard(Txn t) {
         t.batch = new TransactionalBatch();
-        cancelScheduled(t.scheduled);
-        t.scheduled.clear();
-    }
-
-    private void cancelScheduled(List<Scheduled> scheduled) {
-        for (Scheduled s : List.copyOf(scheduled)) {
-            // best effort: a message whose time has already come cannot be taken back
-            work.cancelScheduled(s.entityPath(), s.sequenceNumbers());
-        }
     }
 
     private static String name(TxnId id) {

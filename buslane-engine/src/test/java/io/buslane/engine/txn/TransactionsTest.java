@@ -50,7 +50,7 @@ class TransactionsTest {
         engine.runUntilIdle();
         await(engine.createQueue(QueueProperties.builder("q").lockDuration(Duration.ofSeconds(60)).build()));
         await(engine.createQueue(QueueProperties.builder("other").build()));
-        txns = new Transactions(TransactionWork.of(engine::commit, engine::cancelScheduled), clock, "txn:1:",
+        txns = new Transactions(TransactionWork.of(engine::commit), clock, "txn:1:",
                 (delay, task) -> {
                     timers.add(task);
                     return timers.size();
@@ -226,10 +226,10 @@ class TransactionsTest {
         Message scheduled = Message.builder().body(new byte[] {1})
                 .scheduledEnqueueTimeMs(clock.epochMillis() + 3_600_000).build();
         txns.beforeSchedule(id, null, "q", 1);
-        long[] seqs = await(engine.schedule("q", List.of(scheduled)));
-        txns.scheduled(id, "q", seqs);
+        long[] seqs = await(engine.reserveScheduled("q", List.of(scheduled)));
+        txns.scheduled(id, "q", List.of(scheduled), seqs);
         assertThat(timers).hasSize(1);
-        assertThat(await(engine.counts("q")).scheduledMessageCount()).isEqualTo(1);
+        assertThat(await(engine.counts("q")).scheduledMessageCount()).isZero(); // stored only at commit
 
         clock.advance(Duration.ofSeconds(60));
         timers.remove(0).run(); // early (a timer may fire before the clock says so): re-armed
@@ -259,15 +259,23 @@ class TransactionsTest {
     }
 
     @Test
-    void rollbackCancelsMessagesScheduledInTheTransaction() {
+    void messagesScheduledInATransactionAreInvisibleUntilItCommitsAndGoneAtRollback() {
         TxnId id = txns.declare(coordinator);
         Message m = Message.builder().body(new byte[] {1}).scheduledEnqueueTimeMs(clock.epochMillis() + 60_000)
                 .build();
         txns.beforeSchedule(id, null, "q", 1);
-        txns.scheduled(id, "q", await(engine.schedule("q", List.of(m))));
+        long[] seqs = await(engine.reserveScheduled("q", List.of(m)));
+        txns.scheduled(id, "q", List.of(m), seqs);
+        assertThat(await(engine.counts("q")).scheduledMessageCount()).isZero();
+        assertThat(await(engine.peek(EntityAddress.parse("q"), 0, 10, null))).isEmpty();
+        // due before the discharge: still nothing, since nothing is stored before the commit
+        clock.advance(Duration.ofSeconds(61));
+        engine.runUntilIdle();
+        assertThat(active("q")).isZero();
         await(txns.discharge(id, true));
         engine.runUntilIdle();
         assertThat(await(engine.counts("q")).scheduledMessageCount()).isZero();
+        assertThat(active("q")).isZero();
     }
 
     @Test
@@ -276,9 +284,13 @@ class TransactionsTest {
         Message m = Message.builder().body(new byte[] {1}).scheduledEnqueueTimeMs(clock.epochMillis() + 60_000)
                 .build();
         txns.beforeSchedule(id, null, "q", 1);
-        txns.scheduled(id, "q", await(engine.schedule("q", List.of(m))));
+        long[] seqs = await(engine.reserveScheduled("q", List.of(m)));
+        txns.scheduled(id, "q", List.of(m), seqs);
         await(txns.discharge(id, false));
         assertThat(await(engine.counts("q")).scheduledMessageCount()).isEqualTo(1);
+        // stored under the number the schedule answered: it cancels by that number
+        await(engine.cancelScheduled("q", seqs));
+        assertThat(await(engine.counts("q")).scheduledMessageCount()).isZero();
     }
 
     // ------------------------------------------------------------------------------------------------ limits
