@@ -540,7 +540,9 @@ public final class AmqpConnection implements LinkContext {
     }
 
     private void scheduleTick() {
-        if (closed) {
+        if (closed || transport.getRemoteIdleTimeout() < 0) {
+            // an idle-time-out above 2^31-1 ms reads as negative in proton-j, whose tick would then send heartbeats
+            // without end (the connection is being closed for it: CONNECTION_REMOTE_OPEN)
             return;
         }
         long nowMs = clock.monotonicNanos() / 1_000_000L;
@@ -621,6 +623,12 @@ public final class AmqpConnection implements LinkContext {
                 if (handshakeTimer >= 0) {
                     vertx.cancelTimer(handshakeTimer);
                     handshakeTimer = -1;
+                }
+                if (transport.getRemoteIdleTimeout() < 0) {
+                    closeWithError("amqp:invalid-field", "The open frame's idle-time-out of "
+                            + Integer.toUnsignedLong(transport.getRemoteIdleTimeout()) + " ms is larger than "
+                            + Integer.MAX_VALUE + " ms, the most this broker supports.");
+                    return;
                 }
                 connection.setContainer("buslane-" + id);
                 connection.setProperties(Map.of(Symbol.valueOf("product"), "Buslane"));
