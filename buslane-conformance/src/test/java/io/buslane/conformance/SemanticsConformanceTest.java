@@ -99,26 +99,6 @@ class SemanticsConformanceTest extends ConformanceBase {
     }
 
     // ---------------------------------------------------------------------------------------------------------
-    // message locks
-
-    @Test
-    void aMessageLockOutlivesTheReceiverThatTookIt() {
-        admin.createQueue("lock-after-close");
-        sender("lock-after-close").sendMessage(new ServiceBusMessage("held"));
-        ServiceBusReceivedMessage held;
-        try (ServiceBusReceiverClient first = builder().receiver().queueName("lock-after-close")
-                .disableAutoComplete().maxAutoLockRenewDuration(Duration.ZERO).buildClient()) {
-            held = receive(first, 1, SHORT).get(0);
-        }
-        // the receiver's link and connection are gone; its lock is not: renew and complete through $management
-        ServiceBusReceiverClient other = receiver("lock-after-close");
-        OffsetDateTime renewed = other.renewMessageLock(held);
-        assertThat(renewed).isAfter(held.getLockedUntil().minusSeconds(1));
-        other.complete(held);
-        assertThat(admin.getQueueRuntimeProperties("lock-after-close").getTotalMessageCount()).isZero();
-    }
-
-    // ---------------------------------------------------------------------------------------------------------
     // auto-forwarding
 
     @Test
