@@ -122,7 +122,6 @@ public final class ManagementProcessor {
 
     /** Who a request acts for: the link it names, on the connection it came from. */
     private record Caller(LinkReceivers links, String associatedLinkName) {
-        static final Caller ANYONE = new Caller(null, null);
 
         /**
          * The receiver that must hold a session for this request: null when the request names no link (any holder
@@ -143,12 +142,6 @@ public final class ManagementProcessor {
     }
 
     private final Engine engine;
-    /**
-     * The caller of the request being dispatched. Requests are dispatched on the requesting connection's event loop
-     * and the caller is read only while {@link #dispatch} runs, before it returns its future; several event loops
-     * share this processor, hence thread-confined.
-     */
-    private final ThreadLocal<Caller> caller = ThreadLocal.withInitial(() -> Caller.ANYONE);
 
     public ManagementProcessor(Engine engine) {
         this.engine = Objects.requireNonNull(engine, "engine");
@@ -181,12 +174,8 @@ public final class ManagementProcessor {
             operation = ManagementArgs.operation(applicationProperties);
             Object associated = applicationProperties == null ? null
                     : applicationProperties.get(ASSOCIATED_LINK_NAME);
-            caller.set(new Caller(links, associated instanceof String s ? s : null));
-            try {
-                result = dispatch(operation, entity, ManagementArgs.args(body));
-            } finally {
-                caller.set(Caller.ANYONE);
-            }
+            result = dispatch(operation, entity, ManagementArgs.args(body),
+                    new Caller(links, associated instanceof String s ? s : null));
         } catch (Throwable t) {
             return CompletableFuture.completedFuture(failure(t, operation, entity));
         }
@@ -201,17 +190,17 @@ public final class ManagementProcessor {
     }
 
     private CompletableFuture<ManagementResponse> dispatch(String operation, EntityAddress entity,
-                                                           Map<String, Object> args) {
+                                                           Map<String, Object> args, Caller caller) {
         if (entity == null) {
             throw new BrokerException(ErrorKind.ARGUMENT, "The $management request names no entity.");
         }
         return switch (operation) {
             case RENEW_LOCK -> renewLock(entity, args);
-            case RECEIVE_BY_SEQUENCE_NUMBER -> receiveBySequenceNumber(entity, args);
+            case RECEIVE_BY_SEQUENCE_NUMBER -> receiveBySequenceNumber(entity, args, caller);
             case UPDATE_DISPOSITION -> updateDisposition(entity, args);
-            case RENEW_SESSION_LOCK -> renewSessionLock(entity, args);
-            case SET_SESSION_STATE -> setSessionState(entity, args);
-            case GET_SESSION_STATE -> getSessionState(entity, args);
+            case RENEW_SESSION_LOCK -> renewSessionLock(entity, args, caller);
+            case SET_SESSION_STATE -> setSessionState(entity, args, caller);
+            case GET_SESSION_STATE -> getSessionState(entity, args, caller);
             case GET_MESSAGE_SESSIONS -> getMessageSessions(entity, args);
             case PEEK_MESSAGE -> peekMessage(entity, args);
             case SCHEDULE_MESSAGE -> scheduleMessage(entity, args);
@@ -243,12 +232,12 @@ public final class ManagementProcessor {
     }
 
     private CompletableFuture<ManagementResponse> receiveBySequenceNumber(EntityAddress entity,
-                                                                          Map<String, Object> args) {
+                                                                          Map<String, Object> args, Caller caller) {
         long[] sequenceNumbers = ManagementArgs.longs(args, SEQUENCE_NUMBERS);
         ReceiveMode mode = ManagementArgs.receiveMode(args);
         String sessionId = ManagementArgs.optionalSessionId(args);
         return engine.receiveDeferred(entity, sequenceNumbers, mode, sessionId,
-                sessionId == null ? null : caller.get().sessionHolder()).thenApply(received -> {
+                sessionId == null ? null : caller.sessionHolder()).thenApply(received -> {
             List<Object> messages = new ArrayList<>(received.size());
             for (ReceivedMessage m : received) {
                 Map<String, Object> entry = new LinkedHashMap<>();
@@ -303,23 +292,26 @@ public final class ManagementProcessor {
 
     // ============================================================================================ sessions
 
-    private CompletableFuture<ManagementResponse> renewSessionLock(EntityAddress entity, Map<String, Object> args) {
+    private CompletableFuture<ManagementResponse> renewSessionLock(EntityAddress entity, Map<String, Object> args,
+                                                                   Caller caller) {
         String sessionId = ManagementArgs.requiredSessionId(args);
-        return engine.renewSessionLock(entity, sessionId, caller.get().sessionHolder())
+        return engine.renewSessionLock(entity, sessionId, caller.sessionHolder())
                 .thenApply(until -> ManagementResponse.ok(EXPIRATION, new Date(until)));
     }
 
-    private CompletableFuture<ManagementResponse> setSessionState(EntityAddress entity, Map<String, Object> args) {
+    private CompletableFuture<ManagementResponse> setSessionState(EntityAddress entity, Map<String, Object> args,
+                                                                  Caller caller) {
         String sessionId = ManagementArgs.requiredSessionId(args);
         byte[] state = ManagementArgs.binary(args, SESSION_STATE);
-        return engine.checkSessionLocked(entity, sessionId, caller.get().sessionHolder())
+        return engine.checkSessionLocked(entity, sessionId, caller.sessionHolder())
                 .thenCompose(x -> engine.setSessionState(entity, sessionId, state))
                 .thenApply(x -> ManagementResponse.ok());
     }
 
-    private CompletableFuture<ManagementResponse> getSessionState(EntityAddress entity, Map<String, Object> args) {
+    private CompletableFuture<ManagementResponse> getSessionState(EntityAddress entity, Map<String, Object> args,
+                                                                  Caller caller) {
         String sessionId = ManagementArgs.requiredSessionId(args);
-        return engine.checkSessionLocked(entity, sessionId, caller.get().sessionHolder())
+        return engine.checkSessionLocked(entity, sessionId, caller.sessionHolder())
                 .thenCompose(x -> engine.getSessionState(entity, sessionId)).thenApply(state -> {
             Map<String, Object> body = new LinkedHashMap<>();
             body.put(SESSION_STATE, state == null ? null : new Binary(state.clone()));

@@ -186,6 +186,29 @@ public final class SendRouter implements Forwarding {
      * order, valid while they are scheduled.
      */
     public CompletableFuture<long[]> schedule(String entityPath, List<Message> messages) {
+        return onEachScheduled(entityPath, messages, true, (ref, m) -> ref.shard().call(() ->
+                ref.partition().scheduleRequested(m, m.scheduledEnqueueTimeMs(), ref.shard().nowMs()),
+                stats.sentCounter(), 1));
+    }
+
+    /**
+     * Numbers messages scheduled under a transaction (each must carry its scheduled enqueue time): checked and given
+     * their sequence numbers now, in order, stored only when the transaction commits
+     * ({@code TransactionCommit}, which also gives a message without a MessageId its id).
+     */
+    public CompletableFuture<long[]> reserveScheduled(String entityPath, List<Message> messages) {
+        return onEachScheduled(entityPath, messages, false, (ref, m) -> ref.shard().call(() ->
+                ref.partition().reserveScheduled(m)));
+    }
+
+    /**
+     * What scheduling and reserving share: the target checked, each message validated (given its MessageId when
+     * {@code assignIds}) and routed to its partition, {@code onPartition} run for it there; completes with the
+     * sequence numbers the calls answered, in order.
+     */
+    private CompletableFuture<long[]> onEachScheduled(
+            String entityPath, List<Message> messages, boolean assignIds,
+            java.util.function.BiFunction<PartitionRef, Message, CompletableFuture<Long>> onPartition) {
         try {
             SendTarget target = target(entityPath);
             target.requireSendable();
@@ -195,50 +218,14 @@ public final class SendRouter implements Forwarding {
             List<CompletableFuture<Long>> all = new ArrayList<>(messages.size());
             for (Message given : messages) {
                 target.validate(given);
-                Message m = MessageIds.withMessageId(given);
+                Message m = assignIds ? MessageIds.withMessageId(given) : given;
                 if (m.scheduledEnqueueTimeMs() == null) {
                     throw new BrokerException(ErrorKind.ARGUMENT, "A scheduled message needs a "
                             + "ScheduledEnqueueTimeUtc.");
                 }
                 PartitionRef ref = target.partitions()[PartitionDirectory.partitionIndexFor(m, target.dedup(), n,
                         unkeyed)];
-                all.add(ref.shard().call(() -> ref.partition().scheduleRequested(m, m.scheduledEnqueueTimeMs(),
-                        ref.shard().nowMs()), stats.sentCounter(), 1));
-            }
-            return CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).thenApply(x -> {
-                long[] seqs = new long[all.size()];
-                for (int i = 0; i < seqs.length; i++) {
-                    seqs[i] = all.get(i).join();
-                }
-                return seqs;
-            });
-        } catch (BrokerException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-    }
-
-    /**
-     * Numbers messages scheduled under a transaction (each must carry its scheduled enqueue time): checked and given
-     * their sequence numbers now, in order, stored only when the transaction commits
-     * ({@code TransactionCommit}).
-     */
-    public CompletableFuture<long[]> reserveScheduled(String entityPath, List<Message> messages) {
-        try {
-            SendTarget target = target(entityPath);
-            target.requireSendable();
-            requireFreeSpace();
-            int n = target.partitions().length;
-            int unkeyed = directory.unkeyedPartition(target);
-            List<CompletableFuture<Long>> all = new ArrayList<>(messages.size());
-            for (Message m : messages) {
-                target.validate(m);
-                if (m.scheduledEnqueueTimeMs() == null) {
-                    throw new BrokerException(ErrorKind.ARGUMENT, "A scheduled message needs a "
-                            + "ScheduledEnqueueTimeUtc.");
-                }
-                PartitionRef ref = target.partitions()[PartitionDirectory.partitionIndexFor(m, target.dedup(), n,
-                        unkeyed)];
-                all.add(ref.shard().call(() -> ref.partition().reserveScheduled(m)));
+                all.add(onPartition.apply(ref, m));
             }
             return CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).thenApply(x -> {
                 long[] seqs = new long[all.size()];
