@@ -330,6 +330,11 @@ public final class SubQueueState {
     }
 
     private void lock(Entry e, long nowMs) {
+        lockAs(e, ctx().newLockToken(partition.index), nowMs);
+    }
+
+    /** Locks an unlocked entry under {@code token} for a lock duration (a session's lock governs its entries). */
+    private void lockAs(Entry e, UUID token, long nowMs) {
         forgetLapsedLock(e);
         e.status = e.deferred() ? Entry.DEFERRED_LOCKED : Entry.LOCKED;
         if (e.lockToken != null) {
@@ -337,7 +342,7 @@ public final class SubQueueState {
             // token, so a token is never replaced while the entry is in it
             locks.remove(e.lockToken);
         }
-        e.lockToken = ctx().newLockToken(partition.index);
+        e.lockToken = token;
         locks.put(e);
         if (e.session == null) {
             e.lockedUntilMs = saturatedAdd(nowMs, settings.lockDurationMs());
@@ -601,13 +606,8 @@ public final class SubQueueState {
         if (e == null) {
             return null;
         }
-        forgetLapsedLock(e);
         ready.remove(e);
-        e.status = Entry.LOCKED;
-        e.lockToken = token;
-        locks.put(e);
-        e.lockedUntilMs = saturatedAdd(nowMs, settings.lockDurationMs());
-        ctx().schedule(e, e.lockedUntilMs);
+        lockAs(e, token, nowMs);
         if (kind == SubQueue.MAIN && e.deliveryCount > 0) {
             e.deliveryCount--;
             log().entryUpdated(e);
