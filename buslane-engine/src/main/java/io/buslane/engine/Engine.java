@@ -66,6 +66,8 @@ public final class Engine implements AutoCloseable {
     private final TransactionCommit transactions;
     private final EngineStats stats = new EngineStats();
     private volatile boolean closed;
+    /** Serialises taking and giving up shards (cluster mode). */
+    private final Object ownershipLock = new Object();
 
     private Engine(EngineConfig config, MetaJournal meta, Shard[] shards) {
         this.config = config;
@@ -86,6 +88,14 @@ public final class Engine implements AutoCloseable {
 
     /** Opens the journals, replays them and starts the shards. */
     public static Engine start(EngineConfig config) {
+        return start(config, shard -> true);
+    }
+
+    /**
+     * Opens the namespace journal and the journals of the shards {@code servedAtStart} accepts, replays them and
+     * starts those shards; the others are dormant until {@link #serveShard} (cluster mode: other nodes serve them).
+     */
+    public static Engine start(EngineConfig config, java.util.function.IntPredicate servedAtStart) {
         MetaJournal meta = config.storage().openMeta();
         RecoveredNamespace recovered = RecoveredNamespace.read(meta);
         int shardCount = recovered.shardCount() > 0 ? recovered.shardCount() : config.shardCount();
@@ -95,8 +105,10 @@ public final class Engine implements AutoCloseable {
         }
         Shard[] shards = new Shard[shardCount];
         for (int i = 0; i < shardCount; i++) {
-            shards[i] = new Shard(i, config.clock(), config.storage().openShard(i, config.residentBytesPerShard()),
-                    config.dedupHeapBytesPerWindow());
+            shards[i] = servedAtStart.test(i)
+                    ? new Shard(i, config.clock(), config.storage().openShard(i, config.residentBytesPerShard()),
+                            config.dedupHeapBytesPerWindow())
+                    : Shard.dormant(i, config.clock(), config.dedupHeapBytesPerWindow(), notServedHere(i));
         }
         Engine engine = new Engine(config, meta, shards);
         engine.namespace.recover(recovered, shards);
@@ -104,6 +116,77 @@ public final class Engine implements AutoCloseable {
             engine.shards.start();
         }
         return engine;
+    }
+
+    // ================================================================================================ cluster mode
+
+    private static String notServedHere(int shard) {
+        return "Shard " + shard + " is not served by this node now (it is served by another node of the cluster, "
+                + "or moving). Retry later.";
+    }
+
+    /** True when this node serves shard {@code index}. */
+    public boolean servesShard(int index) {
+        return shards.get(index).serving();
+    }
+
+    /**
+     * Starts serving shard {@code index} (cluster mode: this node takes it): opens its journal (which, on a shared
+     * database, waits until no other node's lease on it runs and then fences that node out), builds its partitions
+     * anew, replays the journal into them and starts the shard. Blocking: call it off the shard and I/O threads.
+     * Does nothing when the shard is served already.
+     */
+    public void serveShard(int index) {
+        synchronized (ownershipLock) {
+            if (closed || servesShard(index)) {
+                return;
+            }
+            Shard shard = new Shard(index, config.clock(), config.storage().openShard(index,
+                    config.residentBytesPerShard()), config.dedupHeapBytesPerWindow());
+            if (closed) {
+                shard.journal().close();
+                return;
+            }
+            shard.onFatal(shards.fatalListener());
+            namespace.replaceShard(shards.all(), shard);
+            if (config.threadingMode() == ThreadingMode.DEDICATED) {
+                shard.start();
+            }
+            LOG.info("Serving shard {}", index);
+        }
+    }
+
+    /**
+     * Stops serving shard {@code index} (cluster mode: the shard moves to another node, or another node took it
+     * over): its receivers are closed and its waiting session accepts fail with SERVER_BUSY (the SDKs retry),
+     * message and session locks on it are dropped, commands still queued run a last time, then the shard stops and
+     * its journal is closed (giving its lease back, when it is still this node's). Later commands fail with
+     * SERVER_BUSY until it is served again. Blocking. Does nothing when the shard is not served.
+     *
+     * @param why a sentence for the log and for the receivers' error
+     */
+    public void stopServingShard(int index, String why) {
+        synchronized (ownershipLock) {
+            stopServing(index, why);
+        }
+    }
+
+    private void stopServing(int index, String why) {
+        if (closed || !servesShard(index)) {
+            return;
+        }
+        Shard old = shards.get(index);
+        io.buslane.common.error.BrokerException error = new io.buslane.common.error.BrokerException(
+                io.buslane.common.error.ErrorKind.SERVER_BUSY, why + " " + notServedHere(index));
+        java.util.List<io.buslane.engine.namespace.PartitionRef> refs = namespace.replaceShard(shards.all(),
+                Shard.dormant(index, config.clock(), config.dedupHeapBytesPerWindow(), notServedHere(index)));
+        old.retire(notServedHere(index), () -> {
+            for (io.buslane.engine.namespace.PartitionRef ref : refs) {
+                ref.partition().stopServing(error);
+            }
+        });
+        old.journal().close();
+        LOG.info("Stopped serving shard {}: {}", index, why);
     }
 
     /** In manual threading mode: runs one duty cycle on every shard; returns the work done. */

@@ -138,6 +138,9 @@ public final class Namespace {
             byEntity.put(topic.id, topic.partitions);
         }
         for (Shard shard : shards) {
+            if (!shard.serving()) {
+                continue; // cluster mode: another node serves it
+            }
             shard.runStartup(() -> {
                 Set<Partition> known = shard.journal().replay(
                         (entityId, index) -> lookupPartition(byEntity, shard, entityId, index));
@@ -249,28 +252,88 @@ public final class Namespace {
         int n = partitionCount(p.enablePartitioning());
         PartitionRef[] refs = new PartitionRef[n];
         for (int i = 0; i < n; i++) {
-            Shard shard = placement.shardOf(id, i);
-            refs[i] = new PartitionRef(shard, Partition.forQueue(id, i, p.enablePartitioning(), queueSettings(p),
-                    shard));
-            configureQueue(refs[i], p);
+            refs[i] = queuePartition(id, i, p, placement.shardOf(id, i));
         }
         return new QueueEntity(id, p, createdAtMs, updatedAtMs, refs);
+    }
+
+    private PartitionRef queuePartition(long id, int i, QueueProperties p, Shard shard) {
+        PartitionRef ref = new PartitionRef(shard, Partition.forQueue(id, i, p.enablePartitioning(),
+                queueSettings(p), shard));
+        configureQueue(ref, p);
+        return ref;
     }
 
     private TopicEntity newTopicEntity(long id, TopicProperties p, long createdAtMs, long updatedAtMs) {
         int n = partitionCount(p.enablePartitioning());
         PartitionRef[] refs = new PartitionRef[n];
         for (int i = 0; i < n; i++) {
-            Shard shard = placement.shardOf(id, i);
-            refs[i] = new PartitionRef(shard, Partition.forTopic(id, p.name(), i, p.enablePartitioning(),
-                    Limits.toMillisSaturated(p.defaultMessageTimeToLive()), maxSizeBytes(p.maxSizeInMegabytes()),
-                    shard));
-            PartitionRef ref = refs[i];
-            ref.partition().setForwarder(forwarding.forwarderFor(ref));
-            ref.partition().setDuplicateDetection(duplicateWindowMs(p.requiresDuplicateDetection(),
-                    p.duplicateDetectionHistoryTimeWindow()));
+            refs[i] = topicPartition(id, i, p, placement.shardOf(id, i));
         }
         return new TopicEntity(id, p, createdAtMs, updatedAtMs, refs);
+    }
+
+    private PartitionRef topicPartition(long id, int i, TopicProperties p, Shard shard) {
+        PartitionRef ref = new PartitionRef(shard, Partition.forTopic(id, p.name(), i, p.enablePartitioning(),
+                Limits.toMillisSaturated(p.defaultMessageTimeToLive()), maxSizeBytes(p.maxSizeInMegabytes()),
+                shard));
+        ref.partition().setForwarder(forwarding.forwarderFor(ref));
+        ref.partition().setDuplicateDetection(duplicateWindowMs(p.requiresDuplicateDetection(),
+                p.duplicateDetectionHistoryTimeWindow()));
+        return ref;
+    }
+
+    /** A topic partition with the topic's current subscriptions (a shard taken or given up in cluster mode). */
+    private PartitionRef topicPartitionWithSubscriptions(TopicEntity topic, int i, Shard shard) {
+        PartitionRef ref = topicPartition(topic.id, i, topic.properties, shard);
+        for (SubscriptionEntity sub : topic.subscriptions.values()) {
+            ref.partition().addSubscription(sub.properties.name(), sub.id,
+                    subscriptionSettings(topic.properties, sub.properties), sub.rules)
+                    .setForwarding(sub.properties.forwardTo(), sub.properties.forwardDeadLetteredMessagesTo());
+        }
+        return ref;
+    }
+
+    // ================================================================================================ cluster mode
+
+    /**
+     * Puts {@code shard} in the place of the shard with its index (cluster mode: this node takes a shard, or gives
+     * one up and puts a dormant one there): every partition placed on that index is built anew, empty, on the new
+     * shard, with its entity's current description, subscriptions and rules, and the entities are published with
+     * the new partitions. A serving shard's journal is then replayed into them. Receivers bound to the old
+     * partitions are not moved: the caller closed them. Returns the old partitions.
+     */
+    public List<PartitionRef> replaceShard(Shard[] slots, Shard shard) {
+        List<PartitionRef> old = new ArrayList<>();
+        synchronized (metaLock) {
+            int k = shard.index();
+            for (QueueEntity queue : queues.values()) {
+                PartitionRef[] refs = queue.partitions;
+                for (int i = 0; i < refs.length; i++) {
+                    if (refs[i].shard().index() == k) {
+                        old.add(refs[i]);
+                        refs[i] = queuePartition(queue.id, i, queue.properties, shard);
+                    }
+                }
+            }
+            for (TopicEntity topic : topics.values()) {
+                PartitionRef[] refs = topic.partitions;
+                for (int i = 0; i < refs.length; i++) {
+                    if (refs[i].shard().index() == k) {
+                        old.add(refs[i]);
+                        refs[i] = topicPartitionWithSubscriptions(topic, i, shard);
+                    }
+                }
+            }
+            slots[k] = shard;
+            if (shard.serving()) {
+                replayShards(new Shard[] {shard});
+            }
+            // republished: a reader that reads the maps (volatile) after this sees the new partitions
+            queues = Map.copyOf(queues);
+            topics = Map.copyOf(topics);
+        }
+        return old;
     }
 
     /** Duplicate detection and auto-forwarding of a queue partition (on its shard thread, or before publication). */
@@ -284,6 +347,9 @@ public final class Namespace {
     private CompletableFuture<Void> registerPartitions(PartitionRef[] refs) {
         List<CompletableFuture<Object>> all = new ArrayList<>();
         for (PartitionRef ref : refs) {
+            if (!ref.shard().serving()) {
+                continue; // cluster mode: the node that serves the shard logs the partition when it builds it
+            }
             all.add(ref.shard().call(() -> {
                 ref.shard().journalLog().partitionCreated(ref.partition());
                 return null;
@@ -343,7 +409,7 @@ public final class Namespace {
         idle.watch(entity);
         QueueSettings settings = queueSettings(entity.properties);
         QueueEntity updated = entity;
-        return PartitionRef.onAll(entity.partitions, p0 -> {
+        return PartitionRef.onServing(entity.partitions, p0 -> {
             p0.updateQueue(settings);
             configureQueue(updated.partitions[p0.index()], updated.properties);
             return null;
@@ -361,7 +427,7 @@ public final class Namespace {
             copy.remove(key(name));
             queues = Map.copyOf(copy);
         }
-        return PartitionRef.onAll(entity.partitions, p -> {
+        return PartitionRef.onServing(entity.partitions, p -> {
             p.dropEverything();
             return null;
         }).thenApply(x -> null);
@@ -413,7 +479,7 @@ public final class Namespace {
         }
         long dedupMs = duplicateWindowMs(t.properties.requiresDuplicateDetection(),
                 t.properties.duplicateDetectionHistoryTimeWindow());
-        return PartitionRef.onAll(t.partitions, p0 -> {
+        return PartitionRef.onServing(t.partitions, p0 -> {
             p0.updateTopic(ttl, max);
             p0.setDuplicateDetection(dedupMs);
             for (SubscriptionEntity s : t.subscriptions.values()) {
@@ -436,7 +502,7 @@ public final class Namespace {
             copy.remove(key(name));
             topics = Map.copyOf(copy);
         }
-        return PartitionRef.onAll(entity.partitions, p -> {
+        return PartitionRef.onServing(entity.partitions, p -> {
             p.dropEverything();
             return null;
         }).thenApply(x -> null);
@@ -488,7 +554,7 @@ public final class Namespace {
         idle.watch(sub);
         QueueSettings settings = subscriptionSettings(topic.properties, sub.properties);
         SubscriptionEntity s = sub;
-        return PartitionRef.onAll(topic.partitions, p0 -> {
+        return PartitionRef.onServing(topic.partitions, p0 -> {
             p0.addSubscription(s.properties.name(), s.id, settings, s.rules)
                     .setForwarding(s.properties.forwardTo(), s.properties.forwardDeadLetteredMessagesTo());
             return null;
@@ -533,7 +599,7 @@ public final class Namespace {
         List<RuleProperties> rules = sub.rules;
         String name = sub.properties.name();
         SubscriptionProperties props = sub.properties;
-        return PartitionRef.onAll(sub.topic.partitions, p0 -> {
+        return PartitionRef.onServing(sub.topic.partitions, p0 -> {
             p0.updateSubscription(name, settings, rules);
             if (p0.subscription(name) != null) {
                 p0.subscription(name).setForwarding(props.forwardTo(), props.forwardDeadLetteredMessagesTo());
@@ -555,7 +621,7 @@ public final class Namespace {
             topic.subscriptions = Map.copyOf(subs);
         }
         String subName = sub.properties.name();
-        return PartitionRef.onAll(topic.partitions, p -> {
+        return PartitionRef.onServing(topic.partitions, p -> {
             p.removeSubscription(subName);
             return null;
         }).thenApply(x -> null);

@@ -28,4 +28,19 @@ public record PartitionRef(Shard shard, Partition partition) {
             return out;
         });
     }
+
+    /**
+     * As {@link #onAll}, on the partitions whose shard this node serves (all of them outside cluster mode): how an
+     * entity change reaches the partitions. The others are built anew from the entity's description when this node
+     * takes their shard.
+     */
+    public static <T> CompletableFuture<List<T>> onServing(PartitionRef[] refs, Function<Partition, T> action) {
+        List<PartitionRef> serving = new ArrayList<>(refs.length);
+        for (PartitionRef ref : refs) {
+            if (ref.shard().serving()) {
+                serving.add(ref);
+            }
+        }
+        return onAll(serving.toArray(new PartitionRef[0]), action);
+    }
 }

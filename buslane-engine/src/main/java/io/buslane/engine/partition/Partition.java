@@ -209,6 +209,22 @@ public final class Partition {
         ctx.log().partitionDropped(this);
     }
 
+    /**
+     * This node stops serving the partition (cluster mode): its receivers are closed and its waiting session
+     * accepts fail with {@code error}; nothing is logged (the next owner replays the journal).
+     */
+    public void stopServing(BrokerException error) {
+        List<SubQueueState> mains = new ArrayList<>(subscriptions.values());
+        if (queue != null) {
+            mains.add(queue);
+        }
+        for (SubQueueState main : mains) {
+            for (SubQueue q : SubQueue.values()) {
+                main.subQueue(q).stopServing(error);
+            }
+        }
+    }
+
     private void dropAll(SubQueueState main) {
         for (SubQueue q : SubQueue.values()) {
             SubQueueState s = main.subQueue(q);

@@ -278,6 +278,14 @@ final class SessionTable {
         waiters.clear();
     }
 
+    /** Fails every waiting accept (this node stops serving the partition). */
+    void failWaiters(io.buslane.common.error.BrokerException error) {
+        for (SessionWaiter w : new ArrayList<>(waiters)) {
+            w.onFailed(error);
+        }
+        waiters.clear();
+    }
+
     // ------------------------------------------------------------------------------------------------ state
 
     /** The session's state, or null. */

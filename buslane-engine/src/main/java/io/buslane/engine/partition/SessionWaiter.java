@@ -17,4 +17,11 @@ public interface SessionWaiter {
 
     /** Called on the shard thread, after durability, when a partition locked a session for this waiter. */
     void onAccepted(ConsumerSlot slot, String sessionId, long lockedUntilMs);
+
+    /**
+     * Called on the shard thread when a partition it waits on stops being served by this node (cluster mode); the
+     * waiter should fail (if it can still be claimed) rather than wait for a timer that may never fire.
+     */
+    default void onFailed(io.buslane.common.error.BrokerException error) {
+    }
 }

@@ -835,6 +835,19 @@ public final class SubQueueState {
         sessions.clearWaiters();
     }
 
+    /**
+     * This node stops serving the partition (cluster mode: it moved to another node, or this node lost it): every
+     * consumer and every waiting session accept is told at once (not after a sync: the journal may be gone).
+     */
+    void stopServing(BrokerException error) {
+        for (ConsumerSlot slot : new ArrayList<>(consumers)) {
+            slot.closed = true;
+            slot.consumer.closedByEngine(error);
+        }
+        consumers.clear();
+        sessions.failWaiters(error);
+    }
+
     /** Deletes every message of this sub-queue, locked or not; returns how many. */
     public int purge() {
         int n = 0;

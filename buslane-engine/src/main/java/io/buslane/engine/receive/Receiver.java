@@ -8,6 +8,7 @@ import io.buslane.engine.message.ReceivedMessage;
 import io.buslane.engine.namespace.PartitionRef;
 import io.buslane.engine.partition.ConsumerHandle;
 import io.buslane.engine.partition.ConsumerSlot;
+import io.buslane.engine.shard.Shard;
 
 import java.util.Map;
 import java.util.UUID;
@@ -150,13 +151,22 @@ public final class Receiver implements ConsumerHandle {
         for (int i = 0; i < refs.length; i++) {
             int index = i;
             PartitionRef ref = refs[i];
-            ref.shard().submit(() -> {
-                pumpOn(index);
-                ref.shard().afterSync(() -> {
-                    if (remaining.decrementAndGet() == 0) {
-                        done.complete(credit.getAndSet(0));
-                    }
-                });
+            Runnable answered = () -> {
+                if (remaining.decrementAndGet() == 0) {
+                    done.complete(credit.getAndSet(0));
+                }
+            };
+            ref.shard().submit(new Shard.Refusable() {
+                @Override
+                public void run() {
+                    pumpOn(index);
+                    ref.shard().afterSync(answered);
+                }
+
+                @Override
+                public void refused() {
+                    answered.run(); // cluster mode: a partition this node does not serve has nothing to deliver
+                }
             });
         }
         return done;

@@ -139,6 +139,13 @@ public final class Receivers {
             }
 
             @Override
+            public void onFailed(BrokerException error) {
+                if (tryClaim()) {
+                    result.completeExceptionally(error);
+                }
+            }
+
+            @Override
             public void onAccepted(ConsumerSlot slot, String id, long lockedUntilMs) {
                 for (int i = 0; i < refs.length; i++) {
                     if (refs[i].partition() == slot.queue().partition()) {
@@ -163,8 +170,19 @@ public final class Receivers {
                 }
             });
         }
-        PartitionRef first = refs[0];
-        first.shard().submit(() -> first.shard().schedule(new EngineTimer() {
+        PartitionRef first = null;
+        for (PartitionRef ref : refs) {
+            if (ref.shard().serving()) {
+                first = ref; // cluster mode: the timer must live on a shard this node serves
+                break;
+            }
+        }
+        if (first == null) {
+            return CompletableFuture.failedFuture(new BrokerException(ErrorKind.SERVER_BUSY, "No partition of '"
+                    + address + "' is served by this node now. Retry later."));
+        }
+        PartitionRef timerRef = first;
+        timerRef.shard().submit(() -> timerRef.shard().schedule(new EngineTimer() {
             @Override
             public void onTimer(long nowMs) {
                 if (waiter.tryClaim()) {
@@ -172,7 +190,7 @@ public final class Receivers {
                             + "accept on '" + address + "' within " + timeoutMs + " ms."));
                 }
             }
-        }, saturatedAdd(first.shard().nowMs(), Math.max(0, timeoutMs))));
+        }, saturatedAdd(timerRef.shard().nowMs(), Math.max(0, timeoutMs))));
         return result;
     }
 

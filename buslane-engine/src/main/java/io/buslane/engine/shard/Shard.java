@@ -1,6 +1,7 @@
 package io.buslane.engine.shard;
 
 import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.dedup.DedupWindow;
 import io.buslane.engine.partition.EngineTimer;
@@ -70,6 +71,13 @@ public final class Shard implements PartitionContext {
     /** The error that ended the shard's thread, or null while it runs (or never ran). */
     private volatile Throwable fatal;
     private volatile java.util.function.Consumer<Throwable> onFatal = e -> { };
+    /**
+     * Why this shard takes no commands (cluster mode: another node serves it, or this node stopped serving it), or
+     * null while it serves. Commands submitted then fail at once with SERVER_BUSY.
+     */
+    private volatile String retired;
+    /** Set once a retired shard ran its last cycle: from then on a submitter rejects what it queued itself. */
+    private volatile boolean drained;
 
     /** Work parked until the cycle's records are durable. */
     private interface Pending {
@@ -90,15 +98,32 @@ public final class Shard implements PartitionContext {
         this.dedupHeapBudgetBytes = dedupHeapBudgetBytes;
         this.clock = clock;
         this.journal = journal;
-        this.log = journal.log();
-        this.bodies = journal.bodies();
+        this.log = journal == null ? null : journal.log();
+        this.bodies = journal == null ? null : journal.bodies();
         this.nowMs = clock.epochMillis();
         this.timers = new TimerWheel(1, 64, nowMs);
         this.random = new SplittableRandom(new SecureRandom().nextLong());
     }
 
+    /**
+     * A placeholder for a shard this node does not serve (cluster mode: another node owns it). It has no journal
+     * and never runs; every command submitted to it fails at once with SERVER_BUSY, and the partitions built on it
+     * stay empty until the node takes the shard and builds them again on a serving shard.
+     */
+    public static Shard dormant(int index, Clock clock, long dedupHeapBudgetBytes, String reason) {
+        Shard s = new Shard(index, clock, null, dedupHeapBudgetBytes);
+        s.retired = reason;
+        s.drained = true;
+        return s;
+    }
+
     public int index() {
         return index;
+    }
+
+    /** False for a dormant shard and for one this node stopped serving. */
+    public boolean serving() {
+        return retired == null;
     }
 
     @Override
@@ -131,10 +156,21 @@ public final class Shard implements PartitionContext {
 
     // ------------------------------------------------------------------------------------------------ commands
 
-    /** Enqueues a command for the shard thread. Thread-safe and lock-free. */
+    /**
+     * Enqueues a command for the shard thread. Thread-safe and lock-free. On a shard that does not serve (see
+     * {@link #serving()}) the command is refused: a {@link #call} fails with SERVER_BUSY, anything else is dropped.
+     */
     public void submit(Runnable command) {
+        if (drained) {
+            refuse(command);
+            return;
+        }
         commands.offer(command);
         queued.incrementAndGet();
+        if (drained) { // retired meanwhile: nobody else will run it
+            refuseQueued();
+            return;
+        }
         if (sleeping) {
             Thread t = thread;
             if (t != null) {
@@ -203,6 +239,50 @@ public final class Shard implements PartitionContext {
         public void failed(RuntimeException error) {
             completeExceptionally(error);
         }
+    }
+
+    private void refuse(Runnable command) {
+        if (command instanceof Call<?> c) {
+            c.completeExceptionally(new BrokerException(ErrorKind.SERVER_BUSY, retired));
+        } else if (command instanceof Refusable r) {
+            r.refused();
+        }
+    }
+
+    /**
+     * A command that must hear of it when a shard that does not serve (cluster mode) refuses it, e.g. because a
+     * caller counts answers from every partition. {@link #refused} runs on the submitting or the retiring thread.
+     */
+    public interface Refusable extends Runnable {
+        void refused();
+    }
+
+    private void refuseQueued() {
+        Runnable command;
+        while ((command = commands.poll()) != null) {
+            queued.decrementAndGet();
+            refuse(command);
+        }
+    }
+
+    /**
+     * Stops serving (cluster mode: the shard moves to another node, or this node lost it): commands already queued
+     * still run in a last cycle, in which {@code lastWork} runs first (closing the partitions' receivers), then the
+     * thread stops and whatever arrives later fails with SERVER_BUSY and {@code reason}. The journal stays open;
+     * the caller closes it. In manual threading mode the last cycles run on the caller's thread.
+     */
+    public void retire(String reason, Runnable lastWork) {
+        submit(lastWork);
+        retired = reason;
+        if (thread != null) {
+            stop();
+        } else {
+            for (int i = 0; i < 10_000 && doWork() > 0; i++) {
+                // runs what was queued before the retirement
+            }
+        }
+        drained = true;
+        refuseQueued();
     }
 
     /** Number of commands waiting (for back-pressure decisions and metrics). */

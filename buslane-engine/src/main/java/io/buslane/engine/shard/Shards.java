@@ -6,6 +6,7 @@ import java.util.function.Consumer;
 public final class Shards {
 
     private final Shard[] shards;
+    private volatile Consumer<Throwable> fatalListener = e -> { };
 
     public Shards(Shard[] shards) {
         this.shards = shards;
@@ -19,11 +20,18 @@ public final class Shards {
         return shards.length;
     }
 
-    /** Starts a dedicated thread per shard. */
+    /** Starts a dedicated thread per shard this node serves. */
     public void start() {
         for (Shard s : shards) {
-            s.start();
+            if (s.serving()) {
+                s.start();
+            }
         }
+    }
+
+    /** The shard in slot {@code index} (a dormant placeholder when this node does not serve it). */
+    public Shard get(int index) {
+        return shards[index];
     }
 
     /** Stops the shard threads. */
@@ -36,7 +44,9 @@ public final class Shards {
     /** Closes every shard's journal. */
     public void closeJournals() {
         for (Shard s : shards) {
-            s.journal().close();
+            if (s.journal() != null) {
+                s.journal().close();
+            }
         }
     }
 
@@ -44,7 +54,9 @@ public final class Shards {
     public int doWork() {
         int work = 0;
         for (Shard s : shards) {
-            work += s.doWork();
+            if (s.serving()) {
+                work += s.doWork();
+            }
         }
         return work;
     }
@@ -63,7 +75,9 @@ public final class Shards {
     public long residentMessageBytes() {
         long total = 0;
         for (Shard s : shards) {
-            total += s.bodies().publishedResidentBytes();
+            if (s.bodies() != null) {
+                total += s.bodies().publishedResidentBytes();
+            }
         }
         return total;
     }
@@ -72,7 +86,9 @@ public final class Shards {
     public long messageBodyReads() {
         long total = 0;
         for (Shard s : shards) {
-            total += s.bodies().reads();
+            if (s.bodies() != null) {
+                total += s.bodies().reads();
+            }
         }
         return total;
     }
@@ -95,7 +111,13 @@ public final class Shards {
         return n;
     }
 
+    /** The listener of {@link #onFatal}, for a shard made later (cluster mode). */
+    public Consumer<Throwable> fatalListener() {
+        return fatalListener;
+    }
+
     public void onFatal(Consumer<Throwable> listener) {
+        fatalListener = listener;
         for (Shard s : shards) {
             s.onFatal(listener);
         }

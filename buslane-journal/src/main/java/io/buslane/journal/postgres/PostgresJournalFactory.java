@@ -38,6 +38,7 @@ public final class PostgresJournalFactory implements JournalFactory {
     private volatile String unavailable;
     private volatile boolean closed;
     private volatile boolean renewalPaused;
+    private volatile long leasesSecuredAtNanos = System.nanoTime();
 
     /**
      * Connects, and creates or migrates the schema.
@@ -68,6 +69,41 @@ public final class PostgresJournalFactory implements JournalFactory {
 
     PostgresOptions options() {
         return options;
+    }
+
+    /**
+     * Cluster membership on this database for this node (its id is the options' node id).
+     *
+     * @param address   where other nodes reach this one
+     * @param deadAfter a node whose last heartbeat is older than this counts as gone
+     */
+    public PostgresMembership membership(String address, java.time.Duration deadAfter) {
+        return new PostgresMembership(this, options.nodeId(), address, deadAfter);
+    }
+
+    /** This node's lease on its journals, as configured. */
+    public java.time.Duration lease() {
+        return options.lease();
+    }
+
+    /**
+     * When ({@link System#nanoTime()}) the last renewal of every lease that succeeded was started: until that time
+     * plus the lease, no other node can have taken a journal from this one. A node cut off from the database stops
+     * serving its shards before that moment passes (see the cluster's shard controller).
+     */
+    public long leasesSecuredAtNanos() {
+        return leasesSecuredAtNanos;
+    }
+
+    /** The names of the journals this node has open and still owns (not fenced). */
+    public java.util.Set<String> ownedJournals() {
+        java.util.Set<String> names = new java.util.TreeSet<>();
+        for (PostgresJournal j : open.values()) {
+            if (j.fencedBy() == null) {
+                names.add(j.name());
+            }
+        }
+        return names;
     }
 
     /** A new connection to the database (autocommit on). */
@@ -116,6 +152,9 @@ public final class PostgresJournalFactory implements JournalFactory {
     private long[] takeOwnership(String name) {
         long waitingSinceMs = -1;
         while (true) {
+            if (closed) {
+                throw new IllegalStateException("closed while waiting to take journal " + name);
+            }
             synchronized (adminLock) {
                 try {
                     ensureAdmin();
@@ -216,6 +255,7 @@ public final class PostgresJournalFactory implements JournalFactory {
     /** Renews the lease of every open journal; a journal whose epoch moved is fenced. */
     void renewLeases() {
         List<PostgresJournal> journals = new ArrayList<>(open.values());
+        long startedNs = System.nanoTime();
         synchronized (adminLock) {
             try {
                 ensureAdmin();
@@ -233,6 +273,7 @@ public final class PostgresJournalFactory implements JournalFactory {
                         }
                     }
                 }
+                leasesSecuredAtNanos = startedNs;
                 available();
             } catch (SQLException e) {
                 closeQuietly(admin);

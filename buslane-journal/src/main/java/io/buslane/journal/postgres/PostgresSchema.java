@@ -43,7 +43,15 @@ public final class PostgresSchema {
                             + " fillfactor = 90)",
                     "CREATE INDEX buslane_record_by_id ON buslane_record (journal_id, record_id)",
                     // message bodies are rarely compressible: store large ones out of line without compressing
-                    "ALTER TABLE buslane_record ALTER COLUMN payload SET STORAGE EXTERNAL"));
+                    "ALTER TABLE buslane_record ALTER COLUMN payload SET STORAGE EXTERNAL"),
+            List.of(
+                    // cluster membership: every node heartbeats its row; a clean shutdown marks it leaving
+                    "CREATE TABLE buslane_node ("
+                            + " node_id text PRIMARY KEY,"
+                            + " address text,"
+                            + " started_at timestamptz NOT NULL DEFAULT now(),"
+                            + " heartbeat_at timestamptz NOT NULL DEFAULT now(),"
+                            + " leaving boolean NOT NULL DEFAULT false)"));
 
     private PostgresSchema() {
     }

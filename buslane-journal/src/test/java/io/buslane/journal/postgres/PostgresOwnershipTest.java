@@ -172,7 +172,32 @@ class PostgresOwnershipTest {
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("version " + (PostgresSchema.currentVersion() + 1))
                 .hasMessageContaining("newer than this broker knows");
-        assertThat(count(url, "SELECT count(*) FROM buslane_schema")).isEqualTo(2);
+        assertThat(count(url, "SELECT count(*) FROM buslane_schema")).isEqualTo(PostgresSchema.currentVersion() + 1);
+    }
+
+    @Test
+    void aVersionOneDatabaseGainsTheMembershipTableAndKeepsItsJournals() throws Exception {
+        String url = TestPostgres.sharedOrSkip().newDatabase();
+        try (PostgresJournalFactory f = new PostgresJournalFactory(
+                PostgresTestDatabase.options(url, "n", Duration.ofSeconds(30)))) {
+            Journal j = f.open("shard-0");
+            replay(j);
+            j.append(JournalRecord.add(1, (byte) 1, bytes("kept")));
+            j.sync();
+            j.close();
+        }
+        // as a database written by a broker that knew version 1 only
+        execute(url, "DROP TABLE buslane_node");
+        execute(url, "DELETE FROM buslane_schema WHERE version > 1");
+        try (PostgresJournalFactory f = new PostgresJournalFactory(
+                PostgresTestDatabase.options(url, "n", Duration.ofSeconds(30)))) {
+            assertThat(count(url, "SELECT max(version) FROM buslane_schema"))
+                    .isEqualTo(PostgresSchema.currentVersion());
+            assertThat(count(url, "SELECT count(*) FROM buslane_node")).isZero();
+            Journal j = f.open("shard-0");
+            assertThat(replay(j)).containsExactly("ADD:1:kept");
+            j.close();
+        }
     }
 
     @Test

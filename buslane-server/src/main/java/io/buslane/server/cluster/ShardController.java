@@ -1,0 +1,181 @@
+package io.buslane.server.cluster;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.LongSupplier;
+
+/**
+ * Decides which shards this node serves in a cluster, one round at a time ({@link #tick}): it heartbeats its
+ * membership row, places every shard on the live nodes by {@link Rendezvous} hashing, takes the shards placed on it
+ * once nobody else's lease on them runs (a dead node's lease runs out; a live node gives a shard up when it sees the
+ * new placement), and gives up the shards placed elsewhere. Safety never depends on this class: a shard's journal
+ * is fenced by its epoch (see docs/postgresql.md). What it adds is liveness, and one more safety margin: a node cut
+ * off from the database stops serving its shards before its leases can have run out, so no two nodes ever serve one
+ * shard, even for reads (deliveries from memory) that no fence would stop.
+ */
+public final class ShardController {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ShardController.class);
+
+    /** The engine as the controller sees it. */
+    public interface Host {
+        int shardCount();
+
+        boolean serves(int shard);
+
+        /** Takes the shard: opens its journal (fencing any earlier owner), replays it, serves it. Blocking. */
+        void serve(int shard);
+
+        /** Stops serving the shard and gives its lease back when it still holds it. Blocking. */
+        void stopServing(int shard, String why);
+    }
+
+    /** Membership and leases in the database (PostgresMembership and PostgresJournalFactory in production). */
+    public interface Members {
+        /** Records this node's heartbeat; returns the live node ids. Throws when the database does not answer. */
+        List<String> heartbeat();
+
+        /** Journal name → the node holding a live lease on it (journals without a live lease are absent). */
+        Map<String, String> liveLeases();
+
+        /** Marks this node as leaving. */
+        void leave();
+
+        /** When the last successful renewal of this node's leases started ({@link System#nanoTime()} scale). */
+        long leasesSecuredAtNanos();
+
+        /** The journals this node holds and was not fenced out of. */
+        Set<String> ownedJournals();
+    }
+
+    private final String nodeId;
+    private final long leaseNs;
+    private final Members members;
+    private final Host host;
+    private final LongSupplier nanoTime;
+    private volatile List<String> liveNodes = List.of();
+    private volatile long moves;
+    private boolean left;
+
+    public ShardController(String nodeId, Duration lease, Members members, Host host, LongSupplier nanoTime) {
+        this.nodeId = nodeId;
+        this.leaseNs = lease.toNanos();
+        this.members = members;
+        this.host = host;
+        this.nanoTime = nanoTime;
+    }
+
+    /** How often {@link #tick} should run: often enough to notice a lost lease well before it runs out. */
+    public static Duration period(Duration lease) {
+        return Duration.ofMillis(Math.max(100, lease.toMillis() / 10));
+    }
+
+    public static String journalOf(int shard) {
+        return "shard-" + shard;
+    }
+
+    /** The live nodes as of the last round. */
+    public List<String> liveNodes() {
+        return liveNodes;
+    }
+
+    /** Shards taken or given up since start. */
+    public long moves() {
+        return moves;
+    }
+
+    /** One round: heartbeat, then take and give up shards. Never throws. */
+    public synchronized void tick() {
+        if (left) {
+            return;
+        }
+        try {
+            round();
+        } catch (RuntimeException e) {
+            LOG.warn("Cluster round failed: {}", e.toString());
+            fenceIfLeasesMayRunOut("the database does not answer (" + e.getMessage() + ")");
+        }
+    }
+
+    private void round() {
+        List<String> live = members.heartbeat();
+        if (fenceIfLeasesMayRunOut("its leases could not be renewed")) {
+            return;
+        }
+        List<String> nodes = new ArrayList<>(live);
+        if (!nodes.contains(nodeId)) {
+            nodes.add(nodeId);
+        }
+        liveNodes = List.copyOf(new TreeSet<>(nodes));
+        Set<String> owned = members.ownedJournals();
+        Map<String, String> leases = null;
+        for (int k = 0; k < host.shardCount(); k++) {
+            String placed = Rendezvous.owner(k, nodes);
+            boolean serving = host.serves(k);
+            if (serving && !owned.contains(journalOf(k))) {
+                giveUp(k, "Another node took the shard over.");
+            } else if (serving && !nodeId.equals(placed)) {
+                giveUp(k, "The shard moves to node '" + placed + "'.");
+            } else if (!serving && nodeId.equals(placed)) {
+                if (leases == null) {
+                    leases = members.liveLeases();
+                }
+                String holder = leases.get(journalOf(k));
+                if (holder == null || holder.equals(nodeId)) {
+                    host.serve(k);
+                    moves++;
+                }
+            }
+        }
+    }
+
+    private void giveUp(int shard, String why) {
+        host.stopServing(shard, why);
+        moves++;
+    }
+
+    /**
+     * Stops serving every shard when this node's leases may run out before it could renew them: the last renewal
+     * that succeeded started more than 70 % of a lease ago (renewals run every third of a lease).
+     */
+    private boolean fenceIfLeasesMayRunOut(String why) {
+        long age = nanoTime.getAsLong() - members.leasesSecuredAtNanos();
+        if (age <= leaseNs * 7 / 10) {
+            return false;
+        }
+        boolean any = false;
+        for (int k = 0; k < host.shardCount(); k++) {
+            if (host.serves(k)) {
+                if (!any) {
+                    LOG.error("Node '{}' stops serving its shards: {}; its last lease renewal started {} ms ago, "
+                            + "and another node may take them over once they run out", nodeId, why, age / 1_000_000);
+                }
+                any = true;
+                giveUp(k, "This node is cut off from the database.");
+            }
+        }
+        return true;
+    }
+
+    /** A clean shutdown: marks this node as leaving and gives every shard back, so others take them at once. */
+    public synchronized void leave() {
+        left = true;
+        try {
+            members.leave();
+        } catch (RuntimeException e) {
+            LOG.warn("Could not mark node '{}' as leaving: {}", nodeId, e.toString());
+        }
+        for (int k = 0; k < host.shardCount(); k++) {
+            if (host.serves(k)) {
+                giveUp(k, "The node shuts down.");
+            }
+        }
+    }
+}
