@@ -96,7 +96,20 @@ public final class Engine implements AutoCloseable {
      * starts those shards; the others are dormant until {@link #serveShard} (cluster mode: other nodes serve them).
      */
     public static Engine start(EngineConfig config, java.util.function.IntPredicate servedAtStart) {
-        MetaJournal meta = config.storage().openMeta();
+        return start(config, servedAtStart, config.storage().openMeta());
+    }
+
+    /**
+     * Starts one node of a cluster: the namespace journal is shared with the other nodes (any node may change the
+     * namespace; {@link #refreshNamespace} applies their changes), and the node serves no shard until
+     * {@link #serveShard} (its cluster controller decides).
+     */
+    public static Engine startClusterNode(EngineConfig config) {
+        return start(config, shard -> false, config.storage().openSharedMeta());
+    }
+
+    private static Engine start(EngineConfig config, java.util.function.IntPredicate servedAtStart,
+                                MetaJournal meta) {
         RecoveredNamespace recovered = RecoveredNamespace.read(meta);
         int shardCount = recovered.shardCount() > 0 ? recovered.shardCount() : config.shardCount();
         if (recovered.shardCount() > 0 && recovered.shardCount() != config.shardCount()) {
@@ -123,6 +136,14 @@ public final class Engine implements AutoCloseable {
     private static String notServedHere(int shard) {
         return "Shard " + shard + " is not served by this node now (it is served by another node of the cluster, "
                 + "or moving). Retry later.";
+    }
+
+    /**
+     * Cluster mode: applies the namespace changes other nodes made since this node last looked (entities, rules);
+     * returns whether there were any. Cheap when there were none (one read of the journal's position).
+     */
+    public boolean refreshNamespace() {
+        return namespace.refresh();
     }
 
     /** True when this node serves shard {@code index}. */

@@ -16,6 +16,8 @@ public final class JournalException extends RuntimeException {
         UNAVAILABLE,
         /** Another node took the journal over: this instance will never write again. */
         FENCED,
+        /** A {@link SharedJournal}: another node wrote first; nothing was stored; read again and retry. */
+        CONFLICT,
         /** Any other failure. */
         FAILED
     }

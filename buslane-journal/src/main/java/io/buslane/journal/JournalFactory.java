@@ -7,6 +7,16 @@ public interface JournalFactory extends AutoCloseable {
     Journal open(String name);
 
     /**
+     * Opens a journal that several nodes may write, each write conditional on nobody else having written since the
+     * writer last read it (cluster mode's namespace metadata).
+     *
+     * @throws UnsupportedOperationException when this storage cannot be shared between nodes
+     */
+    default SharedJournal openShared(String name) {
+        throw new UnsupportedOperationException("this storage cannot share journal " + name + " between nodes");
+    }
+
+    /**
      * Bytes still free for the journals (the data directory's file system), or {@code Long.MAX_VALUE} when the
      * journals are not limited by a disk. Cheap enough to call often, but callers may cache it briefly.
      */

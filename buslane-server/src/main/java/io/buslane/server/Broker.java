@@ -11,6 +11,7 @@ import io.buslane.engine.EngineConfig;
 import io.buslane.engine.ThreadingMode;
 import io.buslane.engine.persist.Storage;
 import io.buslane.journal.JournalFactory;
+import io.buslane.server.cluster.ClusterNode;
 import io.buslane.journal.file.FileJournalFactory;
 import io.buslane.journal.file.FileJournalOptions;
 import io.buslane.journal.file.SyncPolicy;
@@ -49,6 +50,8 @@ public final class Broker implements AutoCloseable {
 
     private final Storage storage;
     private final Engine engine;
+    /** This broker as a cluster node, or null for a single broker. */
+    private final ClusterNode cluster;
     private final Vertx vertx;
     private final HttpEndpoint http;
     private final AmqpServer amqp;
@@ -57,10 +60,11 @@ public final class Broker implements AutoCloseable {
     private volatile Runnable onFatal = () -> { };
     private volatile boolean closed;
 
-    private Broker(Storage storage, Engine engine, Vertx vertx, HttpEndpoint http, AmqpServer amqp, Health health,
-                   EventLoopWatchdog watchdog) {
+    private Broker(Storage storage, Engine engine, ClusterNode cluster, Vertx vertx, HttpEndpoint http,
+                   AmqpServer amqp, Health health, EventLoopWatchdog watchdog) {
         this.storage = storage;
         this.engine = engine;
+        this.cluster = cluster;
         this.vertx = vertx;
         this.http = http;
         this.amqp = amqp;
@@ -115,6 +119,7 @@ public final class Broker implements AutoCloseable {
         }
         Storage storage = Storage.of(journals);
         Engine engine = null;
+        ClusterNode cluster = null;
         Vertx vertx = null;
         try {
             // the HTTP port opens first: /health answers 503 (STARTING) while the journals are replayed
@@ -122,8 +127,17 @@ public final class Broker implements AutoCloseable {
             // one event loop for HTTP, one per AMQP listener: a stuck connection cannot stop /health or the others
             vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(amqpOptions.eventLoops() + 1));
             HttpEndpoint http = HttpEndpoint.start(vertx, options.host(), options.httpPort(), health::report);
-            engine = Engine.start(new EngineConfig(Clock.system(), storage, options.shards(),
-                    ThreadingMode.DEDICATED));
+            EngineConfig engineConfig = new EngineConfig(Clock.system(), storage, options.shards(),
+                    ThreadingMode.DEDICATED);
+            engine = options.clusterAddress() != null ? Engine.startClusterNode(engineConfig)
+                    : Engine.start(engineConfig);
+            if (options.clusterAddress() != null) {
+                cluster = ClusterNode.start(options.postgres().nodeId(), engine,
+                        (io.buslane.journal.postgres.PostgresJournalFactory) journals, options.clusterAddress());
+                health.addCheck(cluster::healthProblems);
+                health.cluster(cluster);
+                metrics.bindCluster(cluster);
+            }
             Engine running = engine;
             health.addCheck(() -> running.fatalError() == null ? List.of()
                     : List.of("A shard thread stopped: " + running.fatalError()));
@@ -150,7 +164,7 @@ public final class Broker implements AutoCloseable {
             health.addCheck(() -> watchdog.blockedLoops().stream()
                     .map(name -> "Event loop " + name + " is not answering.").toList());
             metrics.bindWatchdog(watchdog);
-            Broker broker = new Broker(storage, engine, vertx, http, amqp, health, watchdog);
+            Broker broker = new Broker(storage, engine, cluster, vertx, http, amqp, health, watchdog);
             engine.onFatal(broker::fatal);
             health.ready(engine, amqp.port(), http.port());
             LOG.info("Buslane ready in {} ms: AMQP on {}:{}, HTTP on {}:{}, data {}",
@@ -162,6 +176,9 @@ public final class Broker implements AutoCloseable {
         } catch (Exception | Error e) {
             if (vertx != null) {
                 vertx.close();
+            }
+            if (cluster != null) {
+                cluster.close();
             }
             if (engine != null) {
                 engine.close();
@@ -200,6 +217,11 @@ public final class Broker implements AutoCloseable {
         return engine;
     }
 
+    /** This broker as a cluster node, or null. */
+    public ClusterNode cluster() {
+        return cluster;
+    }
+
     /** The AMQP listeners' event loops (tests). */
     List<Context> amqpContexts() {
         return amqp.contexts();
@@ -223,6 +245,9 @@ public final class Broker implements AutoCloseable {
             vertx.close().toCompletionStage().toCompletableFuture().get();
         } catch (Exception e) {
             LOG.warn("Vert.x did not close cleanly", e);
+        }
+        if (cluster != null) {
+            cluster.close(); // gives the shards back at once
         }
         engine.close();
         storage.close();

@@ -23,11 +23,13 @@ import java.nio.file.Path;
  *                       authenticate)
  * @param eventLoops     event loops the AMQP connections are spread over
  * @param postgres       where to keep the journals in PostgreSQL instead of files in {@code dataDir} (null: files)
+ * @param clusterAddress with {@code postgres}: join the cluster of the nodes on that database, reachable by the
+ *                       others at this HOST:PORT (null: a single broker)
  */
 public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDir, Path configFile, int shards,
                             boolean syncEnabled, boolean inMemory, java.util.List<String> sasKeys,
                             boolean insecure, int maxConnections, AmqpLimits amqpLimits, int eventLoops,
-                            io.buslane.journal.postgres.PostgresOptions postgres) {
+                            io.buslane.journal.postgres.PostgresOptions postgres, String clusterAddress) {
 
     public BrokerOptions {
         sasKeys = sasKeys == null ? java.util.List.of() : java.util.List.copyOf(sasKeys);
@@ -40,6 +42,9 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
         if (postgres != null && inMemory) {
             throw new IllegalArgumentException("--storage and --in-memory exclude each other");
         }
+        if (clusterAddress != null && postgres == null) {
+            throw new IllegalArgumentException("--cluster-address needs --storage (the cluster's database)");
+        }
     }
 
     /** Options that keep the journals in files (or in memory). */
@@ -47,13 +52,19 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
                          boolean syncEnabled, boolean inMemory, java.util.List<String> sasKeys, boolean insecure,
                          int maxConnections, AmqpLimits amqpLimits, int eventLoops) {
         this(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys, insecure,
-                maxConnections, amqpLimits, eventLoops, null);
+                maxConnections, amqpLimits, eventLoops, null, null);
     }
 
     /** These options with the journals in PostgreSQL. */
     public BrokerOptions withPostgres(io.buslane.journal.postgres.PostgresOptions options) {
         return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
-                insecure, maxConnections, amqpLimits, eventLoops, options);
+                insecure, maxConnections, amqpLimits, eventLoops, options, clusterAddress);
+    }
+
+    /** These options as one node of a cluster, reachable by the other nodes at {@code address} (HOST:PORT). */
+    public BrokerOptions withClusterAddress(String address) {
+        return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
+                insecure, maxConnections, amqpLimits, eventLoops, postgres, address);
     }
 
     /** Options with the default connection limits and event loops. */

@@ -64,10 +64,14 @@ public final class Main implements Callable<Integer> {
             + "HOSTNAME:AMQP-PORT). A broker restarted under the same name takes its shards back at once.")
     String nodeId;
 
-    @Option(names = "--lease-seconds", defaultValue = "30", description = "With --storage: how long a shard stays "
-            + "this broker's without renewal; another broker may take it over after that (default: "
-            + "${DEFAULT-VALUE}).")
-    double leaseSeconds;
+    @Option(names = "--lease-seconds", description = "With --storage: how long a shard stays this broker's without "
+            + "renewal; another broker may take it over after that (default: 30, or 5 with --cluster-address: a "
+            + "dead node's shards are served again after about one lease).")
+    Double leaseSeconds;
+
+    @Option(names = "--cluster-address", description = "With --storage: join the cluster of the brokers on that "
+            + "database as node --node-id; HOST:PORT is where the other nodes reach this one. See docs/cluster.md.")
+    String clusterAddress;
 
     @Option(names = "--in-memory", description = "Keep nothing on disk (not durable).")
     boolean inMemory;
@@ -202,9 +206,13 @@ public final class Main implements Callable<Integer> {
                     maxConnections != null ? maxConnections : BrokerOptions.defaultMaxConnections(), limits,
                     eventLoops != null ? eventLoops : AmqpOptions.defaultEventLoops());
             if (storage != null && !storage.isBlank()) {
+                double lease = leaseSeconds != null ? leaseSeconds : clusterAddress != null ? 5 : 30;
                 options = options.withPostgres(io.buslane.journal.postgres.PostgresOptions.parse(storage,
                         nodeId != null ? nodeId : defaultNodeId(amqpPort),
-                        java.time.Duration.ofMillis((long) (leaseSeconds * 1000)), dataDir.toAbsolutePath()));
+                        java.time.Duration.ofMillis((long) (lease * 1000)), dataDir.toAbsolutePath()));
+            }
+            if (clusterAddress != null) {
+                options = options.withClusterAddress(clusterAddress);
             }
         } catch (IllegalArgumentException e) {
             System.err.println(e.getMessage());

@@ -29,13 +29,13 @@ final class TopologyApplier {
     }
 
     static void apply(Engine engine, Topology topology) {
+        engine.refreshNamespace(); // cluster mode: what the other nodes created already
         int created = 0;
         int updated = 0;
         for (QueueProperties q : topology.queues()) {
             QueueEntity existing = engine.queue(q.name());
             if (existing == null) {
-                join(engine.createQueue(q));
-                created++;
+                created += createdNow(engine.createQueue(q));
             } else if (!existing.properties().equals(q)) {
                 join(engine.updateQueue(q));
                 updated++;
@@ -44,8 +44,7 @@ final class TopologyApplier {
         for (TopicDefinition t : topology.topics()) {
             TopicEntity existing = engine.topic(t.topic().name());
             if (existing == null) {
-                join(engine.createTopic(t.topic()));
-                created++;
+                created += createdNow(engine.createTopic(t.topic()));
             } else if (!existing.properties().equals(t.topic())) {
                 join(engine.updateTopic(t.topic()));
                 updated++;
@@ -54,8 +53,7 @@ final class TopologyApplier {
             for (SubscriptionDefinition s : t.subscriptions()) {
                 SubscriptionEntity sub = topic.subscription(s.subscription().name());
                 if (sub == null) {
-                    join(engine.createSubscription(s.subscription(), s.rules()));
-                    created++;
+                    created += createdNow(engine.createSubscription(s.subscription(), s.rules()));
                     continue;
                 }
                 if (!sub.properties().equals(s.subscription())) {
@@ -83,6 +81,23 @@ final class TopologyApplier {
             if (!engine.topic(topic).subscription(name).rules().contains(r)) {
                 join(engine.addRule(topic, name, r));
             }
+        }
+    }
+
+    /**
+     * 1 when the entity was created, 0 when it exists already: in a cluster, another node applying the same
+     * configuration at the same time may have created it first.
+     */
+    private static int createdNow(CompletableFuture<?> f) {
+        try {
+            f.join();
+            return 1;
+        } catch (java.util.concurrent.CompletionException e) {
+            if (e.getCause() instanceof io.buslane.common.error.BrokerException be
+                    && be.kind() == io.buslane.common.error.ErrorKind.ENTITY_ALREADY_EXISTS) {
+                return 0;
+            }
+            throw e;
         }
     }
 

@@ -120,8 +120,12 @@ public final class Namespace {
                 topics.values().stream().mapToInt(x -> x.subscriptions.size()).sum());
         if (recovered.shardCount == 0) {
             synchronized (metaLock) {
-                meta.putNamespace(nextEntityId, shardCount);
-                meta.sync();
+                try {
+                    meta.putNamespace(nextEntityId, shardCount);
+                    meta.sync();
+                } catch (MetaJournal.ConflictException e) {
+                    reconcile(RecoveredNamespace.read(meta)); // another node started the namespace first
+                }
             }
         }
     }
@@ -358,60 +362,223 @@ public final class Namespace {
         return CompletableFuture.allOf(all.toArray(new CompletableFuture[0]));
     }
 
+    // ================================================================================================ shared metadata
+
+    /**
+     * Cluster mode: reads the namespace again when another node changed it, and applies what changed (entities
+     * created, updated or deleted elsewhere) to this node's entities and to the partitions it serves. Returns
+     * whether anything was read. Outside cluster mode it does nothing.
+     */
+    public boolean refresh() {
+        if (!meta.shared()) {
+            return false;
+        }
+        synchronized (metaLock) {
+            return refreshLocked();
+        }
+    }
+
+    private boolean refreshLocked() {
+        if (!meta.shared() || !meta.changedElsewhere()) {
+            return false;
+        }
+        reconcile(RecoveredNamespace.read(meta));
+        return true;
+    }
+
+    /** A change lost the race to another node's change (read and re-checked each time): retry, up to five times. */
+    private static void giveUpAfter(int attempt, MetaJournal.ConflictException e) {
+        if (attempt >= 5) {
+            throw new BrokerException(ErrorKind.SERVER_BUSY, "The namespace was changed concurrently through other "
+                    + "nodes; the change was not made. Retry.", e);
+        }
+    }
+
+    /** Applies the stored namespace to this node's (cluster mode): called with the meta lock held. */
+    private void reconcile(RecoveredNamespace latest) {
+        nextEntityId = latest.nextId();
+        Map<Long, RecoveredNamespace.Stored> stored = latest.entities;
+        Map<String, QueueEntity> q = new HashMap<>(queues);
+        for (QueueEntity queue : queues.values()) {
+            RecoveredNamespace.Stored s = stored.get(queue.id);
+            if (!(s != null && s.properties() instanceof QueueProperties p)) {
+                q.remove(key(queue.properties.name()));
+                PartitionRef.onServing(queue.partitions, x -> {
+                    x.dropEverything();
+                    return null;
+                });
+            } else if (s.updatedAtMs() != queue.updatedAtMs || !p.equals(queue.properties)) {
+                queue.properties = p;
+                queue.updatedAtMs = s.updatedAtMs();
+                pushQueue(queue);
+            }
+        }
+        Map<String, TopicEntity> t = new HashMap<>(topics);
+        Map<Long, TopicEntity> topicsById = new HashMap<>();
+        for (TopicEntity topic : topics.values()) {
+            RecoveredNamespace.Stored s = stored.get(topic.id);
+            if (!(s != null && s.properties() instanceof TopicProperties p)) {
+                t.remove(key(topic.properties.name()));
+                PartitionRef.onServing(topic.partitions, x -> {
+                    x.dropEverything();
+                    return null;
+                });
+                continue;
+            }
+            topicsById.put(topic.id, topic);
+            if (s.updatedAtMs() != topic.updatedAtMs || !p.equals(topic.properties)) {
+                topic.properties = p;
+                topic.updatedAtMs = s.updatedAtMs();
+                pushTopic(topic);
+            }
+        }
+        for (Map.Entry<Long, RecoveredNamespace.Stored> e : stored.entrySet()) {
+            RecoveredNamespace.Stored s = e.getValue();
+            if (s.properties() instanceof QueueProperties p && !containsId(q.values(), e.getKey())) {
+                QueueEntity entity = newQueueEntity(e.getKey(), p, s.createdAtMs(), s.updatedAtMs());
+                q.put(key(p.name()), entity);
+                idle.watch(entity);
+                registerPartitions(entity.partitions);
+            } else if (s.properties() instanceof TopicProperties p && !topicsById.containsKey(e.getKey())) {
+                TopicEntity entity = newTopicEntity(e.getKey(), p, s.createdAtMs(), s.updatedAtMs());
+                t.put(key(p.name()), entity);
+                topicsById.put(entity.id, entity);
+                idle.watch(entity);
+                registerPartitions(entity.partitions);
+            }
+        }
+        for (TopicEntity topic : topicsById.values()) {
+            reconcileSubscriptions(topic, stored);
+        }
+        queues = Map.copyOf(q);
+        topics = Map.copyOf(t);
+    }
+
+    private static boolean containsId(java.util.Collection<QueueEntity> entities, long id) {
+        for (QueueEntity e : entities) {
+            if (e.id == id) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void reconcileSubscriptions(TopicEntity topic, Map<Long, RecoveredNamespace.Stored> stored) {
+        Map<String, SubscriptionEntity> subs = new LinkedHashMap<>(topic.subscriptions);
+        java.util.Set<Long> known = new java.util.HashSet<>();
+        for (SubscriptionEntity sub : topic.subscriptions.values()) {
+            RecoveredNamespace.Stored s = stored.get(sub.id);
+            if (!(s != null && s.properties() instanceof SubscriptionProperties p)) {
+                subs.remove(key(sub.properties.name()));
+                String name = sub.properties.name();
+                PartitionRef.onServing(topic.partitions, x -> {
+                    x.removeSubscription(name);
+                    return null;
+                });
+                continue;
+            }
+            known.add(sub.id);
+            if (s.updatedAtMs() != sub.updatedAtMs || !p.equals(sub.properties) || !s.rules().equals(sub.rules)) {
+                sub.properties = p;
+                sub.rules = List.copyOf(s.rules());
+                sub.updatedAtMs = s.updatedAtMs();
+                pushSubscription(sub);
+            }
+        }
+        for (Map.Entry<Long, RecoveredNamespace.Stored> e : stored.entrySet()) {
+            RecoveredNamespace.Stored s = e.getValue();
+            if (s.properties() instanceof SubscriptionProperties p && s.topicId() == topic.id
+                    && !known.contains(e.getKey())) {
+                SubscriptionEntity sub = new SubscriptionEntity(e.getKey(), topic, p, s.rules(), s.createdAtMs(),
+                        s.updatedAtMs());
+                subs.put(key(p.name()), sub);
+                idle.watch(sub);
+                QueueSettings settings = subscriptionSettings(topic.properties, p);
+                PartitionRef.onServing(topic.partitions, x -> {
+                    x.addSubscription(p.name(), sub.id, settings, sub.rules)
+                            .setForwarding(p.forwardTo(), p.forwardDeadLetteredMessagesTo());
+                    return null;
+                });
+            }
+        }
+        topic.subscriptions = Map.copyOf(subs);
+    }
+
     // ================================================================================================ queues
 
     /** Creates a queue; completes once it is durable and its partitions exist. */
     public CompletableFuture<QueueEntity> createQueue(QueueProperties p) {
         QueueEntity entity;
         synchronized (metaLock) {
-            requireNameFree(p.name());
-            requireNoForwardingFromSessions(p.name(), p.requiresSession(), p.forwardTo());
-            requireForwardTarget(p.forwardTo());
-            requireForwardTarget(p.forwardDeadLetteredMessagesTo());
-            long now = clock.epochMillis();
-            long id = nextEntityId++;
-            meta.putQueue(id, true, now, now, p);
-            meta.putNamespace(nextEntityId, shardCount);
-            meta.sync();
-            entity = newQueueEntity(id, p, now, now);
-            Map<String, QueueEntity> copy = new HashMap<>(queues);
-            copy.put(key(p.name()), entity);
-            queues = Map.copyOf(copy);
+            for (int attempt = 1; ; attempt++) {
+                refreshLocked();
+                try {
+                    requireNameFree(p.name());
+                    requireNoForwardingFromSessions(p.name(), p.requiresSession(), p.forwardTo());
+                    requireForwardTarget(p.forwardTo());
+                    requireForwardTarget(p.forwardDeadLetteredMessagesTo());
+                    long now = clock.epochMillis();
+                    long id = nextEntityId++;
+                    meta.putQueue(id, true, now, now, p);
+                    meta.putNamespace(nextEntityId, shardCount);
+                    meta.sync();
+                    entity = newQueueEntity(id, p, now, now);
+                    Map<String, QueueEntity> copy = new HashMap<>(queues);
+                    copy.put(key(p.name()), entity);
+                    queues = Map.copyOf(copy);
+                    break;
+                } catch (MetaJournal.ConflictException e) {
+                    giveUpAfter(attempt, e);
+                }
+            }
         }
         idle.watch(entity);
-        return registerPartitions(entity.partitions).thenApply(x -> entity);
+        QueueEntity created = entity;
+        return registerPartitions(created.partitions).thenApply(x -> created);
     }
 
     /** Replaces a queue's description (partitioning and sessions cannot change). */
     public CompletableFuture<QueueEntity> updateQueue(QueueProperties p) {
         QueueEntity entity;
         synchronized (metaLock) {
-            entity = requireQueue(p.name());
-            QueueProperties old = entity.properties;
-            if (old.enablePartitioning() != p.enablePartitioning()) {
-                throw new BrokerException(ErrorKind.INVALID_OPERATION,
-                        "EnablePartitioning cannot be changed after the queue is created.");
+            for (int attempt = 1; ; attempt++) {
+                refreshLocked();
+                try {
+                    entity = requireQueue(p.name());
+                    QueueProperties old = entity.properties;
+                    if (old.enablePartitioning() != p.enablePartitioning()) {
+                        throw new BrokerException(ErrorKind.INVALID_OPERATION,
+                                "EnablePartitioning cannot be changed after the queue is created.");
+                    }
+                    if (old.requiresSession() != p.requiresSession()) {
+                        throw new BrokerException(ErrorKind.INVALID_OPERATION,
+                                "RequiresSession cannot be changed after the queue is created.");
+                    }
+                    requireNoForwardingFromSessions(old.name(), p.requiresSession(), p.forwardTo());
+                    requireForwardTarget(p.forwardTo());
+                    requireForwardTarget(p.forwardDeadLetteredMessagesTo());
+                    long now = clock.epochMillis();
+                    QueueProperties renamed = p.toBuilder().name(old.name()).build();
+                    meta.putQueue(entity.id, false, entity.createdAtMs, now, renamed);
+                    meta.sync();
+                    entity.properties = renamed;
+                    entity.updatedAtMs = now;
+                    break;
+                } catch (MetaJournal.ConflictException e) {
+                    giveUpAfter(attempt, e);
+                }
             }
-            if (old.requiresSession() != p.requiresSession()) {
-                throw new BrokerException(ErrorKind.INVALID_OPERATION,
-                        "RequiresSession cannot be changed after the queue is created.");
-            }
-            requireNoForwardingFromSessions(old.name(), p.requiresSession(), p.forwardTo());
-            requireForwardTarget(p.forwardTo());
-            requireForwardTarget(p.forwardDeadLetteredMessagesTo());
-            long now = clock.epochMillis();
-            QueueProperties renamed = p.toBuilder().name(old.name()).build();
-            meta.putQueue(entity.id, false, entity.createdAtMs, now, renamed);
-            meta.sync();
-            entity.properties = renamed;
-            entity.updatedAtMs = now;
         }
+        return pushQueue(entity);
+    }
+
+    /** Brings the served partitions of a queue in line with its description. */
+    private CompletableFuture<QueueEntity> pushQueue(QueueEntity entity) {
         idle.watch(entity);
         QueueSettings settings = queueSettings(entity.properties);
-        QueueEntity updated = entity;
         return PartitionRef.onServing(entity.partitions, p0 -> {
             p0.updateQueue(settings);
-            configureQueue(updated.partitions[p0.index()], updated.properties);
+            configureQueue(entity.partitions[p0.index()], entity.properties);
             return null;
         }).thenApply(x -> entity);
     }
@@ -420,12 +587,20 @@ public final class Namespace {
     public CompletableFuture<Void> deleteQueue(String name) {
         QueueEntity entity;
         synchronized (metaLock) {
-            entity = requireQueue(name);
-            meta.delete(entity.id);
-            meta.sync();
-            Map<String, QueueEntity> copy = new HashMap<>(queues);
-            copy.remove(key(name));
-            queues = Map.copyOf(copy);
+            for (int attempt = 1; ; attempt++) {
+                refreshLocked();
+                try {
+                    entity = requireQueue(name);
+                    meta.delete(entity.id);
+                    meta.sync();
+                    Map<String, QueueEntity> copy = new HashMap<>(queues);
+                    copy.remove(key(name));
+                    queues = Map.copyOf(copy);
+                    break;
+                } catch (MetaJournal.ConflictException e) {
+                    giveUpAfter(attempt, e);
+                }
+            }
         }
         return PartitionRef.onServing(entity.partitions, p -> {
             p.dropEverything();
@@ -438,38 +613,59 @@ public final class Namespace {
     public CompletableFuture<TopicEntity> createTopic(TopicProperties p) {
         TopicEntity entity;
         synchronized (metaLock) {
-            requireNameFree(p.name());
-            long now = clock.epochMillis();
-            long id = nextEntityId++;
-            meta.putTopic(id, true, now, now, p);
-            meta.putNamespace(nextEntityId, shardCount);
-            meta.sync();
-            entity = newTopicEntity(id, p, now, now);
-            Map<String, TopicEntity> copy = new HashMap<>(topics);
-            copy.put(key(p.name()), entity);
-            topics = Map.copyOf(copy);
+            for (int attempt = 1; ; attempt++) {
+                refreshLocked();
+                try {
+                    requireNameFree(p.name());
+                    long now = clock.epochMillis();
+                    long id = nextEntityId++;
+                    meta.putTopic(id, true, now, now, p);
+                    meta.putNamespace(nextEntityId, shardCount);
+                    meta.sync();
+                    entity = newTopicEntity(id, p, now, now);
+                    Map<String, TopicEntity> copy = new HashMap<>(topics);
+                    copy.put(key(p.name()), entity);
+                    topics = Map.copyOf(copy);
+                    break;
+                } catch (MetaJournal.ConflictException e) {
+                    giveUpAfter(attempt, e);
+                }
+            }
         }
         idle.watch(entity);
-        return registerPartitions(entity.partitions).thenApply(x -> entity);
+        TopicEntity created = entity;
+        return registerPartitions(created.partitions).thenApply(x -> created);
     }
 
     public CompletableFuture<TopicEntity> updateTopic(TopicProperties p) {
         TopicEntity entity;
         synchronized (metaLock) {
-            entity = requireTopic(p.name());
-            TopicProperties old = entity.properties;
-            if (old.enablePartitioning() != p.enablePartitioning()) {
-                throw new BrokerException(ErrorKind.INVALID_OPERATION,
-                        "EnablePartitioning cannot be changed after the topic is created.");
+            for (int attempt = 1; ; attempt++) {
+                refreshLocked();
+                try {
+                    entity = requireTopic(p.name());
+                    TopicProperties old = entity.properties;
+                    if (old.enablePartitioning() != p.enablePartitioning()) {
+                        throw new BrokerException(ErrorKind.INVALID_OPERATION,
+                                "EnablePartitioning cannot be changed after the topic is created.");
+                    }
+                    long now = clock.epochMillis();
+                    TopicProperties renamed = p.toBuilder().name(old.name()).build();
+                    meta.putTopic(entity.id, false, entity.createdAtMs, now, renamed);
+                    meta.sync();
+                    entity.properties = renamed;
+                    entity.updatedAtMs = now;
+                    break;
+                } catch (MetaJournal.ConflictException e) {
+                    giveUpAfter(attempt, e);
+                }
             }
-            long now = clock.epochMillis();
-            TopicProperties renamed = p.toBuilder().name(old.name()).build();
-            meta.putTopic(entity.id, false, entity.createdAtMs, now, renamed);
-            meta.sync();
-            entity.properties = renamed;
-            entity.updatedAtMs = now;
         }
-        TopicEntity t = entity;
+        return pushTopic(entity);
+    }
+
+    /** Brings the served partitions of a topic (and its subscriptions) in line with its description. */
+    private CompletableFuture<TopicEntity> pushTopic(TopicEntity t) {
         idle.watch(t);
         long ttl = Limits.toMillisSaturated(t.properties.defaultMessageTimeToLive());
         long max = maxSizeBytes(t.properties.maxSizeInMegabytes());
@@ -492,15 +688,23 @@ public final class Namespace {
     public CompletableFuture<Void> deleteTopic(String name) {
         TopicEntity entity;
         synchronized (metaLock) {
-            entity = requireTopic(name);
-            for (SubscriptionEntity s : entity.subscriptions.values()) {
-                meta.delete(s.id);
+            for (int attempt = 1; ; attempt++) {
+                refreshLocked();
+                try {
+                    entity = requireTopic(name);
+                    for (SubscriptionEntity s : entity.subscriptions.values()) {
+                        meta.delete(s.id);
+                    }
+                    meta.delete(entity.id);
+                    meta.sync();
+                    Map<String, TopicEntity> copy = new HashMap<>(topics);
+                    copy.remove(key(name));
+                    topics = Map.copyOf(copy);
+                    break;
+                } catch (MetaJournal.ConflictException e) {
+                    giveUpAfter(attempt, e);
+                }
             }
-            meta.delete(entity.id);
-            meta.sync();
-            Map<String, TopicEntity> copy = new HashMap<>(topics);
-            copy.remove(key(name));
-            topics = Map.copyOf(copy);
         }
         return PartitionRef.onServing(entity.partitions, p -> {
             p.dropEverything();
@@ -518,38 +722,47 @@ public final class Namespace {
         SubscriptionEntity sub;
         TopicEntity topic;
         synchronized (metaLock) {
-            topic = requireTopic(p.topicName());
-            if (topic.subscription(p.name()) != null) {
-                throw new BrokerException(ErrorKind.ENTITY_ALREADY_EXISTS, "The messaging entity '"
-                        + topic.properties.name() + "/Subscriptions/" + p.name() + "' already exists.");
+            for (int attempt = 1; ; attempt++) {
+                refreshLocked();
+                try {
+                    topic = requireTopic(p.topicName());
+                    if (topic.subscription(p.name()) != null) {
+                        throw new BrokerException(ErrorKind.ENTITY_ALREADY_EXISTS, "The messaging entity '"
+                                + topic.properties.name() + "/Subscriptions/" + p.name() + "' already exists.");
+                    }
+                    if (topic.subscriptions.size() >= Limits.MAX_SUBSCRIPTIONS_PER_TOPIC) {
+                        throw new BrokerException(ErrorKind.QUOTA_EXCEEDED, "The maximum number of subscriptions ("
+                                + Limits.MAX_SUBSCRIPTIONS_PER_TOPIC + ") for topic '" + topic.properties.name()
+                                + "' has been reached.");
+                    }
+                    requireNoForwardingFromSessions(p.topicName() + "/Subscriptions/" + p.name(), p.requiresSession(),
+                            p.forwardTo());
+                    requireForwardTarget(p.forwardTo());
+                    requireForwardTarget(p.forwardDeadLetteredMessagesTo());
+                    checkRules(topic, effective);
+                    SubscriptionProperties named = SubscriptionProperties.builder(topic.properties.name(), p.name())
+                            .lockDuration(p.lockDuration()).maxDeliveryCount(p.maxDeliveryCount())
+                            .requiresSession(p.requiresSession()).defaultMessageTimeToLive(p.defaultMessageTimeToLive())
+                            .deadLetteringOnMessageExpiration(p.deadLetteringOnMessageExpiration())
+                            .deadLetteringOnFilterEvaluationExceptions(p.deadLetteringOnFilterEvaluationExceptions())
+                            .forwardTo(p.forwardTo()).forwardDeadLetteredMessagesTo(p.forwardDeadLetteredMessagesTo())
+                            .status(p.status()).autoDeleteOnIdle(p.autoDeleteOnIdle())
+                            .enableBatchedOperations(p.enableBatchedOperations()).userMetadata(p.userMetadata())
+                            .build();
+                    long now = clock.epochMillis();
+                    long id = nextEntityId++;
+                    meta.putSubscription(id, true, topic.id, now, now, named, effective);
+                    meta.putNamespace(nextEntityId, shardCount);
+                    meta.sync();
+                    sub = new SubscriptionEntity(id, topic, named, effective, now, now);
+                    Map<String, SubscriptionEntity> subs = new LinkedHashMap<>(topic.subscriptions);
+                    subs.put(key(named.name()), sub);
+                    topic.subscriptions = Map.copyOf(subs);
+                    break;
+                } catch (MetaJournal.ConflictException e) {
+                    giveUpAfter(attempt, e);
+                }
             }
-            if (topic.subscriptions.size() >= Limits.MAX_SUBSCRIPTIONS_PER_TOPIC) {
-                throw new BrokerException(ErrorKind.QUOTA_EXCEEDED, "The maximum number of subscriptions ("
-                        + Limits.MAX_SUBSCRIPTIONS_PER_TOPIC + ") for topic '" + topic.properties.name()
-                        + "' has been reached.");
-            }
-            requireNoForwardingFromSessions(p.topicName() + "/Subscriptions/" + p.name(), p.requiresSession(),
-                    p.forwardTo());
-            requireForwardTarget(p.forwardTo());
-            requireForwardTarget(p.forwardDeadLetteredMessagesTo());
-            checkRules(topic, effective);
-            SubscriptionProperties named = SubscriptionProperties.builder(topic.properties.name(), p.name())
-                    .lockDuration(p.lockDuration()).maxDeliveryCount(p.maxDeliveryCount())
-                    .requiresSession(p.requiresSession()).defaultMessageTimeToLive(p.defaultMessageTimeToLive())
-                    .deadLetteringOnMessageExpiration(p.deadLetteringOnMessageExpiration())
-                    .deadLetteringOnFilterEvaluationExceptions(p.deadLetteringOnFilterEvaluationExceptions())
-                    .forwardTo(p.forwardTo()).forwardDeadLetteredMessagesTo(p.forwardDeadLetteredMessagesTo())
-                    .status(p.status()).autoDeleteOnIdle(p.autoDeleteOnIdle())
-                    .enableBatchedOperations(p.enableBatchedOperations()).userMetadata(p.userMetadata()).build();
-            long now = clock.epochMillis();
-            long id = nextEntityId++;
-            meta.putSubscription(id, true, topic.id, now, now, named, effective);
-            meta.putNamespace(nextEntityId, shardCount);
-            meta.sync();
-            sub = new SubscriptionEntity(id, topic, named, effective, now, now);
-            Map<String, SubscriptionEntity> subs = new LinkedHashMap<>(topic.subscriptions);
-            subs.put(key(named.name()), sub);
-            topic.subscriptions = Map.copyOf(subs);
         }
         idle.watch(sub);
         QueueSettings settings = subscriptionSettings(topic.properties, sub.properties);
@@ -574,21 +787,29 @@ public final class Namespace {
     public CompletableFuture<SubscriptionEntity> updateSubscription(SubscriptionProperties p) {
         SubscriptionEntity sub;
         synchronized (metaLock) {
-            TopicEntity topic = requireTopic(p.topicName());
-            sub = requireSubscription(topic, p.name());
-            if (sub.properties.requiresSession() != p.requiresSession()) {
-                throw new BrokerException(ErrorKind.INVALID_OPERATION,
-                        "RequiresSession cannot be changed after the subscription is created.");
+            for (int attempt = 1; ; attempt++) {
+                refreshLocked();
+                try {
+                    TopicEntity topic = requireTopic(p.topicName());
+                    sub = requireSubscription(topic, p.name());
+                    if (sub.properties.requiresSession() != p.requiresSession()) {
+                        throw new BrokerException(ErrorKind.INVALID_OPERATION,
+                                "RequiresSession cannot be changed after the subscription is created.");
+                    }
+                    requireNoForwardingFromSessions(p.topicName() + "/Subscriptions/" + p.name(), p.requiresSession(),
+                            p.forwardTo());
+                    requireForwardTarget(p.forwardTo());
+                    requireForwardTarget(p.forwardDeadLetteredMessagesTo());
+                    long now = clock.epochMillis();
+                    meta.putSubscription(sub.id, false, topic.id, sub.createdAtMs, now, p, sub.rules);
+                    meta.sync();
+                    sub.properties = p;
+                    sub.updatedAtMs = now;
+                    break;
+                } catch (MetaJournal.ConflictException e) {
+                    giveUpAfter(attempt, e);
+                }
             }
-            requireNoForwardingFromSessions(p.topicName() + "/Subscriptions/" + p.name(), p.requiresSession(),
-                    p.forwardTo());
-            requireForwardTarget(p.forwardTo());
-            requireForwardTarget(p.forwardDeadLetteredMessagesTo());
-            long now = clock.epochMillis();
-            meta.putSubscription(sub.id, false, topic.id, sub.createdAtMs, now, p, sub.rules);
-            meta.sync();
-            sub.properties = p;
-            sub.updatedAtMs = now;
         }
         return pushSubscription(sub);
     }
@@ -612,13 +833,21 @@ public final class Namespace {
         TopicEntity topic;
         SubscriptionEntity sub;
         synchronized (metaLock) {
-            topic = requireTopic(topicName);
-            sub = requireSubscription(topic, name);
-            meta.delete(sub.id);
-            meta.sync();
-            Map<String, SubscriptionEntity> subs = new LinkedHashMap<>(topic.subscriptions);
-            subs.remove(key(name));
-            topic.subscriptions = Map.copyOf(subs);
+            for (int attempt = 1; ; attempt++) {
+                refreshLocked();
+                try {
+                    topic = requireTopic(topicName);
+                    sub = requireSubscription(topic, name);
+                    meta.delete(sub.id);
+                    meta.sync();
+                    Map<String, SubscriptionEntity> subs = new LinkedHashMap<>(topic.subscriptions);
+                    subs.remove(key(name));
+                    topic.subscriptions = Map.copyOf(subs);
+                    break;
+                } catch (MetaJournal.ConflictException e) {
+                    giveUpAfter(attempt, e);
+                }
+            }
         }
         String subName = sub.properties.name();
         return PartitionRef.onServing(topic.partitions, p -> {
@@ -633,20 +862,28 @@ public final class Namespace {
     public CompletableFuture<SubscriptionEntity> addRule(String topicName, String subscription, RuleProperties rule) {
         SubscriptionEntity sub;
         synchronized (metaLock) {
-            sub = requireSubscription(requireTopic(topicName), subscription);
-            for (RuleProperties r : sub.rules) {
-                if (r.name().equalsIgnoreCase(rule.name())) {
-                    throw new BrokerException(ErrorKind.ENTITY_ALREADY_EXISTS, "The messaging entity '"
-                            + sub.properties.path() + "/Rules/" + rule.name() + "' already exists.");
+            for (int attempt = 1; ; attempt++) {
+                refreshLocked();
+                try {
+                    sub = requireSubscription(requireTopic(topicName), subscription);
+                    for (RuleProperties r : sub.rules) {
+                        if (r.name().equalsIgnoreCase(rule.name())) {
+                            throw new BrokerException(ErrorKind.ENTITY_ALREADY_EXISTS, "The messaging entity '"
+                                    + sub.properties.path() + "/Rules/" + rule.name() + "' already exists.");
+                        }
+                    }
+                    checkRules(sub.topic, List.of(rule));
+                    List<RuleProperties> rules = new ArrayList<>(sub.rules);
+                    rules.add(rule);
+                    long now = clock.epochMillis();
+                    meta.putSubscription(sub.id, false, sub.topic.id, sub.createdAtMs, now, sub.properties, rules);
+                    meta.sync();
+                    sub.rules = List.copyOf(rules);
+                    break;
+                } catch (MetaJournal.ConflictException e) {
+                    giveUpAfter(attempt, e);
                 }
             }
-            checkRules(sub.topic, List.of(rule));
-            List<RuleProperties> rules = new ArrayList<>(sub.rules);
-            rules.add(rule);
-            long now = clock.epochMillis();
-            meta.putSubscription(sub.id, false, sub.topic.id, sub.createdAtMs, now, sub.properties, rules);
-            meta.sync();
-            sub.rules = List.copyOf(rules);
         }
         return pushSubscription(sub);
     }
@@ -655,16 +892,24 @@ public final class Namespace {
     public CompletableFuture<SubscriptionEntity> removeRule(String topicName, String subscription, String ruleName) {
         SubscriptionEntity sub;
         synchronized (metaLock) {
-            sub = requireSubscription(requireTopic(topicName), subscription);
-            List<RuleProperties> rules = new ArrayList<>(sub.rules);
-            if (!rules.removeIf(r -> r.name().equalsIgnoreCase(ruleName))) {
-                throw new BrokerException(ErrorKind.ENTITY_NOT_FOUND, "The messaging entity '"
-                        + sub.properties.path() + "/Rules/" + ruleName + "' could not be found.");
+            for (int attempt = 1; ; attempt++) {
+                refreshLocked();
+                try {
+                    sub = requireSubscription(requireTopic(topicName), subscription);
+                    List<RuleProperties> rules = new ArrayList<>(sub.rules);
+                    if (!rules.removeIf(r -> r.name().equalsIgnoreCase(ruleName))) {
+                        throw new BrokerException(ErrorKind.ENTITY_NOT_FOUND, "The messaging entity '"
+                                + sub.properties.path() + "/Rules/" + ruleName + "' could not be found.");
+                    }
+                    long now = clock.epochMillis();
+                    meta.putSubscription(sub.id, false, sub.topic.id, sub.createdAtMs, now, sub.properties, rules);
+                    meta.sync();
+                    sub.rules = List.copyOf(rules);
+                    break;
+                } catch (MetaJournal.ConflictException e) {
+                    giveUpAfter(attempt, e);
+                }
             }
-            long now = clock.epochMillis();
-            meta.putSubscription(sub.id, false, sub.topic.id, sub.createdAtMs, now, sub.properties, rules);
-            meta.sync();
-            sub.rules = List.copyOf(rules);
         }
         return pushSubscription(sub);
     }

@@ -39,7 +39,29 @@ public final class MetaJournal {
         this.journal = journal;
     }
 
+    /**
+     * Another node changed the namespace first (cluster mode): nothing of this change was stored; read the
+     * namespace again and retry.
+     */
+    public static final class ConflictException extends RuntimeException {
+        ConflictException(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** Whether several nodes write this namespace journal (cluster mode). */
+    public boolean shared() {
+        return journal instanceof io.buslane.journal.SharedJournal;
+    }
+
+    /** Cluster mode: whether another node changed the namespace since this node last read or wrote it. */
+    public boolean changedElsewhere() {
+        return journal instanceof io.buslane.journal.SharedJournal j && j.changedElsewhere();
+    }
+
+    /** Delivers the stored namespace to {@code handler}; a shared journal may be read any number of times. */
     public void replay(Handler handler) {
+        namespaceWritten = false;
         journal.replay(r -> {
             if (r.kind() == RecordKind.DELETE) {
                 handler.onDelete(r.id());
@@ -123,8 +145,19 @@ public final class MetaJournal {
         journal.close();
     }
 
-    /** Makes the appended changes durable. */
+    /**
+     * Makes the appended changes durable.
+     *
+     * @throws ConflictException when another node changed the shared namespace first (nothing was stored)
+     */
     public void sync() {
-        journal.sync();
+        try {
+            journal.sync();
+        } catch (io.buslane.journal.JournalException e) {
+            if (e.reason() == io.buslane.journal.JournalException.Reason.CONFLICT) {
+                throw new ConflictException(e.getMessage());
+            }
+            throw e;
+        }
     }
 }

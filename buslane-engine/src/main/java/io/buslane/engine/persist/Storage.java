@@ -71,6 +71,11 @@ public final class Storage implements AutoCloseable {
         return new MetaJournal(journals.open(DataDirectoryLayout.META_JOURNAL));
     }
 
+    /** The namespace journal as one of several nodes that all write it (cluster mode). */
+    public MetaJournal openSharedMeta() {
+        return new MetaJournal(journals.openShared(DataDirectoryLayout.META_JOURNAL));
+    }
+
     /** Opens shard {@code index}'s journal with the default resident budget. */
     public ShardJournal openShard(int index) {
         return openShard(index, io.buslane.engine.partition.MessageBodies.DEFAULT_BUDGET_BYTES);

@@ -13,10 +13,17 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class InMemoryJournalFactory implements JournalFactory {
 
     private final Map<String, InMemoryJournal> journals = new ConcurrentHashMap<>();
+    private final Map<String, long[]> versions = new ConcurrentHashMap<>();
 
     @Override
     public Journal open(String name) {
         return journals.computeIfAbsent(name, n -> new InMemoryJournal());
+    }
+
+    /** A view of the named journal for one node of several sharing it (a new view per call). */
+    @Override
+    public io.buslane.journal.SharedJournal openShared(String name) {
+        return new InMemorySharedJournal(journal(name), versions.computeIfAbsent(name, n -> new long[1]));
     }
 
     /** The journal with this name, for tests that inspect or crash it. */

@@ -1,10 +1,10 @@
 package io.buslane.journal.postgres;
 
-import io.buslane.journal.Journal;
 import io.buslane.journal.JournalException;
 import io.buslane.journal.JournalRecord;
 import io.buslane.journal.RecordKind;
 import io.buslane.journal.ReplayHandler;
+import io.buslane.journal.SharedJournal;
 
 import java.sql.Array;
 import java.sql.Connection;
@@ -35,7 +35,7 @@ import java.util.Map;
  *
  * <p>Confined to its writer thread, as every journal.
  */
-final class PostgresJournal implements Journal {
+final class PostgresJournal implements SharedJournal {
 
     /** Past this many payload bytes a batch is written by several statements in one transaction. */
     static final long MAX_STATEMENT_BYTES = 16L * 1024 * 1024;
@@ -53,6 +53,13 @@ final class PostgresJournal implements Journal {
             + " unnest(?::bigint[], ?::bigint[], ?::smallint[], ?::smallint[], ?::bytea[])"
             + " AS t(position, record_id, kind, type, payload) RETURNING 1)"
             + " SELECT (SELECT count(*) FROM fence), (SELECT count(*) FROM added)";
+    /**
+     * A shared journal's commit: the same statement, fenced by the position this node last read or wrote instead of
+     * an owner's epoch (the first two parameters keep their places: the lease is not touched).
+     */
+    private static final String SHARED_SYNC_SQL = SYNC_SQL.replace("UPDATE buslane_journal SET lease_until = now()"
+            + " + ? * interval '1 millisecond', synced_position = ? WHERE journal_id = ? AND epoch = ?",
+            "UPDATE buslane_journal SET synced_position = ? + 0 * ? WHERE journal_id = ? AND synced_position = ?");
     private static final String INSERT_SQL = "INSERT INTO buslane_record (journal_id, position, record_id, kind, type,"
             + " payload) SELECT ?, * FROM unnest(?::bigint[], ?::bigint[], ?::smallint[], ?::smallint[], ?::bytea[])";
 
@@ -71,6 +78,10 @@ final class PostgresJournal implements Journal {
     private long uncertainUpTo = -1;
     private long appended;
     private volatile String fencedBy;
+    /** A journal several nodes write (see {@link io.buslane.journal.SharedJournal}); no lease, no epoch. */
+    private final boolean shared;
+    /** Shared: the synced position this node last read or wrote (-2: unknown, read again before writing). */
+    private long knownPosition = -2;
 
     private record Positioned(long position, JournalRecord record) {
     }
@@ -81,6 +92,12 @@ final class PostgresJournal implements Journal {
      */
     PostgresJournal(PostgresJournalFactory factory, String name, int journalId, long epoch, long syncedPosition,
                     Connection writer) {
+        this(factory, name, journalId, epoch, syncedPosition, writer, false);
+    }
+
+    PostgresJournal(PostgresJournalFactory factory, String name, int journalId, long epoch, long syncedPosition,
+                    Connection writer, boolean shared) {
+        this.shared = shared;
         this.factory = factory;
         this.name = name;
         this.journalId = journalId;
@@ -99,6 +116,10 @@ final class PostgresJournal implements Journal {
 
     long epoch() {
         return epoch;
+    }
+
+    boolean shared() {
+        return shared;
     }
 
     /** The node that took this journal over, or null while this instance owns it. */
@@ -120,6 +141,13 @@ final class PostgresJournal implements Journal {
         try {
             Connection c = writer();
             c.setAutoCommit(false);
+            if (shared) {
+                // the rows and the position they are as of, in one snapshot
+                c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+                pending.clear();
+                knownPosition = syncedPosition(c);
+                nextPosition = knownPosition + 1;
+            }
             try (PreparedStatement ps = c.prepareStatement("SELECT position, record_id, kind, type, payload"
                     + " FROM buslane_record WHERE journal_id = ? ORDER BY position")) {
                 ps.setFetchSize(REPLAY_FETCH);
@@ -134,6 +162,9 @@ final class PostgresJournal implements Journal {
                 c.commit();
             } finally {
                 c.setAutoCommit(true);
+                if (shared) {
+                    c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+                }
             }
         } catch (SQLException e) {
             dropConnections();
@@ -163,6 +194,10 @@ final class PostgresJournal implements Journal {
             throw fenced();
         }
         if (pending.isEmpty()) {
+            return;
+        }
+        if (shared) {
+            syncShared();
             return;
         }
         try {
@@ -198,6 +233,59 @@ final class PostgresJournal implements Journal {
         }
     }
 
+    /**
+     * A shared journal's sync: stored only if the journal is still at the position this node knows, else CONFLICT.
+     * A failure drops the batch (the position is unknown then: the next write reads the journal again first), so
+     * that a batch is never written after another node's records with positions that collide.
+     */
+    private void syncShared() {
+        try {
+            if (knownPosition < -1) {
+                pending.clear();
+                throw conflict("this node has not read the journal since its last failed write");
+            }
+            Batch batch = Batch.of(pending);
+            long last = pending.get(pending.size() - 1).position();
+            boolean stored = batch.statements() == 1 ? syncInOneStatement(writer(), batch)
+                    : syncInTransaction(writer(), batch);
+            pending.clear();
+            if (!stored) {
+                knownPosition = -2;
+                throw conflict("another node changed it first");
+            }
+            knownPosition = last;
+            factory.available();
+        } catch (SQLException e) {
+            dropConnections();
+            pending.clear();
+            knownPosition = -2;
+            boolean transientFailure = transientState(e.getSQLState());
+            if (transientFailure) {
+                factory.unavailable("the database does not answer (" + e.getMessage() + ")");
+            }
+            throw new JournalException("PostgreSQL did not store journal " + name + "'s batch (" + e.getMessage()
+                    + "); nothing of it is assumed stored", e,
+                    transientFailure ? JournalException.Reason.UNAVAILABLE : JournalException.Reason.FAILED);
+        }
+    }
+
+    private JournalException conflict(String why) {
+        return new JournalException("journal " + name + " was not written: " + why + "; read it again and retry",
+                null, JournalException.Reason.CONFLICT);
+    }
+
+    /** Whether the stored position moved since this node last read or wrote it (meant for shared journals). */
+    @Override
+    public boolean changedElsewhere() {
+        try {
+            return syncedPosition(writer()) != knownPosition;
+        } catch (SQLException e) {
+            dropConnections();
+            throw new JournalException("cannot read journal " + name + "'s position from PostgreSQL: "
+                    + e.getMessage(), e, JournalException.Reason.UNAVAILABLE);
+        }
+    }
+
     /** For tests: commits the pending batch, then behaves as if the answer was lost with the connection. */
     void syncAndLoseTheAnswerForTest() throws SQLException {
         syncInOneStatement(writer(), Batch.of(pending));
@@ -219,7 +307,7 @@ final class PostgresJournal implements Journal {
     }
 
     private boolean syncInOneStatement(Connection c, Batch batch) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(SYNC_SQL)) {
+        try (PreparedStatement ps = c.prepareStatement(shared ? SHARED_SYNC_SQL : SYNC_SQL)) {
             bindFence(c, ps, batch);
             bindRows(c, ps, 7, batch, 0, batch.rows());
             try (ResultSet rs = ps.executeQuery()) {
@@ -234,7 +322,7 @@ final class PostgresJournal implements Journal {
         try {
             int from = 0;
             int to = batch.chunkEnd(0);
-            try (PreparedStatement ps = c.prepareStatement(SYNC_SQL)) {
+            try (PreparedStatement ps = c.prepareStatement(shared ? SHARED_SYNC_SQL : SYNC_SQL)) {
                 bindFence(c, ps, batch);
                 bindRows(c, ps, 7, batch, from, to);
                 try (ResultSet rs = ps.executeQuery()) {
@@ -271,10 +359,17 @@ final class PostgresJournal implements Journal {
     }
 
     private void bindFence(Connection c, PreparedStatement ps, Batch batch) throws SQLException {
-        ps.setLong(1, factory.options().lease().toMillis());
-        ps.setLong(2, pending.get(pending.size() - 1).position());
-        ps.setInt(3, journalId);
-        ps.setLong(4, epoch);
+        if (shared) {
+            ps.setLong(1, pending.get(pending.size() - 1).position());
+            ps.setLong(2, 0);
+            ps.setInt(3, journalId);
+            ps.setLong(4, knownPosition);
+        } else {
+            ps.setLong(1, factory.options().lease().toMillis());
+            ps.setLong(2, pending.get(pending.size() - 1).position());
+            ps.setInt(3, journalId);
+            ps.setLong(4, epoch);
+        }
         ps.setArray(5, array(c, "int8", batch.deletedIds()));
         ps.setArray(6, array(c, "int8", batch.replacedIds()));
     }

@@ -99,7 +99,7 @@ public final class PostgresJournalFactory implements JournalFactory {
     public java.util.Set<String> ownedJournals() {
         java.util.Set<String> names = new java.util.TreeSet<>();
         for (PostgresJournal j : open.values()) {
-            if (j.fencedBy() == null) {
+            if (j.fencedBy() == null && !j.shared()) {
                 names.add(j.name());
             }
         }
@@ -141,6 +141,47 @@ public final class PostgresJournalFactory implements JournalFactory {
                     JournalException.Reason.UNAVAILABLE);
         }
         PostgresJournal journal = new PostgresJournal(this, name, (int) taken[0], taken[1], taken[2], writer);
+        open.put(name, journal);
+        return journal;
+    }
+
+    /**
+     * Opens a journal that every node writes (the namespace metadata in cluster mode): no lease and no epoch; each
+     * commit is conditional on the journal's position being the one this node last read or wrote.
+     */
+    @Override
+    public io.buslane.journal.SharedJournal openShared(String name) {
+        if (closed) {
+            throw new IllegalStateException("closed");
+        }
+        if (open.containsKey(name)) {
+            throw new IllegalStateException("journal " + name + " is already open");
+        }
+        int id;
+        synchronized (adminLock) {
+            try {
+                ensureAdmin();
+                try (PreparedStatement ins = admin.prepareStatement(
+                        "INSERT INTO buslane_journal (name) VALUES (?) ON CONFLICT (name) DO NOTHING")) {
+                    ins.setString(1, name);
+                    ins.executeUpdate();
+                }
+                try (PreparedStatement sel = admin.prepareStatement(
+                        "SELECT journal_id FROM buslane_journal WHERE name = ?")) {
+                    sel.setString(1, name);
+                    try (ResultSet rs = sel.executeQuery()) {
+                        rs.next();
+                        id = rs.getInt(1);
+                    }
+                }
+            } catch (SQLException e) {
+                closeQuietly(admin);
+                admin = null;
+                throw new JournalException("cannot open shared journal " + name + " in PostgreSQL: "
+                        + e.getMessage(), e, JournalException.Reason.UNAVAILABLE);
+            }
+        }
+        PostgresJournal journal = new PostgresJournal(this, name, id, 0, -1, null, true);
         open.put(name, journal);
         return journal;
     }
@@ -262,7 +303,7 @@ public final class PostgresJournalFactory implements JournalFactory {
                 try (PreparedStatement up = admin.prepareStatement("UPDATE buslane_journal SET lease_until = now() + ?"
                         + " * interval '1 millisecond' WHERE journal_id = ? AND epoch = ?")) {
                     for (PostgresJournal j : journals) {
-                        if (j.fencedBy() != null) {
+                        if (j.fencedBy() != null || j.shared()) {
                             continue;
                         }
                         up.setLong(1, options.lease().toMillis());
@@ -286,7 +327,7 @@ public final class PostgresJournalFactory implements JournalFactory {
     /** Gives a journal's lease back (on a clean close), so another node can take it at once. */
     void release(PostgresJournal journal) {
         open.remove(journal.name(), journal);
-        if (journal.fencedBy() != null) {
+        if (journal.fencedBy() != null || journal.shared()) {
             return;
         }
         synchronized (adminLock) {

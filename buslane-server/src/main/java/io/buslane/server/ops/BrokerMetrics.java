@@ -143,6 +143,17 @@ public final class BrokerMetrics {
     }
 
     /** Event loops not answering now, and how often one was found so. */
+    /** Cluster mode: the shards this node serves, the live nodes it sees and the shards it took or gave up. */
+    public void bindCluster(io.buslane.server.cluster.ClusterNode node) {
+        Gauge.builder("buslane.cluster.shards.served", node, n -> n.servedShards().size())
+                .description("Shards this node serves").strongReference(true).register(registry);
+        Gauge.builder("buslane.cluster.nodes.live", node, n -> n.liveNodes().size())
+                .description("Live nodes of the cluster as this node last saw them").strongReference(true)
+                .register(registry);
+        counter("buslane.cluster.shard.moves", "Shards this node took or gave up", node,
+                io.buslane.server.cluster.ClusterNode::moves, Tags.empty());
+    }
+
     public void bindWatchdog(EventLoopWatchdog watchdog) {
         Gauge.builder("buslane.eventloop.blocked", watchdog, w -> w.blockedLoops().size())
                 .description("Event loops that have not answered the watchdog within its threshold")

@@ -40,6 +40,8 @@ public final class Health {
     private volatile int httpPort = -1;
     private final List<Supplier<List<String>>> checks = new CopyOnWriteArrayList<>();
 
+    private volatile io.buslane.server.cluster.ClusterNode cluster;
+
     public Health(Clock clock) {
         this.clock = clock;
         this.startedNs = clock.monotonicNanos();
@@ -54,6 +56,11 @@ public final class Health {
     }
 
     /** Adds a check: each problem it reports makes health answer 503 and is listed in the body. */
+    /** Cluster mode: the node whose membership and shards the report shows. */
+    public void cluster(io.buslane.server.cluster.ClusterNode node) {
+        this.cluster = node;
+    }
+
     public void addCheck(Supplier<List<String>> check) {
         checks.add(check);
     }
@@ -100,6 +107,16 @@ public final class Health {
                 subscriptions += t.subscriptions().size();
             }
             entities.put("subscriptions", subscriptions);
+            io.buslane.server.cluster.ClusterNode c = cluster;
+            if (c != null) {
+                ObjectNode node = body.putObject("cluster");
+                node.put("node", c.nodeId());
+                ArrayNode live = node.putArray("liveNodes");
+                c.liveNodes().forEach(live::add);
+                ArrayNode served = node.putArray("servedShards");
+                c.servedShards().forEach(served::add);
+                node.put("shardCount", e.shardCount());
+            }
         }
         return new Report(ok ? 200 : 503, body.toString());
     }

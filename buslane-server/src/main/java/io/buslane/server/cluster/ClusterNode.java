@@ -1,0 +1,176 @@
+package io.buslane.server.cluster;
+
+import io.buslane.engine.Engine;
+import io.buslane.journal.postgres.PostgresJournalFactory;
+import io.buslane.journal.postgres.PostgresMembership;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * This broker as one node of a cluster (docs/cluster.md): a thread that, every
+ * tenth of a lease, applies the namespace changes other nodes made and runs one round of the {@link ShardController}
+ * (heartbeat, placement, taking and giving up shards). Closing it gives every shard back at once.
+ */
+public final class ClusterNode implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
+
+    private final String nodeId;
+    private final Engine engine;
+    private final PostgresMembership membership;
+    private final ShardController controller;
+    private final ScheduledExecutorService thread;
+    private volatile String problem;
+
+    private ClusterNode(String nodeId, Engine engine, PostgresJournalFactory journals, String address) {
+        this.nodeId = nodeId;
+        this.engine = engine;
+        Duration lease = journals.lease();
+        this.membership = journals.membership(address, lease);
+        ShardController.Members members = new ShardController.Members() {
+            @Override
+            public List<String> heartbeat() {
+                List<String> ids = new ArrayList<>();
+                for (PostgresMembership.Node n : membership.heartbeat()) {
+                    ids.add(n.id());
+                }
+                return ids;
+            }
+
+            @Override
+            public Map<String, String> liveLeases() {
+                Map<String, String> out = new HashMap<>();
+                for (PostgresMembership.Lease l : membership.leases().values()) {
+                    if (l.live() && l.owner() != null) {
+                        out.put(l.journal(), l.owner());
+                    }
+                }
+                return out;
+            }
+
+            @Override
+            public void leave() {
+                membership.leave();
+            }
+
+            @Override
+            public long leasesSecuredAtNanos() {
+                return journals.leasesSecuredAtNanos();
+            }
+
+            @Override
+            public Set<String> ownedJournals() {
+                return journals.ownedJournals();
+            }
+        };
+        ShardController.Host host = new ShardController.Host() {
+            @Override
+            public int shardCount() {
+                return engine.shardCount();
+            }
+
+            @Override
+            public boolean serves(int shard) {
+                return engine.servesShard(shard);
+            }
+
+            @Override
+            public void serve(int shard) {
+                engine.serveShard(shard);
+            }
+
+            @Override
+            public void stopServing(int shard, String why) {
+                engine.stopServingShard(shard, why);
+            }
+        };
+        this.controller = new ShardController(nodeId, lease, members, host, System::nanoTime);
+        this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "buslane-cluster");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /**
+     * Joins the cluster: runs a first round at once (so the node serves its share before it reports ready), then
+     * one every tenth of the lease.
+     *
+     * @param address where other nodes reach this one (recorded in the membership row)
+     */
+    public static ClusterNode start(String nodeId, Engine engine, PostgresJournalFactory journals, String address) {
+        ClusterNode node = new ClusterNode(nodeId, engine, journals, address);
+        node.round();
+        long periodMs = ShardController.period(journals.lease()).toMillis();
+        node.thread.scheduleWithFixedDelay(node::round, periodMs, periodMs, TimeUnit.MILLISECONDS);
+        LOG.info("Node '{}' joined the cluster at {}: serving shards {} of {}; live nodes {}", nodeId, address,
+                node.servedShards(), engine.shardCount(), node.liveNodes());
+        return node;
+    }
+
+    private void round() {
+        try {
+            engine.refreshNamespace();
+            problem = null;
+        } catch (RuntimeException e) {
+            problem = "The cluster's namespace could not be read: " + e.getMessage();
+            LOG.warn("{}", problem);
+        }
+        controller.tick();
+    }
+
+    public String nodeId() {
+        return nodeId;
+    }
+
+    /** The live nodes as of the last round. */
+    public List<String> liveNodes() {
+        return controller.liveNodes();
+    }
+
+    /** The shards this node serves now. */
+    public List<Integer> servedShards() {
+        List<Integer> out = new ArrayList<>();
+        for (int k = 0; k < engine.shardCount(); k++) {
+            if (engine.servesShard(k)) {
+                out.add(k);
+            }
+        }
+        return out;
+    }
+
+    /** Shards taken or given up since start. */
+    public long moves() {
+        return controller.moves();
+    }
+
+    /** Problems for /health (empty when none). */
+    public List<String> healthProblems() {
+        String p = problem;
+        return p == null ? List.of() : List.of(p);
+    }
+
+    /** Leaves the cluster: every shard is given back at once (the others take them on their next round). */
+    @Override
+    public void close() {
+        thread.shutdownNow();
+        try {
+            thread.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        controller.leave();
+        membership.close();
+        LOG.info("Node '{}' left the cluster", nodeId);
+    }
+}
