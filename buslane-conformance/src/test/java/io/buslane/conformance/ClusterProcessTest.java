@@ -192,4 +192,50 @@ class ClusterProcessTest {
             assertThat(drain(last, "cq")).containsExactlyInAnyOrder("kept", "probe-2");
         }
     }
+
+    @Test
+    void aNodeCutOffFromTheDatabaseStopsServingBeforeAnotherTakesItsShardsAndRejoinsWhenTheCutHeals()
+            throws Exception {
+        TestPostgres pg = TestPostgres.sharedOrSkip();
+        String jdbc = pg.newDatabase();
+        String database = jdbc.substring(jdbc.lastIndexOf('/') + 1, jdbc.indexOf('?'));
+        try (TcpProxy proxy = new TcpProxy("127.0.0.1", pg.port());
+             BrokerProcess a = node("postgresql://buslane@127.0.0.1:" + proxy.port() + "/" + database, "node-a");
+             BrokerProcess b = node(TestPostgres.storageUrl(jdbc), "node-b")) {
+            awaitSpread(List.of(a, b));
+            Set<Integer> aHad = served(a);
+            BrokerProcess owner = servingNode(List.of(a, b), "cq", "before", Duration.ofSeconds(10));
+            assertThat(owner).isNotNull();
+
+            proxy.sever();
+            long cutAt = System.nanoTime();
+            long aStoppedNs = -1;
+            long bTookNs = -1;
+            long deadline = cutAt + Duration.ofSeconds(20).toNanos();
+            while (System.nanoTime() < deadline && (aStoppedNs < 0 || bTookNs < 0)) {
+                if (aStoppedNs < 0 && served(a).isEmpty()) {
+                    aStoppedNs = System.nanoTime() - cutAt;
+                }
+                if (bTookNs < 0 && served(b).containsAll(aHad)) {
+                    bTookNs = System.nanoTime() - cutAt;
+                }
+                Thread.sleep(50);
+            }
+            System.out.println("CLUSTER cut off: node-a stopped serving after " + aStoppedNs / 1_000_000
+                    + " ms, node-b took its shards after " + bTookNs / 1_000_000 + " ms");
+            assertThat(aStoppedNs).as("the cut-off node stops serving its shards").isPositive();
+            assertThat(bTookNs).as("the other node takes them").isPositive();
+            assertThat(aStoppedNs).as("fencing: it stops before anyone else takes them").isLessThan(bTookNs);
+            assertThat(send(b, "cq", "during")).isEqualTo(201);
+
+            proxy.heal();
+            long healDeadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (System.nanoTime() < healDeadline && !served(a).equals(aHad)) {
+                Thread.sleep(100);
+            }
+            assertThat(served(a)).as("the healed node serves its share again").isEqualTo(aHad);
+            BrokerProcess now = servingNode(List.of(a, b), "cq", "after", Duration.ofSeconds(10));
+            assertThat(drain(now, "cq")).containsExactlyInAnyOrder("before", "during", "after");
+        }
+    }
 }

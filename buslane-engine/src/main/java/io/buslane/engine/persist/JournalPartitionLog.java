@@ -32,6 +32,7 @@ public final class JournalPartitionLog implements PartitionLog {
     private long nextRecordId = RecordTypes.FIRST_RECORD_ID;
     private boolean metaWritten;
     private long lastCheckpointedRecordId = -1;
+    private long clockFloorMs;
 
     /**
      * @param journal the shard's journal
@@ -74,13 +75,32 @@ public final class JournalPartitionLog implements PartitionLog {
         return nextRecordId++;
     }
 
-    /** Appends the shard's meta record if the id counter moved since the last one; called once per cycle. */
-    public void checkpointShard() {
+    /**
+     * The latest cycle time a checkpoint of this shard stored (0: none, or a journal written before it was stored):
+     * no enqueued time stamped on the shard is later, so a node that takes the shard over starts its clock there.
+     */
+    public long clockFloorMs() {
+        return clockFloorMs;
+    }
+
+    void restoreClockFloor(long floorMs) {
+        clockFloorMs = Math.max(clockFloorMs, floorMs);
+    }
+
+    /**
+     * Appends the shard's meta record if the id counter moved since the last one; called once per cycle.
+     *
+     * @param nowMs the cycle's time: every time the cycle stamped (enqueued times) is at most this; stored so that
+     *              the shard's next owner never stamps an earlier one, whatever its clock says
+     */
+    public void checkpointShard(long nowMs) {
         if (lastCheckpointedRecordId == nextRecordId) {
             return;
         }
+        clockFloorMs = Math.max(clockFloorMs, nowMs);
         w.reset();
         w.writeVarLong(nextRecordId);
+        w.writeLong(clockFloorMs); // added after the first format: readers of that format ignore it
         appendWritten(metaWritten ? RecordKind.UPDATE : RecordKind.ADD, RecordTypes.META_RECORD_ID,
                 RecordTypes.SHARD_META);
         metaWritten = true;

@@ -67,14 +67,15 @@ public final class ShardJournal {
     }
 
     /**
-     * Makes the appended records durable (with the shard's checkpoint).
+     * Makes the appended records durable (with the shard's checkpoint, which stores {@code nowMs}, the cycle's time,
+     * as the earliest time the shard's next owner may stamp).
      *
      * @throws BrokerException QUOTA_EXCEEDED when the disk is full, SERVER_BUSY (retriable) when the database is
      *                         unreachable or another node took the shard over, INTERNAL for other storage failures
      */
-    public void sync() {
+    public void sync(long nowMs) {
         try {
-            log.checkpointShard();
+            log.checkpointShard(nowMs);
             journal.sync();
         } catch (JournalException e) {
             if (e.diskFull()) {

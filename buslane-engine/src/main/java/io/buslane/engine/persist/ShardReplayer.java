@@ -132,6 +132,9 @@ public final class ShardReplayer {
             case RecordTypes.SHARD_META -> {
                 metaSeen = true;
                 metaNextRecordId = in.readVarLong();
+                if (in.remaining() >= Long.BYTES) {
+                    log.restoreClockFloor(in.readLong());
+                }
             }
             case RecordTypes.PARTITION -> applyPartition(r, in);
             case RecordTypes.QUEUE_MSG -> applyQueueMessage(r, in);

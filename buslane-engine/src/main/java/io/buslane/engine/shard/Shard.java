@@ -380,7 +380,7 @@ public final class Shard implements PartitionContext {
         boolean synced = journal.hasUnsynced();
         if (synced) {
             try {
-                journal.sync();
+                journal.sync(nowMs);
             } catch (BrokerException e) {
                 if (nowMs - syncFailureLoggedAtMs >= SYNC_FAILURE_LOG_INTERVAL_MS) { // an outage fails every cycle
                     syncFailureLoggedAtMs = nowMs;
@@ -418,6 +418,8 @@ public final class Shard implements PartitionContext {
     public void runStartup(Runnable action) {
         nowMs = Math.max(nowMs, clock.epochMillis());
         action.run();
+        // a shard taken from a node whose clock ran ahead: never stamp a time earlier than one it stored
+        nowMs = Math.max(nowMs, log.clockFloorMs());
         syncAndComplete();
     }
 

@@ -146,6 +146,30 @@ class ShardHandoverTest {
         a.close();
     }
 
+    @Test
+    void aNodeWhoseClockIsBehindNeverStampsAnEnqueuedTimeEarlierThanTheShardsLastOne() {
+        Engine a = node(s -> true);
+        await(a, a.createQueue(QueueProperties.builder("t").build()));
+        int k = shardOf(a, "t", 0);
+        clock.setEpochMillis(java.time.Instant.parse("2026-11-27T12:00:00Z").toEpochMilli());
+        await(a, a.send("t", List.of(EngineHarness.text("from a"))));
+        a.stopServingShard(k, "Test: the shard moves to a node whose clock is 10 s behind.");
+        ManualClock behind = new ManualClock();
+        behind.setEpochMillis(java.time.Instant.parse("2026-11-27T11:59:50Z").toEpochMilli());
+        Engine b = Engine.start(new EngineConfig(behind, Storage.of(journals), 4, ThreadingMode.MANUAL), s -> false);
+        b.serveShard(k);
+        await(b, b.send("t", List.of(EngineHarness.text("from b"))));
+        EngineHarness.Sink sink = new EngineHarness.Sink();
+        Receiver r = b.createReceiver(EntityAddress.parse("t"), ReceiveMode.RECEIVE_AND_DELETE, sink);
+        r.addCredit(2);
+        b.runUntilIdle();
+        List<ReceivedMessage> got = sink.take();
+        assertThat(got).hasSize(2);
+        assertThat(got.get(1).enqueuedTimeMs()).isGreaterThanOrEqualTo(got.get(0).enqueuedTimeMs());
+        a.close();
+        b.close();
+    }
+
     private static int partitionOf(Engine e, String key) {
         return io.buslane.engine.routing.PartitionDirectory.partitionIndexFor(
                 EngineHarness.text("x").toBuilder().partitionKey(key).build(), false,
