@@ -184,6 +184,7 @@
 
   async function refreshTree() {
     state.namespace = await api('GET', '/namespace');
+    state.cluster = await api('GET', '/cluster');
     renderTree();
     updateHeaderCounts();
     $('refresh-status').textContent = 'Updated ' + new Date().toLocaleTimeString();
@@ -273,6 +274,38 @@
       el('p', {class: 'muted', text: 'Pick a queue, topic or subscription, or create one.'}),
       el('p', {}, 'Queues: ', String(state.namespace.queues.length), ' \u00b7 Topics: ',
         String(state.namespace.topics.length))));
+    if (state.cluster && state.cluster.clustered) c.append(clusterCard(state.cluster));
+  }
+
+  // Cluster mode: this node, the live nodes and which node serves each shard.
+  function clusterCard(cl) {
+    const table = el('table', {class: 'cluster', id: 'cluster-shards'},
+      el('thead', {}, el('tr', {}, el('th', {text: 'Node'}), el('th', {text: 'Shards'}))));
+    const body = el('tbody');
+    cl.liveNodes.forEach((n) => {
+      const shards = cl.shards.filter((s) => s.node === n).map((s) => s.shard);
+      body.append(el('tr', {}, el('td', {text: n + (n === cl.node ? ' (this node)' : '')}),
+        el('td', {text: shards.length ? shards.join(', ') : '\u2014'})));
+    });
+    const unserved = cl.shards.filter((s) => !s.node).map((s) => s.shard);
+    if (unserved.length) {
+      body.append(el('tr', {}, el('td', {class: 'muted', text: 'moving'}), el('td', {text: unserved.join(', ')})));
+    }
+    table.append(body);
+    return el('div', {class: 'card', id: 'cluster-card'}, el('h2', {text: 'Cluster'}),
+      el('p', {class: 'muted', text: cl.liveNodes.length + ' live nodes, ' + cl.shardCount + ' shards'}), table);
+  }
+
+  // Cluster mode: where an entity's partitions are served ("shard 3 on node-b").
+  function placement(entity) {
+    const cl = state.cluster;
+    if (!cl || !cl.clustered || !entity.shards) return null;
+    const where = entity.shards.map((k, i) => {
+      const s = cl.shards.find((x) => x.shard === k);
+      return (entity.shards.length > 1 ? 'partition ' + i + ': ' : '') + 'shard ' + k + ' on '
+        + (s && s.node ? s.node : 'no node (moving)');
+    });
+    return el('p', {class: 'muted', id: 'entity-placement', text: where.join(' \u00b7 ')});
   }
 
   function updateHeaderCounts() {
@@ -324,6 +357,9 @@
         el('button', {type: 'button', class: 'danger', id: 'delete-entity', onclick: deleteEntity},
           'Delete ' + kindLabel.toLowerCase())));
     c.append(header, el('div', {id: 'entity-counts'}, countsTable(entity.counts, sel.kind)));
+    const owner = placement(sel.kind === 'subscription'
+      ? findEntity({kind: 'topic', path: sel.topic}) || entity : entity);
+    if (owner) c.append(owner);
 
     const tabs = sel.kind === 'topic'
       ? [['scheduled', 'Scheduled'], ['send', 'Send'], ['subscriptions', 'Subscriptions']]

@@ -146,12 +146,13 @@ public final class Broker implements AutoCloseable {
             TopologyApplier.apply(engine, topology);
             CbsAuthorizer authorizer = authorizer(options);
             Engine managed = engine;
+            ClusterNode clusterView = cluster;
             NamespaceOps ops = new NamespaceOps(managed, () -> TopologyApplier.apply(managed, topology));
             http.mount(router -> {
                 OpsApi.mount(router, metrics, ops, authorizer.validator(), Clock.system());
                 RestApi.mount(router, managed, authorizer.validator(), Clock.system());
                 AdminApi.mount(router, managed, authorizer.validator(), Clock.system());
-                ConsoleApi.mount(router, managed, authorizer.validator(), Clock.system());
+                ConsoleApi.mount(router, managed, authorizer.validator(), Clock.system(), clusterView);
             });
             AmqpServer amqp = AmqpServer.start(vertx, engine, Clock.system(), authorizer, amqpOptions);
             metrics.bindAmqp(amqp.stats(), amqp::connectionCount);

@@ -58,6 +58,17 @@ public final class ConsoleApi {
      * @param validator checks log-ins and {@code Authorization} headers ({@link SasValidator#acceptAll()} opens it)
      */
     public static void mount(Router router, Engine engine, SasValidator validator, Clock clock) {
+        mount(router, engine, validator, clock, null);
+    }
+
+    /**
+     * Mounts the console of a cluster node: as {@link #mount(Router, Engine, SasValidator, Clock)}, and
+     * {@code GET /console/api/cluster} shows the nodes and who serves which shard.
+     *
+     * @param cluster the cluster as this node sees it, or null for a single broker
+     */
+    public static void mount(Router router, Engine engine, SasValidator validator, Clock clock,
+                             ClusterView cluster) {
         HttpGuard guard = HttpGuard.of(router, clock);
         ConsoleApi api = new ConsoleApi(engine, validator, clock, guard);
         guard.errorFormat(API + "/", (ctx, status, message) -> api.writeError(ctx, status,
@@ -94,6 +105,7 @@ public final class ConsoleApi {
             return out;
         }));
         router.get(API + "/namespace").handler(ctx -> api.authorized(ctx, api.service::namespace));
+        router.get(API + "/cluster").handler(ctx -> api.authorized(ctx, () -> api.service.cluster(cluster)));
         router.get(API + "/messages").handler(ctx -> api.authorized(ctx, () -> api.service.browse(
                 ctx.request().getParam("entity"), ctx.request().getParam("subQueue"),
                 number(ctx.request().getParam("from"), 0), (int) number(ctx.request().getParam("max"), 50))));

@@ -84,6 +84,7 @@ final class ConsoleService {
             n.put("requiresSession", p.requiresSession());
             n.put("maxDeliveryCount", p.maxDeliveryCount());
             n.put("partitioned", p.enablePartitioning());
+            putShards(n, q.partitions());
             putCounts(n, p.name());
         }
         ArrayNode topics = out.putArray("topics");
@@ -96,6 +97,7 @@ final class ConsoleService {
             n.put("path", p.name());
             n.put("status", p.status().serviceName());
             n.put("partitioned", p.enablePartitioning());
+            putShards(n, t.partitions());
             putCounts(n, p.name());
             ArrayNode subs = n.putArray("subscriptions");
             List<SubscriptionEntity> ss = new ArrayList<>(t.subscriptions());
@@ -116,6 +118,39 @@ final class ConsoleService {
                     rn.put("filter", describe(r.filter()));
                     rn.put("action", r.sqlAction());
                 }
+            }
+        }
+        return out;
+    }
+
+    /** The shard of each partition (a cluster serves an entity's partitions where their shards are served). */
+    private static void putShards(ObjectNode n, io.buslane.engine.namespace.PartitionRef[] partitions) {
+        ArrayNode shards = n.putArray("shards");
+        for (io.buslane.engine.namespace.PartitionRef ref : partitions) {
+            shards.add(ref.shard().index());
+        }
+    }
+
+    /** The cluster as this node sees it; {@code {"clustered":false}} for a single broker. */
+    ObjectNode cluster(ClusterView view) {
+        ObjectNode out = json.createObjectNode();
+        out.put("clustered", view != null);
+        out.put("shardCount", engine.shardCount());
+        if (view == null) {
+            return out;
+        }
+        out.put("node", view.node());
+        ArrayNode live = out.putArray("liveNodes");
+        view.liveNodes().forEach(live::add);
+        ArrayNode shards = out.putArray("shards");
+        java.util.Map<Integer, String> owners = view.shardOwners();
+        for (int k = 0; k < engine.shardCount(); k++) {
+            ObjectNode s = shards.addObject();
+            s.put("shard", k);
+            if (owners.get(k) != null) {
+                s.put("node", owners.get(k));
+            } else {
+                s.putNull("node");
             }
         }
         return out;

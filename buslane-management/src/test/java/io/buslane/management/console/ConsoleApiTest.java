@@ -498,4 +498,36 @@ class ConsoleApiTest {
         assertThat(counts("p").get("active").asLong()).isZero();
         assertThat(server.post("/console/api/purge", "{\"entity\":\"nope\"}").statusCode()).isEqualTo(404);
     }
+
+    @Test
+    void aClusterNodesConsoleShowsTheLiveNodesAndWhoServesEachShard() throws Exception {
+        login();
+        assertThat(server.getOk("/console/api/cluster").get("clustered").asBoolean()).isFalse();
+        ClusterView view = new ClusterView() {
+            @Override
+            public String node() {
+                return "node-a";
+            }
+
+            @Override
+            public java.util.List<String> liveNodes() {
+                return java.util.List.of("node-a", "node-b");
+            }
+
+            @Override
+            public java.util.Map<Integer, String> shardOwners() {
+                return java.util.Map.of(0, "node-b");
+            }
+        };
+        try (ConsoleTestServer clustered = new ConsoleTestServer(SasValidator.acceptAll(), view)) {
+            JsonNode c = clustered.getOk("/console/api/cluster");
+            assertThat(c.get("clustered").asBoolean()).isTrue();
+            assertThat(c.get("node").asText()).isEqualTo("node-a");
+            assertThat(c.get("liveNodes").toString()).isEqualTo("[\"node-a\",\"node-b\"]");
+            assertThat(c.get("shards").toString()).isEqualTo("[{\"shard\":0,\"node\":\"node-b\"}]");
+            clustered.ok("/console/api/entities/create", "{\"kind\":\"queue\",\"name\":\"placed\"}");
+            JsonNode ns = clustered.getOk("/console/api/namespace");
+            assertThat(ns.get("queues").get(0).get("shards").toString()).isEqualTo("[0]");
+        }
+    }
 }

@@ -40,13 +40,17 @@ final class ConsoleTestServer implements AutoCloseable {
     String authorization;
 
     ConsoleTestServer(SasValidator validator) throws Exception {
+        this(validator, null);
+    }
+
+    ConsoleTestServer(SasValidator validator, ClusterView cluster) throws Exception {
         engine = Engine.start(new EngineConfig(Clock.system(), Storage.of(new InMemoryJournalFactory()), 1,
                 ThreadingMode.DEDICATED));
         vertx = Vertx.vertx();
         Router router = Router.router(vertx);
         router.get("/health").handler(ctx -> ctx.response().end("ok"));
         AdminApi.mount(router, engine, validator, Clock.system());
-        ConsoleApi.mount(router, engine, validator, Clock.system());
+        ConsoleApi.mount(router, engine, validator, Clock.system(), cluster);
         server = vertx.createHttpServer().requestHandler(router).listen(0, "127.0.0.1").toCompletionStage()
                 .toCompletableFuture().get(10, TimeUnit.SECONDS);
     }

@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
  * tenth of a lease, applies the namespace changes other nodes made and runs one round of the {@link ShardController}
  * (heartbeat, placement, taking and giving up shards). Closing it gives every shard back at once.
  */
-public final class ClusterNode implements AutoCloseable {
+public final class ClusterNode implements AutoCloseable, io.buslane.management.console.ClusterView {
 
     private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
 
@@ -133,7 +133,29 @@ public final class ClusterNode implements AutoCloseable {
         return nodeId;
     }
 
+    @Override
+    public String node() {
+        return nodeId;
+    }
+
+    /** Who serves which shard, from the leases in the database (empty when it does not answer). */
+    @Override
+    public Map<Integer, String> shardOwners() {
+        Map<Integer, String> out = new HashMap<>();
+        try {
+            for (PostgresMembership.Lease l : membership.leases().values()) {
+                if (l.live() && l.owner() != null && l.journal().startsWith("shard-")) {
+                    out.put(Integer.parseInt(l.journal().substring("shard-".length())), l.owner());
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.debug("Could not read the shard owners: {}", e.toString());
+        }
+        return out;
+    }
+
     /** The live nodes as of the last round. */
+    @Override
     public List<String> liveNodes() {
         return controller.liveNodes();
     }
