@@ -145,6 +145,7 @@ public final class Broker implements AutoCloseable {
             metrics.bindEngine(engine);
             TopologyApplier.apply(engine, topology);
             CbsAuthorizer authorizer = authorizer(options);
+            authorizer.validator().entityRules(new EntitySasRules(engine));
             Engine managed = engine;
             ClusterNode clusterView = cluster;
             NamespaceOps ops = new NamespaceOps(managed, () -> TopologyApplier.apply(managed, topology));

@@ -5,6 +5,7 @@ import io.buslane.engine.namespace.QueueEntity;
 import io.buslane.engine.namespace.SubscriptionEntity;
 import io.buslane.engine.namespace.TopicEntity;
 import io.buslane.engine.entity.QueueProperties;
+import io.buslane.engine.entity.TopicProperties;
 import io.buslane.engine.entity.RuleProperties;
 import io.buslane.server.config.SubscriptionDefinition;
 import io.buslane.server.config.TopicDefinition;
@@ -32,8 +33,11 @@ final class TopologyApplier {
         engine.refreshNamespace(); // cluster mode: what the other nodes created already
         int created = 0;
         int updated = 0;
-        for (QueueProperties q : topology.queues()) {
-            QueueEntity existing = engine.queue(q.name());
+        for (QueueProperties configured : topology.queues()) {
+            QueueEntity existing = engine.queue(configured.name());
+            // Config.json has no authorization rules: those set through the admin API stay
+            QueueProperties q = existing == null ? configured
+                    : configured.toBuilder().authorizationRules(existing.properties().authorizationRules()).build();
             if (existing == null) {
                 created += createdNow(engine.createQueue(q));
             } else if (!existing.properties().equals(q)) {
@@ -45,9 +49,13 @@ final class TopologyApplier {
             TopicEntity existing = engine.topic(t.topic().name());
             if (existing == null) {
                 created += createdNow(engine.createTopic(t.topic()));
-            } else if (!existing.properties().equals(t.topic())) {
-                join(engine.updateTopic(t.topic()));
-                updated++;
+            } else {
+                TopicProperties p = t.topic().toBuilder()
+                        .authorizationRules(existing.properties().authorizationRules()).build();
+                if (!existing.properties().equals(p)) {
+                    join(engine.updateTopic(p));
+                    updated++;
+                }
             }
             TopicEntity topic = engine.topic(t.topic().name());
             for (SubscriptionDefinition s : t.subscriptions()) {

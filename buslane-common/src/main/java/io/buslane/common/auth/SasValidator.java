@@ -34,6 +34,17 @@ public final class SasValidator {
     private final AuthMode mode;
     private final List<SasRule> rules;
     private final Map<String, SasRule> rulesByKeyName;
+    private volatile EntityRules entityRules = (entity, keyName) -> List.of();
+
+    /**
+     * The shared access rules of queues and topics (entity-level rules): the rules with key name {@code keyName}
+     * on the entity {@code entityName} (the first segment of a token's resource path, lower-cased), one
+     * {@link SasRule} per key (primary, secondary); empty when there is none.
+     */
+    @FunctionalInterface
+    public interface EntityRules {
+        List<SasRule> find(String entityName, String keyName);
+    }
 
     /**
      * A validating ({@link AuthMode#VALIDATE}) validator.
@@ -72,6 +83,15 @@ public final class SasValidator {
         return new SasValidator(AuthMode.ACCEPT_ALL, List.of());
     }
 
+    /**
+     * Lets tokens signed with an entity's own rules in: such a token grants the rule's rights on that entity only
+     * (its scope is the token's resource, which must lie within the entity). A namespace rule of the same name
+     * takes precedence. Set once, when the namespace is up.
+     */
+    public void entityRules(EntityRules rules) {
+        this.entityRules = Objects.requireNonNull(rules, "rules");
+    }
+
     public AuthMode mode() {
         return mode;
     }
@@ -94,12 +114,10 @@ public final class SasValidator {
         }
         SasToken sas = SasToken.parse(token);
         SasRule rule = rulesByKeyName.get(fold(sas.keyName()));
-        if (rule == null) {
-            throw new AuthException("Unknown key name '" + sas.keyName() + "'.");
-        }
-        byte[] expected = sign(sas.stringToSign(), rule.key()).getBytes(StandardCharsets.US_ASCII);
         byte[] presented = sas.signature().getBytes(StandardCharsets.UTF_8);
-        if (!MessageDigest.isEqual(expected, presented)) {
+        if (rule == null) {
+            rule = entityRule(sas, presented);
+        } else if (!signedWith(sas, rule.key(), presented)) {
             throw new AuthException("InvalidSignature: The token has an invalid signature.");
         }
         long expiresAtMs = sas.expiresAtMs();
@@ -107,6 +125,29 @@ public final class SasValidator {
             throw new AuthException("ExpiredToken: The token has expired.");
         }
         return new Grant(rule.keyName(), rule.rights(), Audience.normalize(sas.resource()), expiresAtMs);
+    }
+
+    private static boolean signedWith(SasToken sas, String key, byte[] presented) {
+        byte[] expected = sign(sas.stringToSign(), key).getBytes(StandardCharsets.US_ASCII);
+        return MessageDigest.isEqual(expected, presented);
+    }
+
+    /** The entity-level rule that signed the token (either of its keys), for a token whose resource is an entity. */
+    private SasRule entityRule(SasToken sas, byte[] presented) {
+        Audience resource = Audience.parse(sas.resource());
+        List<SasRule> candidates = resource.isNamespace() ? List.of()
+                : entityRules.find(resource.path().split("/", 2)[0], sas.keyName());
+        if (candidates.isEmpty()) {
+            throw new AuthException("Unknown key name '" + sas.keyName() + "'.");
+        }
+        boolean signed = false;
+        for (SasRule candidate : candidates) {
+            signed |= signedWith(sas, candidate.key(), presented); // every key is checked: no early exit
+        }
+        if (!signed) {
+            throw new AuthException("InvalidSignature: The token has an invalid signature.");
+        }
+        return candidates.get(0);
     }
 
     /**

@@ -270,4 +270,31 @@ class SasValidatorTest {
         }
         assertThat(insecure.authenticate("any", "thing")).isPresent();
     }
+
+    @Test
+    void aTokenSignedWithAnEntitysOwnRuleGrantsItsRightsOnThatEntityOnly() {
+        SasValidator v = SasValidator.emulatorDefault();
+        v.entityRules((entity, keyName) -> entity.equals("orders") && keyName.equals("sender")
+                ? List.of(new SasRule("sender", "primary-key", Set.of(Right.SEND)),
+                        new SasRule("sender", "secondary-key", Set.of(Right.SEND)))
+                : List.of());
+        for (String key : List.of("primary-key", "secondary-key")) {
+            Grant g = v.validate(SdkTokens.java("sb://ns.example/Orders", "sender", key, SE), NOW_MS);
+            assertThat(g.has(Right.SEND)).isTrue();
+            assertThat(g.has(Right.LISTEN)).isFalse();
+            assertThat(g.covers("orders")).isTrue();
+            assertThat(g.covers("orders/$deadletterqueue")).isTrue();
+            assertThat(g.covers("invoices")).isFalse();
+        }
+        // the rule belongs to "orders": a token for the namespace or another entity is not signed by any rule
+        assertThatThrownBy(() -> v.validate(SdkTokens.java("sb://ns.example/", "sender", "primary-key", SE),
+                NOW_MS)).isInstanceOf(AuthException.class).hasMessageContaining("Unknown key name");
+        assertThatThrownBy(() -> v.validate(SdkTokens.java("sb://ns.example/invoices", "sender", "primary-key", SE),
+                NOW_MS)).isInstanceOf(AuthException.class).hasMessageContaining("Unknown key name");
+        assertThatThrownBy(() -> v.validate(SdkTokens.java("sb://ns.example/orders", "sender", "wrong", SE),
+                NOW_MS)).isInstanceOf(AuthException.class).hasMessageContaining("InvalidSignature");
+        // a namespace rule of the same name wins
+        assertThat(v.validate(SdkTokens.java("sb://ns.example/orders", KEY_NAME, KEY, SE), NOW_MS)
+                .has(Right.MANAGE)).isTrue();
+    }
 }

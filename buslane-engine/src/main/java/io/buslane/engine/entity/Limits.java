@@ -41,6 +41,8 @@ public final class Limits {
     public static final int MAX_SESSION_ID_LENGTH = 128;
     public static final int MAX_MESSAGE_ID_LENGTH = 128;
     public static final int MAX_SUBSCRIPTIONS_PER_TOPIC = 2000;
+    /** Shared access authorization rules on one queue or topic (the service's quota). */
+    public static final int MAX_AUTHORIZATION_RULES = 12;
 
     private Limits() {
     }

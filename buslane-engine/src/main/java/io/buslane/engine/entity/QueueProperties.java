@@ -23,9 +23,11 @@ public record QueueProperties(
         Duration autoDeleteOnIdle,
         boolean enableBatchedOperations,
         String userMetadata,
-        int maxMessageSizeInKilobytes) {
+        int maxMessageSizeInKilobytes,
+        java.util.List<AuthorizationRule> authorizationRules) {
 
     public QueueProperties {
+        authorizationRules = AuthorizationRule.checkList(authorizationRules);
         EntityNames.requireValidPath(name);
         Limits.requireRange("LockDuration", lockDuration, Limits.MIN_LOCK_DURATION, Limits.MAX_LOCK_DURATION);
         if (maxDeliveryCount < 1) {
@@ -68,6 +70,7 @@ public record QueueProperties(
         b.enableBatchedOperations = enableBatchedOperations;
         b.userMetadata = userMetadata;
         b.maxMessageSizeInKilobytes = maxMessageSizeInKilobytes;
+        b.authorizationRules = authorizationRules;
         return b;
     }
 
@@ -94,6 +97,7 @@ public record QueueProperties(
         private boolean enableBatchedOperations = true;
         private String userMetadata;
         private int maxMessageSizeInKilobytes = Limits.DEFAULT_MAX_MESSAGE_SIZE_KB;
+        private java.util.List<AuthorizationRule> authorizationRules = java.util.List.of();
 
         private Builder(String name) {
             this.name = name;
@@ -118,13 +122,15 @@ public record QueueProperties(
         public Builder enableBatchedOperations(boolean v) { this.enableBatchedOperations = v; return this; }
         public Builder userMetadata(String v) { this.userMetadata = v; return this; }
         public Builder maxMessageSizeInKilobytes(int v) { this.maxMessageSizeInKilobytes = v; return this; }
+        public Builder authorizationRules(java.util.List<AuthorizationRule> v) {
+            this.authorizationRules = v; return this; }
 
         public QueueProperties build() {
             return new QueueProperties(name, lockDuration, maxDeliveryCount, requiresSession,
                     defaultMessageTimeToLive, deadLetteringOnMessageExpiration, requiresDuplicateDetection,
                     duplicateDetectionHistoryTimeWindow, enablePartitioning, forwardTo,
                     forwardDeadLetteredMessagesTo, maxSizeInMegabytes, status, autoDeleteOnIdle,
-                    enableBatchedOperations, userMetadata, maxMessageSizeInKilobytes);
+                    enableBatchedOperations, userMetadata, maxMessageSizeInKilobytes, authorizationRules);
         }
     }
 }

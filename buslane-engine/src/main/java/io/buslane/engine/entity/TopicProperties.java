@@ -16,9 +16,11 @@ public record TopicProperties(
         boolean supportOrdering,
         boolean enableBatchedOperations,
         String userMetadata,
-        int maxMessageSizeInKilobytes) {
+        int maxMessageSizeInKilobytes,
+        java.util.List<AuthorizationRule> authorizationRules) {
 
     public TopicProperties {
+        authorizationRules = AuthorizationRule.checkList(authorizationRules);
         EntityNames.requireValidPath(name);
         Limits.requireRange("DefaultMessageTimeToLive", defaultMessageTimeToLive, Limits.MIN_TTL,
                 Limits.MAX_DURATION);
@@ -47,6 +49,7 @@ public record TopicProperties(
         b.enableBatchedOperations = enableBatchedOperations;
         b.userMetadata = userMetadata;
         b.maxMessageSizeInKilobytes = maxMessageSizeInKilobytes;
+        b.authorizationRules = authorizationRules;
         return b;
     }
 
@@ -64,6 +67,7 @@ public record TopicProperties(
         private boolean enableBatchedOperations = true;
         private String userMetadata;
         private int maxMessageSizeInKilobytes = Limits.DEFAULT_MAX_MESSAGE_SIZE_KB;
+        private java.util.List<AuthorizationRule> authorizationRules = java.util.List.of();
 
         private Builder(String name) {
             this.name = name;
@@ -82,12 +86,14 @@ public record TopicProperties(
         public Builder enableBatchedOperations(boolean v) { this.enableBatchedOperations = v; return this; }
         public Builder userMetadata(String v) { this.userMetadata = v; return this; }
         public Builder maxMessageSizeInKilobytes(int v) { this.maxMessageSizeInKilobytes = v; return this; }
+        public Builder authorizationRules(java.util.List<AuthorizationRule> v) {
+            this.authorizationRules = v; return this; }
 
         public TopicProperties build() {
             return new TopicProperties(name, defaultMessageTimeToLive, requiresDuplicateDetection,
                     duplicateDetectionHistoryTimeWindow, enablePartitioning, maxSizeInMegabytes, status,
                     autoDeleteOnIdle, supportOrdering, enableBatchedOperations, userMetadata,
-                    maxMessageSizeInKilobytes);
+                    maxMessageSizeInKilobytes, authorizationRules);
         }
     }
 }

@@ -1,5 +1,7 @@
 package io.buslane.engine.persist;
 
+import io.buslane.common.auth.Right;
+import io.buslane.engine.entity.AuthorizationRule;
 import io.buslane.engine.entity.EntityStatus;
 import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.entity.RuleProperties;
@@ -7,6 +9,10 @@ import io.buslane.engine.entity.SubscriptionProperties;
 import io.buslane.engine.entity.TopicProperties;
 
 import java.time.Duration;
+import java.util.Set;
+import java.util.List;
+import java.util.EnumSet;
+import java.util.ArrayList;
 
 /**
  * Stateless and thread-safe. Encodes entity descriptions (queues, topics, subscriptions, rules) for the journal;
@@ -66,6 +72,7 @@ public final class EntityCodec {
         w.writeBoolean(q.enableBatchedOperations());
         w.writeString(q.userMetadata());
         w.writeSignedVarInt(q.maxMessageSizeInKilobytes());
+        writeAuthorizationRules(w, q.authorizationRules());
     }
 
     public static QueueProperties readQueue(RecordReader r) {
@@ -87,7 +94,59 @@ public final class EntityCodec {
         b.enableBatchedOperations(r.readBoolean());
         b.userMetadata(r.readString());
         b.maxMessageSizeInKilobytes(r.readSignedVarInt());
+        b.authorizationRules(readAuthorizationRules(r));
         return b.build();
+    }
+
+    /** Appended after the first format's last field: a description written before has none (nothing follows). */
+    private static void writeAuthorizationRules(RecordWriter w, List<AuthorizationRule> rules) {
+        w.writeVarInt(rules.size());
+        for (AuthorizationRule a : rules) {
+            w.writeString(a.keyName());
+            w.writeString(a.primaryKey());
+            w.writeString(a.secondaryKey());
+            int mask = 0;
+            for (Right right : a.rights()) {
+                mask |= rightBit(right);
+            }
+            w.writeByte(mask);
+            w.writeString(a.claimType());
+            w.writeString(a.claimValue());
+            w.writeLong(a.createdAtMs());
+            w.writeLong(a.modifiedAtMs());
+        }
+    }
+
+    /** A right's bit in the stored mask: Manage 1, Send 2, Listen 4 (fixed, whatever the enum's order). */
+    private static int rightBit(Right right) {
+        return switch (right) {
+            case MANAGE -> 1;
+            case SEND -> 2;
+            case LISTEN -> 4;
+        };
+    }
+
+    private static List<AuthorizationRule> readAuthorizationRules(RecordReader r) {
+        if (!r.hasRemaining()) {
+            return List.of();
+        }
+        int n = r.readVarInt();
+        List<AuthorizationRule> rules = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            String keyName = r.readString();
+            String primary = r.readString();
+            String secondary = r.readString();
+            int mask = r.readUnsignedByte();
+            Set<Right> rights = EnumSet.noneOf(Right.class);
+            for (Right right : Right.values()) {
+                if ((mask & rightBit(right)) != 0) {
+                    rights.add(right);
+                }
+            }
+            rules.add(new AuthorizationRule(keyName, primary, secondary, rights, r.readString(), r.readString(),
+                    r.readLong(), r.readLong()));
+        }
+        return rules;
     }
 
     public static void writeTopic(RecordWriter w, TopicProperties t) {
@@ -104,6 +163,7 @@ public final class EntityCodec {
         w.writeBoolean(t.enableBatchedOperations());
         w.writeString(t.userMetadata());
         w.writeSignedVarInt(t.maxMessageSizeInKilobytes());
+        writeAuthorizationRules(w, t.authorizationRules());
     }
 
     public static TopicProperties readTopic(RecordReader r) {
@@ -120,6 +180,7 @@ public final class EntityCodec {
         b.enableBatchedOperations(r.readBoolean());
         b.userMetadata(r.readString());
         b.maxMessageSizeInKilobytes(r.readSignedVarInt());
+        b.authorizationRules(readAuthorizationRules(r));
         return b.build();
     }
 

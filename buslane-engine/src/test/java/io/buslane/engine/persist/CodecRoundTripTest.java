@@ -526,8 +526,31 @@ class CodecRoundTripTest {
                 .enableBatchedOperations(false)
                 .userMetadata("metadata ✓")
                 .maxMessageSizeInKilobytes(102_400)
+                .authorizationRules(java.util.List.of(
+                        new io.buslane.engine.entity.AuthorizationRule("sender", "primary=", "secondary=",
+                                java.util.Set.of(io.buslane.common.auth.Right.SEND), null, null, 1_000, 2_000),
+                        new io.buslane.engine.entity.AuthorizationRule("admin", "p2", null,
+                                java.util.Set.of(io.buslane.common.auth.Right.MANAGE,
+                                        io.buslane.common.auth.Right.LISTEN), "SharedAccessKey", "None", 3, 4)))
                 .build();
         assertThat(roundTripQueue(q)).isEqualTo(q);
+    }
+
+    @Test
+    void descriptionsWrittenBeforeAuthorizationRulesReadWithNone() {
+        QueueProperties q = QueueProperties.builder("old").build();
+        RecordWriter w = new RecordWriter();
+        EntityCodec.writeQueue(w, q);
+        byte[] bytes = w.toByteArray();
+        // the first format ended after MaxMessageSizeInKilobytes: drop the appended rule count (one byte: 0)
+        byte[] firstFormat = java.util.Arrays.copyOf(bytes, bytes.length - 1);
+        assertThat(EntityCodec.readQueue(new RecordReader(firstFormat))).isEqualTo(q);
+        TopicProperties t = TopicProperties.builder("old-topic").build();
+        w.reset();
+        EntityCodec.writeTopic(w, t);
+        byte[] topicBytes = w.toByteArray();
+        assertThat(EntityCodec.readTopic(new RecordReader(java.util.Arrays.copyOf(topicBytes,
+                topicBytes.length - 1)))).isEqualTo(t);
     }
 
     @Test

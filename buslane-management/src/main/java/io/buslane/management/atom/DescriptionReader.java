@@ -12,7 +12,8 @@ import java.util.List;
 /**
  * Queue, topic and subscription descriptions to engine properties. Elements that are absent keep the base value:
  * the cloud's defaults on create, the current description on update. Read-only and unsupported elements
- * ({@code CreatedAt}, {@code CountDetails}, {@code AuthorizationRules}, {@code EnableExpress}, ...) are ignored.
+ * ({@code CreatedAt}, {@code CountDetails}, {@code EnableExpress}, ...) are ignored; {@code AuthorizationRules}
+ * always replaces the entity's rules (absent: none, as the SDKs omit the element for an empty list).
  */
 final class DescriptionReader {
 
@@ -40,6 +41,10 @@ final class DescriptionReader {
         f.ifBoolean("EnablePartitioning", b::enablePartitioning);
         f.ifText("ForwardDeadLetteredMessagesTo", v -> b.forwardDeadLetteredMessagesTo(entityName(v)));
         f.ifInt("MaxMessageSizeInKilobytes", b::maxMessageSizeInKilobytes);
+        Element rules = AtomReader.child(d, "AuthorizationRules");
+        // a description replaces the rules: the SDKs leave the element out when there is none
+        b.authorizationRules(rules == null ? List.of()
+                : AuthorizationRulesXml.read(rules, System.currentTimeMillis()));
         return b.build();
     }
 
@@ -58,6 +63,10 @@ final class DescriptionReader {
         f.ifDuration("AutoDeleteOnIdle", b::autoDeleteOnIdle);
         f.ifBoolean("EnablePartitioning", b::enablePartitioning);
         f.ifInt("MaxMessageSizeInKilobytes", b::maxMessageSizeInKilobytes);
+        Element rules = AtomReader.child(d, "AuthorizationRules");
+        // a description replaces the rules: the SDKs leave the element out when there is none
+        b.authorizationRules(rules == null ? List.of()
+                : AuthorizationRulesXml.read(rules, System.currentTimeMillis()));
         return b.build();
     }
 

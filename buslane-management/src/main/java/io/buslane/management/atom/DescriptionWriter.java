@@ -43,7 +43,7 @@ final class DescriptionWriter {
         o.leaf("SizeInBytes", c.sizeInBytes());
         o.leaf("MessageCount", c.messageCount());
         o.leaf("IsAnonymousAccessible", false);
-        o.empty("AuthorizationRules");
+        AuthorizationRulesXml.write(o, p.authorizationRules());
         o.leaf("Status", p.status().serviceName());
         o.leaf("ForwardTo", target(p.forwardTo(), url));
         o.leaf("UserMetadata", p.userMetadata());
@@ -70,7 +70,7 @@ final class DescriptionWriter {
         o.leaf("SizeInBytes", c.sizeInBytes());
         o.leaf("FilteringMessagesBeforePublishing", false);
         o.leaf("IsAnonymousAccessible", false);
-        o.empty("AuthorizationRules");
+        AuthorizationRulesXml.write(o, p.authorizationRules());
         o.leaf("Status", p.status().serviceName());
         o.leaf("UserMetadata", p.userMetadata());
         times(o, t.createdAtMs(), t.updatedAtMs());
