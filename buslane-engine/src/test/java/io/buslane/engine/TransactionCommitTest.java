@@ -203,4 +203,96 @@ class TransactionCommitTest {
             assertThat(sink.take()).extracting(EngineHarness::text).containsExactly("b");
         }
     }
+
+    // ------------------------------------------------------------------------------------------------ send-via
+
+    /** Two queues on different shards (so that a commit applied across them could be applied in part). */
+    private static void viaAndDestinationOnDifferentShards(EngineHarness h) {
+        h.queue(QueueProperties.builder("via").lockDuration(LOCK).build());
+        for (int i = 0; i < 20; i++) {
+            h.queue("dest"); // placed by its entity id: each new queue may land elsewhere
+            if (h.engine.queue("dest").partitions()[0].shard() != h.engine.queue("via").partitions()[0].shard()) {
+                return;
+            }
+            h.await(h.engine.deleteQueue("dest"));
+        }
+        throw new AssertionError("no two queues on different shards");
+    }
+
+    @Test
+    void aMessageSentViaAQueueIsParkedThereAtCommitAndForwardedOnceEvenAcrossACrash() {
+        try (EngineHarness h = new EngineHarness()) {
+            viaAndDestinationOnDifferentShards(h);
+            h.send("via", text("in"));
+            EngineHarness.Sink sink = h.sink();
+            h.receiver("via", ReceiveMode.PEEK_LOCK, sink, 1);
+            ReceivedMessage m = sink.take().get(0);
+            TransactionalBatch batch = new TransactionalBatch()
+                    .addSettlement(settle("via", m, TransactionalBatch.SettleKind.COMPLETE))
+                    .addSend("dest", List.of(text("out")), "via");
+            java.util.concurrent.CompletableFuture<Void> commit = h.engine.commit(batch);
+            // one cycle per shard: the via queue's shard applies and stores the whole commit (settlement and parked
+            // message together); its forward reaches the destination's shard only if that shard runs after it
+            h.engine.doWork();
+            assertThat(commit).isCompleted();
+            h.restart(); // what the destination's shard had not stored yet is lost; the parked message is not
+            RuntimeCounts via = h.await(h.engine.counts("via"));
+            assertThat(via.activeMessageCount()).isZero();
+            assertThat(via.transferMessageCount()).isZero();
+            EngineHarness.Sink out = h.sink();
+            h.receiver("dest", ReceiveMode.RECEIVE_AND_DELETE, out, 10);
+            assertThat(out.take()).extracting(EngineHarness::text).containsExactly("out");
+        }
+    }
+
+    @Test
+    void aParkedMessageTheDestinationRefusesForGoodGoesToTheViaQueuesTransferDeadLetterQueue() {
+        try (EngineHarness h = new EngineHarness()) {
+            viaAndDestinationOnDifferentShards(h);
+            TransactionalBatch batch = new TransactionalBatch().addSend("dest", List.of(text("lost")), "via");
+            java.util.concurrent.CompletableFuture<Void> commit = h.engine.commit(batch);
+            h.engine.deleteQueue("dest"); // before the parked message is forwarded
+            h.await(commit);
+            RuntimeCounts via = h.await(h.engine.counts("via"));
+            assertThat(via.transferMessageCount()).isZero();
+            assertThat(via.transferDeadLetterMessageCount()).isEqualTo(1);
+            EngineHarness.Sink dlq = h.sink();
+            h.receiver("via/$Transfer/$DeadLetterQueue", ReceiveMode.RECEIVE_AND_DELETE, dlq, 1);
+            ReceivedMessage dead = dlq.take().get(0);
+            assertThat(EngineHarness.text(dead)).isEqualTo("lost");
+            assertThat(dead.message().applicationProperties()).containsKey("DeadLetterReason");
+        }
+    }
+
+    @Test
+    void aTransactionOnAPartitionedQueueStaysInOnePartition() {
+        try (EngineHarness h = new EngineHarness(4)) {
+            h.queue(QueueProperties.builder("p").enablePartitioning(true).build());
+            // no partition key: refused, as the service refuses it
+            assertThatThrownBy(() -> h.await(h.engine.commit(new TransactionalBatch().addSend("p",
+                    List.of(text("unkeyed"))))))
+                    .isInstanceOf(BrokerException.class)
+                    .satisfies(e -> assertThat(((BrokerException) e).kind()).isEqualTo(ErrorKind.INVALID_OPERATION));
+            // two keys that land in different partitions: refused, nothing applied
+            String other = null;
+            for (int i = 0; other == null; i++) {
+                if (io.buslane.engine.routing.PartitionDirectory.stableHash("k" + i) % 16
+                        != io.buslane.engine.routing.PartitionDirectory.stableHash("a") % 16) {
+                    other = "k" + i;
+                }
+            }
+            String second = other;
+            assertThatThrownBy(() -> h.await(h.engine.commit(new TransactionalBatch().addSend("p", List.of(
+                    text("1").toBuilder().partitionKey("a").build(),
+                    text("2").toBuilder().partitionKey(second).build())))))
+                    .isInstanceOf(BrokerException.class)
+                    .hasMessageContaining("one partition");
+            assertThat(h.await(h.engine.counts("p")).activeMessageCount()).isZero();
+            // one key: applied
+            h.await(h.engine.commit(new TransactionalBatch().addSend("p", List.of(
+                    text("1").toBuilder().partitionKey("a").build(),
+                    text("2").toBuilder().partitionKey("a").build()))));
+            assertThat(h.await(h.engine.counts("p")).activeMessageCount()).isEqualTo(2);
+        }
+    }
 }

@@ -706,6 +706,22 @@ public final class Partition {
         ctx.afterSync(() -> forwardNow(t));
     }
 
+    /**
+     * Parks messages sent through this queue to {@code destination} under a transaction (send-via), as the service
+     * keeps them in the via entity's transfer queue: each is journalled as a transfer (counted as a transfer
+     * message here), forwarded once durable with an idempotent transfer key, and moved to this queue's transfer
+     * dead-letter queue if the destination refuses it for good.
+     */
+    public void sendVia(String destination, List<Message> messages, long nowMs) {
+        for (Message m : messages) {
+            Transfer t = new Transfer(ctx.log().nextRecordId(), -1, nowMs, false, m, queue, destination);
+            ctx.log().transferAdded(this, t);
+            addTransfer(t);
+            ctx.afterSync(() -> forwardNow(t));
+        }
+        ctx.markDirty(this);
+    }
+
     private void addTransfer(Transfer t) {
         transfers.put(t.recordId, t);
         t.owner.transferCount++;
@@ -759,7 +775,10 @@ public final class Partition {
         if (description != null) {
             props.put(DeadLetterReasons.DEAD_LETTER_DESCRIPTION, description);
         }
-        addDirect(t.owner.transferDeadLetter, t.sequenceNumber, t.message.withApplicationProperties(props),
+        // a send-via message has no sequence number here yet: the transfer dead-letter queue gives it one
+        long seq = t.sequenceNumber >= 0 ? t.sequenceNumber : sequence.take();
+        ctx.markDirty(this);
+        addDirect(t.owner.transferDeadLetter, seq, t.message.withApplicationProperties(props),
                 t.enqueuedTimeMs, Long.MAX_VALUE);
         removeTransfer(t);
         ctx.log().transferRemoved(t);
@@ -789,12 +808,12 @@ public final class Partition {
 
     /** Restores a pending transfer from the journal; false when its owner no longer exists. */
     public boolean restoreTransfer(long ownerEntityId, long recordId, long seq, long enqueuedTimeMs,
-                                   boolean fromDeadLetter, Message m) {
+                                   boolean fromDeadLetter, Message m, String viaDestination) {
         SubQueueState owner = queue != null ? queue : subscriptionByEntityId(ownerEntityId);
         if (owner == null) {
             return false;
         }
-        addTransfer(new Transfer(recordId, seq, enqueuedTimeMs, fromDeadLetter, m, owner));
+        addTransfer(new Transfer(recordId, seq, enqueuedTimeMs, fromDeadLetter, m, owner, viaDestination));
         return true;
     }
 

@@ -25,9 +25,20 @@ public final class Transfer extends EngineTimer {
     final int sizeBytes;
     SubQueueState owner;
     boolean done;
+    /**
+     * A message sent through this entity under a transaction (send-via): the entity it goes to, fixed when it was
+     * parked here; null for auto-forwarding (the destination is the owner's ForwardTo).
+     */
+    final String viaDestination;
 
     Transfer(long recordId, long sequenceNumber, long enqueuedTimeMs, boolean fromDeadLetter, Message message,
              SubQueueState owner) {
+        this(recordId, sequenceNumber, enqueuedTimeMs, fromDeadLetter, message, owner, null);
+    }
+
+    Transfer(long recordId, long sequenceNumber, long enqueuedTimeMs, boolean fromDeadLetter, Message message,
+             SubQueueState owner, String viaDestination) {
+        this.viaDestination = viaDestination;
         this.recordId = recordId;
         this.sequenceNumber = sequenceNumber;
         this.enqueuedTimeMs = enqueuedTimeMs;
@@ -65,11 +76,25 @@ public final class Transfer extends EngineTimer {
 
     /** The entity the message goes to now, or null when forwarding was switched off meanwhile. */
     public String destination() {
+        if (viaDestination != null) {
+            return viaDestination;
+        }
         return fromDeadLetter ? owner.forwardDeadLetteredMessagesTo : owner.forwardTo;
     }
 
-    /** Identifies this transfer at the destination: source entity, partition, sub-queue and sequence number. */
+    /** The destination of a message sent through this entity (send-via), or null for auto-forwarding. */
+    public String viaDestination() {
+        return viaDestination;
+    }
+
+    /**
+     * Identifies this transfer at the destination: source entity, partition, sub-queue and sequence number (for a
+     * send-via message, which has no sequence number here, its record id).
+     */
     public String key() {
+        if (viaDestination != null) {
+            return owner.entityId + "/" + owner.partition().index + "/v/" + recordId;
+        }
         return owner.entityId + "/" + owner.partition().index + (fromDeadLetter ? "/d/" : "/m/") + sequenceNumber;
     }
 
@@ -78,6 +103,9 @@ public final class Transfer extends EngineTimer {
      * sequence number of its original point of submission (kept from the first forward on).
      */
     public Message forwardedMessage() {
+        if (viaDestination != null) {
+            return message; // sent to the destination, only through this entity: not a forward
+        }
         java.util.Map<String, Object> ann = new java.util.LinkedHashMap<>(message.annotations());
         ann.put(HOP_COUNT, hops(message) + 1);
         ann.putIfAbsent(Message.ENQUEUED_SEQUENCE_NUMBER, sequenceNumber);

@@ -207,6 +207,9 @@ public final class JournalPartitionLog implements PartitionLog {
         w.writeLong(t.sequenceNumber());
         w.writeLong(t.enqueuedTimeMs());
         MessageCodec.write(w, t.message());
+        if (t.viaDestination() != null) {
+            w.writeString(t.viaDestination()); // appended: transfers of the first format have none
+        }
         appendWritten(RecordKind.ADD, t.recordId(), RecordTypes.TRANSFER);
     }
 

@@ -292,8 +292,11 @@ public final class ShardReplayer {
         long seq = in.readLong();
         long enqueuedTimeMs = in.readLong();
         Message m = MessageCodec.read(in);
-        p.sequence().advancePast(seq);
-        if (!p.restoreTransfer(ownerEntityId, r.id(), seq, enqueuedTimeMs, fromDeadLetter, m)) {
+        String viaDestination = in.hasRemaining() ? in.readString() : null;
+        if (seq >= 0) {
+            p.sequence().advancePast(seq);
+        }
+        if (!p.restoreTransfer(ownerEntityId, r.id(), seq, enqueuedTimeMs, fromDeadLetter, m, viaDestination)) {
             orphanRecords.add(r.id());
             return;
         }

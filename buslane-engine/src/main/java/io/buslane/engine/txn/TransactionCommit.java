@@ -7,6 +7,7 @@ import io.buslane.engine.api.EngineStats;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.namespace.Namespace;
 import io.buslane.engine.namespace.PartitionRef;
+import io.buslane.engine.namespace.QueueEntity;
 import io.buslane.engine.partition.SubQueueState;
 import io.buslane.engine.receive.Source;
 import io.buslane.engine.routing.MessageIds;
@@ -28,8 +29,11 @@ import java.util.concurrent.CompletableFuture;
  * Applies a committed transaction: every staged send and settlement. Every entity, lock token and partition is
  * resolved up front; then the work of each shard runs as one shard command, so it is applied in one go and made
  * durable by one journal sync: first every settlement's lock is checked (a lost lock fails the command before
- * anything changed), then the sends, then the settlements. Work spread over several shards (partitioned entities,
- * or entities on different shards) is one command per shard: each is atomic, together they are not.
+ * anything changed), then the sends, then the settlements. As on the service, a transaction never spans partitions
+ * (see {@link #requireOnePartitionPerEntity}) and messages sent through a via queue are parked in that queue's
+ * partition (forwarded after the commit, idempotently): every commit is therefore one command on one shard, and
+ * atomic. (Settling messages of one entity while sending directly to another on a different shard is refused by
+ * the transaction's one-top-level-entity rule before it gets here.)
  */
 public final class TransactionCommit {
 
@@ -51,10 +55,23 @@ public final class TransactionCommit {
     public CompletableFuture<Void> commit(TransactionalBatch batch) {
         try {
             Map<PartitionRef, List<Message>> sends = new LinkedHashMap<>();
+            Map<PartitionRef, List<ViaSend>> viaSends = new LinkedHashMap<>();
             for (TransactionalBatch.Send send : batch.sends()) {
                 SendTarget target = router.target(send.entityPath());
                 target.requireSendable();
                 target.requireSessionIds(send.messages());
+                QueueEntity via = send.via() != null ? namespace.queue(send.via()) : null;
+                if (via != null) {
+                    // send-via: parked in the via queue's partition, forwarded after the commit
+                    PartitionRef[] viaRefs = via.partitions();
+                    for (Message m : send.messages()) {
+                        Message withId = MessageIds.withMessageId(m);
+                        viaSends.computeIfAbsent(viaRefs[viaPartition(withId, via)], k -> new ArrayList<>())
+                                .add(new ViaSend(target.name(), withId));
+                    }
+                    continue;
+                }
+                requireKeys(target, send.messages());
                 for (Map.Entry<Integer, List<Message>> e : router.route(target, send.messages()).entrySet()) {
                     sends.computeIfAbsent(target.partitions()[e.getKey()], k -> new ArrayList<>())
                             .addAll(e.getValue());
@@ -81,9 +98,16 @@ public final class TransactionCommit {
                 settles.computeIfAbsent(directory.forLockToken(source.partitions(), settle.lockToken()),
                         k -> new ArrayList<>()).add(settle);
             }
+            requireOnePartitionPerEntity(sends.keySet(), viaSends.keySet(), schedules.keySet(), settles.keySet());
             Map<Shard, List<PartitionRef>> byShard = new LinkedHashMap<>();
             for (PartitionRef ref : sends.keySet()) {
                 byShard.computeIfAbsent(ref.shard(), k -> new ArrayList<>()).add(ref);
+            }
+            for (PartitionRef ref : viaSends.keySet()) {
+                List<PartitionRef> refs = byShard.computeIfAbsent(ref.shard(), k -> new ArrayList<>());
+                if (!refs.contains(ref)) {
+                    refs.add(ref);
+                }
             }
             for (PartitionRef ref : schedules.keySet()) {
                 List<PartitionRef> refs = byShard.computeIfAbsent(ref.shard(), k -> new ArrayList<>());
@@ -102,7 +126,7 @@ public final class TransactionCommit {
                 Shard shard = e.getKey();
                 List<PartitionRef> refs = e.getValue();
                 all.add(shard.call(() -> {
-                    applyOnShard(shard.nowMs(), refs, sends, schedules, settles);
+                    applyOnShard(shard.nowMs(), refs, sends, viaSends, schedules, settles);
                     return null;
                 }));
             }
@@ -117,6 +141,7 @@ public final class TransactionCommit {
      * sequence numbers they were given), then settlements.
      */
     private static void applyOnShard(long now, List<PartitionRef> refs, Map<PartitionRef, List<Message>> sends,
+                                     Map<PartitionRef, List<ViaSend>> viaSends,
                                      Map<PartitionRef, List<TransactionalBatch.Schedule>> schedules,
                                      Map<PartitionRef, List<TransactionalBatch.Settle>> settles) {
         for (PartitionRef ref : refs) {
@@ -128,6 +153,9 @@ public final class TransactionCommit {
             List<Message> messages = sends.get(ref);
             if (messages != null) {
                 ref.partition().send(messages, now);
+            }
+            for (ViaSend v : viaSends.getOrDefault(ref, List.of())) {
+                ref.partition().sendVia(v.destination(), List.of(v.message()), now);
             }
         }
         for (PartitionRef ref : refs) {
@@ -149,6 +177,65 @@ public final class TransactionCommit {
             }
         }
     }
+
+    /** A message sent under the transaction through a via queue, to {@code destination}. */
+    private record ViaSend(String destination, Message message) {
+    }
+
+    /** The via queue's partition of a send-via message: by its ViaPartitionKey, else by its own keys. */
+    private static int viaPartition(Message m, QueueEntity via) {
+        int n = via.partitions().length;
+        if (n == 1) {
+            return 0;
+        }
+        if (m.viaPartitionKey() != null) {
+            return Math.floorMod(PartitionDirectory.stableHash(m.viaPartitionKey()), n);
+        }
+        int p = PartitionDirectory.partitionIndexFor(m, via.properties().requiresDuplicateDetection(), n, -1);
+        if (p < 0) {
+            throw new BrokerException(ErrorKind.INVALID_OPERATION, PARTITIONS_TEXT);
+        }
+        return p;
+    }
+
+    /** A message sent under a transaction to a partitioned entity needs a partition key (see above). */
+    private static void requireKeys(SendTarget target, List<Message> messages) {
+        if (!target.partitioned()) {
+            return;
+        }
+        for (Message m : messages) {
+            boolean keyed = m.sessionId() != null || m.partitionKey() != null
+                    || (target.dedup() && m.messageId() != null);
+            if (!keyed) {
+                throw new BrokerException(ErrorKind.INVALID_OPERATION, PARTITIONS_TEXT);
+            }
+        }
+    }
+
+    /**
+     * Service Bus keeps a transaction within one partition of a partitioned entity: every message sent in it needs a
+     * partition key (SessionId, PartitionKey, or MessageId with duplicate detection; ViaPartitionKey through a via
+     * queue), the same one for all, and settled messages come from that partition. So a commit is one shard's
+     * command, applied and made durable at once. A transaction that would span partitions is refused here, before
+     * anything is applied.
+     */
+    @SafeVarargs
+    private static void requireOnePartitionPerEntity(java.util.Collection<PartitionRef>... groups) {
+        Map<Long, PartitionRef> byEntity = new java.util.HashMap<>();
+        for (java.util.Collection<PartitionRef> group : groups) {
+            for (PartitionRef ref : group) {
+                PartitionRef seen = byEntity.putIfAbsent(ref.partition().entityId(), ref);
+                if (seen != null && seen != ref) {
+                    throw new BrokerException(ErrorKind.INVALID_OPERATION, PARTITIONS_TEXT);
+                }
+            }
+        }
+    }
+
+    static final String PARTITIONS_TEXT = "A transaction on a partitioned entity must stay within one partition: "
+            + "every message sent in it must carry the same partition key (SessionId, PartitionKey, or MessageId "
+            + "with duplicate detection; ViaPartitionKey when sent through a via entity), and the messages it "
+            + "settles must come from that partition.";
 
     /** Counts a committed transaction's sends and settlements once {@code f} succeeds; returns {@code f} itself. */
     private <T> CompletableFuture<T> counted(CompletableFuture<T> f, TransactionalBatch batch) {

@@ -20,10 +20,17 @@ public final class TransactionalBatch {
     /** What a staged settlement does to its locked message. */
     public enum SettleKind { COMPLETE, ABANDON, DEFER, DEAD_LETTER }
 
-    /** Messages sent to a queue or topic under the transaction. */
-    public record Send(String entityPath, List<Message> messages) {
+    /**
+     * Messages sent to a queue or topic under the transaction; {@code via} names the queue they are sent through
+     * (send-via, parked there until forwarded), or is null for a direct send.
+     */
+    public record Send(String entityPath, List<Message> messages, String via) {
         public Send {
             messages = List.copyOf(messages);
+        }
+
+        public Send(String entityPath, List<Message> messages) {
+            this(entityPath, messages, null);
         }
     }
 
@@ -45,7 +52,12 @@ public final class TransactionalBatch {
     private int messageCount;
 
     public TransactionalBatch addSend(String entityPath, List<Message> messages) {
-        sends.add(new Send(entityPath, messages));
+        return addSend(entityPath, messages, null);
+    }
+
+    /** Messages sent to {@code entityPath} through the queue {@code via} (send-via), or directly when null. */
+    public TransactionalBatch addSend(String entityPath, List<Message> messages, String via) {
+        sends.add(new Send(entityPath, messages, via));
         messageCount += messages.size();
         return this;
     }

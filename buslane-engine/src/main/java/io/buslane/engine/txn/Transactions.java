@@ -210,7 +210,8 @@ public final class Transactions {
         } catch (TransactionFailure f) {
             throw doom(t, f);
         }
-        t.batch.addSend(destination, messages);
+        boolean through = via != null && !topLevel(via).equals(topLevel(destination));
+        t.batch.addSend(destination, messages, through ? topLevelName(via) : null);
     }
 
     /** Stages a settlement under a transaction; the message stays locked until the commit. */
