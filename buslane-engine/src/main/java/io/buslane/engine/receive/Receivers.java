@@ -52,6 +52,21 @@ public final class Receivers {
         source(address).requireReceivable();
     }
 
+    /**
+     * Cluster mode: a receiver gets messages from the partitions this node serves; one on an entity none of whose
+     * partitions is served here would never get any, so it is refused with SERVER_BUSY (retriable: the SDKs attach
+     * again, and the shard may be served here by then).
+     */
+    private static void requireAPartitionServedHere(Source source) {
+        for (PartitionRef ref : source.partitions()) {
+            if (ref.shard().serving()) {
+                return;
+            }
+        }
+        throw new BrokerException(ErrorKind.SERVER_BUSY, "No partition of '" + source.address()
+                + "' is served by this node now. Retry later.");
+    }
+
     /** Whether the receivable entity an address names requires sessions (its main queue). */
     public boolean requiresSession(EntityAddress address) {
         return source(address).requiresSession() && address.subQueue() == SubQueue.MAIN;
@@ -65,6 +80,7 @@ public final class Receivers {
             throw new BrokerException(ErrorKind.INVALID_OPERATION, "It is not possible for an entity that "
                     + "requires sessions to create a non-sessionful message receiver.");
         }
+        requireAPartitionServedHere(source);
         Receiver receiver = new Receiver(settlements, sessions, stats, address, mode, sink);
         receiver.bind(source.partitions());
         for (int i = 0; i < source.partitions().length; i++) {

@@ -170,6 +170,20 @@ class ShardHandoverTest {
         b.close();
     }
 
+    @Test
+    void aReceiverOnAnEntityNoneOfWhosePartitionsIsServedHereIsRefusedRetriably() {
+        Engine setup = node(s -> true);
+        await(setup, setup.createQueue(QueueProperties.builder("elsewhere").build()));
+        int k = shardOf(setup, "elsewhere", 0);
+        setup.close();
+        Engine a = node(s -> s != k);
+        assertThatThrownBy(() -> a.createReceiver(EntityAddress.parse("elsewhere"), ReceiveMode.PEEK_LOCK,
+                new EngineHarness.Sink()))
+                .isInstanceOf(BrokerException.class)
+                .satisfies(x -> assertThat(((BrokerException) x).kind()).isEqualTo(ErrorKind.SERVER_BUSY));
+        a.close();
+    }
+
     private static int partitionOf(Engine e, String key) {
         return io.buslane.engine.routing.PartitionDirectory.partitionIndexFor(
                 EngineHarness.text("x").toBuilder().partitionKey(key).build(), false,
