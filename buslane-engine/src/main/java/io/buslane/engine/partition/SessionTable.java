@@ -35,6 +35,8 @@ final class SessionTable {
     private final SubQueueState owner;
     private final PartitionContext ctx;
     private final HashMap<String, SessionEntry> sessions = new HashMap<>();
+    /** The same sessions in id order: listing them pages from an id without sorting them all (issue #23). */
+    private final TreeMap<String, SessionEntry> byId = new TreeMap<>();
     /** Available sessions by the sequence number of their oldest ready message. */
     private final TreeMap<Long, SessionEntry> available = new TreeMap<>();
     private final ArrayDeque<SessionWaiter> waiters = new ArrayDeque<>();
@@ -59,6 +61,7 @@ final class SessionTable {
         if (s == null) {
             s = new SessionEntry(sessionId, owner);
             sessions.put(sessionId, s);
+            byId.put(sessionId, s);
         }
         return s;
     }
@@ -140,6 +143,7 @@ final class SessionTable {
                 s.indexedSeq = null;
             }
             sessions.remove(s.id);
+            byId.remove(s.id);
         }
     }
 
@@ -346,20 +350,26 @@ final class SessionTable {
     }
 
     /**
-     * Ids of sessions, sorted: with {@code stateUpdatedSinceMs} {@link Long#MIN_VALUE}, every session with messages
-     * or state (the service's answer to {@code DateTime.MaxValue}); otherwise the sessions whose state was written
-     * at or after that time (message arrivals do not count), as the service lists them.
+     * Ids of sessions in id order, at most {@code limit}, after {@code afterId} (null: from the first): with
+     * {@code stateUpdatedSinceMs} {@link Long#MIN_VALUE}, every session with messages or state (the service's
+     * answer to {@code DateTime.MaxValue}); otherwise the sessions whose state was written at or after that time
+     * (message arrivals do not count), as the service lists them. Walks the id index from {@code afterId}: a page
+     * costs its own size, not the number of sessions.
      */
-    List<String> ids(long stateUpdatedSinceMs) {
-        List<String> ids = new ArrayList<>();
+    List<String> ids(long stateUpdatedSinceMs, String afterId, int limit) {
+        List<String> ids = new ArrayList<>(Math.min(limit, 1024));
         boolean all = stateUpdatedSinceMs == Long.MIN_VALUE;
-        for (SessionEntry s : sessions.values()) {
+        java.util.Collection<SessionEntry> from = afterId == null ? byId.values()
+                : byId.tailMap(afterId, false).values();
+        for (SessionEntry s : from) {
+            if (ids.size() >= limit) {
+                break;
+            }
             if (all ? s.messageCount > 0 || s.state != null
                     : s.state != null && s.stateUpdatedMs >= stateUpdatedSinceMs) {
                 ids.add(s.id);
             }
         }
-        ids.sort(null);
         return ids;
     }
 

@@ -984,11 +984,11 @@ public final class SubQueueState {
     }
 
     /**
-     * Ids of sessions, sorted: all with messages or state for {@link Long#MIN_VALUE}, else those whose state was
-     * written at or after the time.
+     * At most {@code limit} ids of sessions in id order after {@code afterId} (null: from the first): all with
+     * messages or state for {@link Long#MIN_VALUE}, else those whose state was written at or after the time.
      */
-    public List<String> sessionIds(long stateUpdatedSinceMs) {
-        return sessions.ids(stateUpdatedSinceMs);
+    public List<String> sessionIds(long stateUpdatedSinceMs, String afterId, int limit) {
+        return sessions.ids(stateUpdatedSinceMs, afterId, limit);
     }
 
     /** A session entry's lock owner check for settlement by session id. */

@@ -128,26 +128,46 @@ public final class SessionStates {
                                                         int top, String lastSessionId) {
         try {
             Source source = Source.of(namespace, address, clock.epochMillis());
+            int pageSize = Math.max(top, 0);
+            int from = Math.max(skip, 0);
+            String cursorKey = address + "|" + stateUpdatedSinceMs + "|";
+            // paging by skip: continue from where the page that ended at this skip stopped, when it was asked for
+            String after = lastSessionId != null ? lastSessionId
+                    : from > 0 ? cursors.get(cursorKey + from) : null;
+            int dropFirst = after != null || lastSessionId != null ? 0 : from;
+            long want = (long) dropFirst + pageSize;
+            int perPartition = (int) Math.min(Integer.MAX_VALUE, want);
             return PartitionRef.onAll(source.partitions(), p -> {
                 SubQueueState main = source.address().subscription() == null ? p.queue()
                         : p.subscription(source.address().subscription());
-                return main == null ? List.<String>of() : main.sessionIds(stateUpdatedSinceMs);
+                return main == null ? List.<String>of() : main.sessionIds(stateUpdatedSinceMs, after, perPartition);
             }).thenApply(lists -> {
-                List<String> all = new ArrayList<>();
-                lists.forEach(all::addAll);
-                all.sort(null);
-                int from;
-                if (lastSessionId != null) {
-                    int at = java.util.Collections.binarySearch(all, lastSessionId);
-                    from = at >= 0 ? at + 1 : -at - 1;
-                } else {
-                    from = Math.min(Math.max(skip, 0), all.size());
+                List<String> merged = new ArrayList<>();
+                lists.forEach(merged::addAll);
+                merged.sort(null); // at most partitions x (skip + top) ids, each partition's already in order
+                int start = Math.min(dropFirst, merged.size());
+                int stop = (int) Math.min(merged.size(), (long) start + pageSize);
+                List<String> page = new ArrayList<>(merged.subList(start, stop));
+                if (lastSessionId == null && !page.isEmpty()) {
+                    cursors.put(cursorKey + (from + page.size()), page.get(page.size() - 1));
                 }
-                int to = (int) Math.min(all.size(), (long) from + Math.max(top, 0));
-                return new ArrayList<>(all.subList(from, to));
+                return page;
             });
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }
     }
+
+    /**
+     * Where pages asked for by skip and top stopped: "entity|since|skip" to the last id of the page that ended
+     * there, so that the next page (skip + top) walks on from that id instead of skipping again from the first
+     * session. A few thousand entries at most, the oldest dropped first.
+     */
+    private final java.util.Map<String, String> cursors = java.util.Collections.synchronizedMap(
+            new java.util.LinkedHashMap<>(64, 0.75f, true) {
+                @Override
+                protected boolean removeEldestEntry(java.util.Map.Entry<String, String> eldest) {
+                    return size() > 4096;
+                }
+            });
 }

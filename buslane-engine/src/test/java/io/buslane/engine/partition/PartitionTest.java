@@ -263,7 +263,7 @@ class PartitionTest {
 
         p.send(List.of(Message.builder().messageId("x").sessionId("s").build()), T0);
         assertThat(p.queue().messageCount()).isEqualTo(1);
-        assertThat(p.queue().sessionIds(Long.MIN_VALUE)).containsExactly("s");
+        assertThat(p.queue().sessionIds(Long.MIN_VALUE, null, 10)).containsExactly("s");
     }
 
     @Test

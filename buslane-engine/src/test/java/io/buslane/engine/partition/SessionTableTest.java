@@ -190,7 +190,7 @@ class SessionTableTest {
         deferred.status = Entry.DEFERRED;
         table.added(s, deferred, true);
         assertThat(table.firstAvailable()).isNull();
-        assertThat(table.ids(Long.MIN_VALUE)).containsExactly("a");
+        assertThat(table.ids(Long.MIN_VALUE, null, Integer.MAX_VALUE)).containsExactly("a");
 
         Entry ready = entry(6);
         table.added(s, ready, true);
@@ -210,8 +210,8 @@ class SessionTableTest {
         assertThat(table.state("a")).containsExactly(1, 2, 3);
         assertThat(table.stateBytes()).isEqualTo(3);
         assertThat(table.get("a").lastUpdatedMs()).isEqualTo(T0 + 5);
-        assertThat(table.ids(T0 + 5)).containsExactly("a");
-        assertThat(table.ids(T0 + 6)).isEmpty();
+        assertThat(table.ids(T0 + 5, null, Integer.MAX_VALUE)).containsExactly("a");
+        assertThat(table.ids(T0 + 6, null, Integer.MAX_VALUE)).isEmpty();
 
         table.setState("a", new byte[] {9}, T0 + 7);
         assertThat(table.state("a")).containsExactly(9);
@@ -235,10 +235,10 @@ class SessionTableTest {
         assertThat(table.state("a")).containsExactly(1, 2);
         assertThat(table.get("a").stateRecordId()).isEqualTo(42);
         assertThat(table.stateBytes()).isEqualTo(2);
-        assertThat(table.ids(Long.MIN_VALUE)).containsExactly("a", "b");
+        assertThat(table.ids(Long.MIN_VALUE, null, Integer.MAX_VALUE)).containsExactly("a", "b");
         // for a real time only state changes count: a's state was written before T0, b has no state
-        assertThat(table.ids(T0 - 10)).containsExactly("a");
-        assertThat(table.ids(T0)).isEmpty();
+        assertThat(table.ids(T0 - 10, null, Integer.MAX_VALUE)).containsExactly("a");
+        assertThat(table.ids(T0, null, Integer.MAX_VALUE)).isEmpty();
 
         table.clearStateForReplay("a");
         assertThat(table.get("a")).isNull();
