@@ -187,20 +187,18 @@ public final class Engine implements AutoCloseable {
      * @param why a sentence for the log and for the receivers' error
      */
     public void stopServingShard(int index, String why) {
-        synchronized (ownershipLock) {
-            stopServing(index, why);
+        Shard old;
+        java.util.List<io.buslane.engine.namespace.PartitionRef> refs;
+        synchronized (ownershipLock) { // only the swap: shards given up together stop in parallel
+            if (closed || !servesShard(index)) {
+                return;
+            }
+            old = shards.get(index);
+            refs = namespace.replaceShard(shards.all(),
+                    Shard.dormant(index, config.clock(), config.dedupHeapBytesPerWindow(), notServedHere(index)));
         }
-    }
-
-    private void stopServing(int index, String why) {
-        if (closed || !servesShard(index)) {
-            return;
-        }
-        Shard old = shards.get(index);
         io.buslane.common.error.BrokerException error = new io.buslane.common.error.BrokerException(
                 io.buslane.common.error.ErrorKind.SERVER_BUSY, why + " " + notServedHere(index));
-        java.util.List<io.buslane.engine.namespace.PartitionRef> refs = namespace.replaceShard(shards.all(),
-                Shard.dormant(index, config.clock(), config.dedupHeapBytesPerWindow(), notServedHere(index)));
         old.retire(notServedHere(index), () -> {
             for (io.buslane.engine.namespace.PartitionRef ref : refs) {
                 ref.partition().stopServing(error);

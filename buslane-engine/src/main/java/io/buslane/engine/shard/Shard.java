@@ -266,10 +266,10 @@ public final class Shard implements PartitionContext {
     }
 
     /**
-     * Stops serving (cluster mode: the shard moves to another node, or this node lost it): commands already queued
-     * still run in a last cycle, in which {@code lastWork} runs first (closing the partitions' receivers), then the
-     * thread stops and whatever arrives later fails with SERVER_BUSY and {@code reason}. The journal stays open;
-     * the caller closes it. In manual threading mode the last cycles run on the caller's thread.
+     * Stops serving (cluster mode: the shard moves to another node, or this node lost it): the commands already
+     * queued still run, then {@code lastWork} (closing the partitions' receivers), then the thread stops and
+     * whatever arrives later fails with SERVER_BUSY and {@code reason}. The journal stays open; the caller closes
+     * it. In manual threading mode the last cycles run on the caller's thread.
      */
     public void retire(String reason, Runnable lastWork) {
         submit(lastWork);

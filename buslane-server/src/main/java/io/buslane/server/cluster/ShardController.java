@@ -61,7 +61,7 @@ public final class ShardController {
     private final Host host;
     private final LongSupplier nanoTime;
     private volatile List<String> liveNodes = List.of();
-    private volatile long moves;
+    private final java.util.concurrent.atomic.AtomicLong moves = new java.util.concurrent.atomic.AtomicLong();
     private boolean left;
 
     public ShardController(String nodeId, Duration lease, Members members, Host host, LongSupplier nanoTime) {
@@ -88,7 +88,7 @@ public final class ShardController {
 
     /** Shards taken or given up since start. */
     public long moves() {
-        return moves;
+        return moves.get();
     }
 
     /** One round: heartbeat, then take and give up shards. Never throws. */
@@ -130,7 +130,7 @@ public final class ShardController {
                 String holder = leases.get(journalOf(k));
                 if (holder == null || holder.equals(nodeId)) {
                     host.serve(k);
-                    moves++;
+                    moves.incrementAndGet();
                 }
             }
         }
@@ -138,7 +138,7 @@ public final class ShardController {
 
     private void giveUp(int shard, String why) {
         host.stopServing(shard, why);
-        moves++;
+        moves.incrementAndGet();
     }
 
     /**
@@ -150,15 +150,26 @@ public final class ShardController {
         if (age <= leaseNs * 7 / 10) {
             return false;
         }
-        boolean any = false;
+        List<Thread> stopping = new ArrayList<>();
         for (int k = 0; k < host.shardCount(); k++) {
             if (host.serves(k)) {
-                if (!any) {
+                if (stopping.isEmpty()) {
                     LOG.error("Node '{}' stops serving its shards: {}; its last lease renewal started {} ms ago, "
                             + "and another node may take them over once they run out", nodeId, why, age / 1_000_000);
                 }
-                any = true;
-                giveUp(k, "This node is cut off from the database.");
+                // all at once: a shard's last cycle may wait on the unreachable database, the lease does not wait
+                int shard = k;
+                Thread t = new Thread(() -> giveUp(shard, "This node is cut off from the database."),
+                        "buslane-fence-" + k);
+                t.start();
+                stopping.add(t);
+            }
+        }
+        for (Thread t : stopping) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
         }
         return true;

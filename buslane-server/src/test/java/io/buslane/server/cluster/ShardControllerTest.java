@@ -44,24 +44,24 @@ class ShardControllerTest {
         }
 
         @Override
-        public boolean serves(int shard) {
+        public synchronized boolean serves(int shard) {
             return served.contains(shard);
         }
 
         @Override
-        public void serve(int shard) {
+        public synchronized void serve(int shard) {
             db.leases.put(ShardController.journalOf(shard), id);
             served.add(shard);
         }
 
         @Override
-        public void stopServing(int shard, String why) {
+        public synchronized void stopServing(int shard, String why) {
             served.remove(shard);
             db.leases.remove(ShardController.journalOf(shard), id);
         }
 
         @Override
-        public List<String> heartbeat() {
+        public synchronized List<String> heartbeat() {
             if (db.down) {
                 throw new IllegalStateException("database down");
             }
@@ -73,7 +73,7 @@ class ShardControllerTest {
         }
 
         @Override
-        public Map<String, String> liveLeases() {
+        public synchronized Map<String, String> liveLeases() {
             return Map.copyOf(db.leases);
         }
 
@@ -88,7 +88,7 @@ class ShardControllerTest {
         }
 
         @Override
-        public Set<String> ownedJournals() {
+        public synchronized Set<String> ownedJournals() {
             Set<String> out = new TreeSet<>();
             for (int k : served) {
                 if (id.equals(db.leases.get(ShardController.journalOf(k)))) {
