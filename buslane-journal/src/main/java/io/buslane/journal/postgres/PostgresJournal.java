@@ -60,6 +60,12 @@ final class PostgresJournal implements SharedJournal {
     private static final String SHARED_SYNC_SQL = SYNC_SQL.replace("UPDATE buslane_journal SET lease_until = now()"
             + " + ? * interval '1 millisecond', synced_position = ? WHERE journal_id = ? AND epoch = ?",
             "UPDATE buslane_journal SET synced_position = ? + 0 * ? WHERE journal_id = ? AND synced_position = ?");
+
+    static {
+        if (SHARED_SYNC_SQL.equals(SYNC_SQL)) { // the fence above must have been replaced, or nothing is shared
+            throw new ExceptionInInitializerError("the shared journal's commit statement lost its fence");
+        }
+    }
     private static final String INSERT_SQL = "INSERT INTO buslane_record (journal_id, position, record_id, kind, type,"
             + " payload) SELECT ?, * FROM unnest(?::bigint[], ?::bigint[], ?::smallint[], ?::smallint[], ?::bytea[])";
 
