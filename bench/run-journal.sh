@@ -17,10 +17,9 @@ DOCS="$ROOT/docs/benchmarks.md"
 cd "$ROOT"
 
 # Offline once JMH is in the local repository (the first build has to fetch it).
-offline=-o
-[ -f "${MAVEN_REPO:-$HOME/.m2/repository}/org/openjdk/jmh/jmh-core/1.37/jmh-core-1.37.jar" ] || offline=
-echo "Building buslane-bench (mvn $offline -Pbench -pl bench -am package -DskipTests) ..."
-timeout 900 flock "$LOCK" mvn -q $offline -Pbench -pl bench -am package -DskipTests
+# shellcheck source=bench/build-bench.sh
+. "$ROOT/bench/build-bench.sh"
+build_bench 900
 
 mkdir -p "$DATA"
 BENCH_NPROC="$(nproc)"

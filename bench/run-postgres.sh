@@ -40,15 +40,12 @@ done
 [ "$write_docs" = 1 ] || args+=(--no-docs)
 [ -x "$PGBIN/initdb" ] || { echo "PostgreSQL 15 not found in $PGBIN (apt-get install postgresql-15)" >&2; exit 1; }
 
-offline=-o
-[ -f "${MAVEN_REPO:-$HOME/.m2/repository}/org/postgresql/postgresql/42.7.14/postgresql-42.7.14.jar" ] \
-  && [ -f "${MAVEN_REPO:-$HOME/.m2/repository}/org/apache/artemis/artemis-server/2.55.0/artemis-server-2.55.0.jar" ] \
-  || offline=
+# shellcheck source=bench/build-bench.sh
+. "$ROOT/bench/build-bench.sh"
 if [ "${BENCH_SKIP_BUILD:-0}" = 1 ]; then
   echo "BENCH_SKIP_BUILD=1: using the broker jar and bench classes as they are"
 else
-  echo "Building the broker jar and the bench module (mvn $offline -Pbench -pl bench -am package -DskipTests) ..."
-  timeout 1200 flock "$LOCK" mvn -q -B $offline -Pbench -pl bench -am package -DskipTests -DskipFuzz
+  build_bench 1200 -DskipFuzz
 fi
 
 WORK="$ROOT/bench/target/postgres-bench"

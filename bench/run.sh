@@ -31,11 +31,9 @@ while [ "$#" -gt 0 ]; do
 done
 [ "$write_docs" = 1 ] || args+=(--no-docs)
 
-# Offline once the bench dependencies are in the local repository (the first build has to fetch them).
-offline=-o
-[ -f "${MAVEN_REPO:-$HOME/.m2/repository}/org/apache/artemis/artemis-server/2.55.0/artemis-server-2.55.0.jar" ] || offline=
-echo "Building the broker jar and the bench module (mvn $offline -Pbench -pl bench -am package -DskipTests) ..."
-timeout 1200 flock "$LOCK" mvn -q -B $offline -Pbench -pl bench -am package -DskipTests
+# shellcheck source=bench/build-bench.sh
+. "$ROOT/bench/build-bench.sh"
+build_bench 1200
 
 CP="$ROOT/bench/target/classes:$(cat "$ROOT/bench/target/classpath.txt")"
 BENCH_COMMIT="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
