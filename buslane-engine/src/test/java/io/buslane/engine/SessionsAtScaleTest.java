@@ -21,10 +21,11 @@ import java.util.concurrent.CompletableFuture;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Sessions at scale, in a reduced form of issue #23's workloads (manual clock, in-memory journals): tens of
- * thousands of sessions processed by processors that each hold one session at a time and roll over to the next
- * available, per-session order, lock exclusivity, session state kept across a crash, and sessions whose lock ran
- * out handed to the next processor with their messages' delivery counts raised.
+ * Sessions at scale, in a reduced form of issue #23's workloads (manual clock, in-memory journals): 100,000
+ * sessions processed by processors that each hold one session at a time and roll over to the next available
+ * (per-session order, lock exclusivity, fairness: the session whose oldest message waited longest is served
+ * first), session state kept across a crash and listed page by page, and sessions whose lock ran out handed to
+ * the next processor with their messages' delivery counts raised.
  */
 class SessionsAtScaleTest {
 
@@ -56,7 +57,10 @@ class SessionsAtScaleTest {
             h.queue(QueueProperties.builder("many").requiresSession(true).lockDuration(LOCK).build());
             sendInterleaved(h, sessions, perSession);
             Map<String, Integer> processed = new HashMap<>();
+            long previousRoundNewestHead = -1;
             while (processed.size() < sessions) {
+                long oldestHead = Long.MAX_VALUE;
+                long newestHead = -1;
                 // each processor accepts the next available session: all at once, as a session processor does
                 List<CompletableFuture<Receiver>> accepts = new ArrayList<>();
                 List<EngineHarness.Sink> sinks = new ArrayList<>();
@@ -83,11 +87,19 @@ class SessionsAtScaleTest {
                     List<ReceivedMessage> got = sinks.get(accepts.indexOf(findFuture(accepts, r))).take();
                     assertThat(got).extracting(EngineHarness::text).as(r.sessionId())
                             .containsExactly("m0", "m1", "m2");
+                    oldestHead = Math.min(oldestHead, got.get(0).sequenceNumber());
+                    newestHead = Math.max(newestHead, got.get(0).sequenceNumber());
                     for (ReceivedMessage m : got) {
                         h.await(r.complete(m.lockToken()));
                     }
                     r.close();
                     assertThat(processed.merge(r.sessionId(), 1, Integer::sum)).isEqualTo(1);
+                }
+                // fairness: every round serves the sessions whose oldest message waited longest, so no session
+                // waits longer than (sessions ahead of it / processors) rounds
+                if (newestHead >= 0) {
+                    assertThat(oldestHead).isGreaterThan(previousRoundNewestHead);
+                    previousRoundNewestHead = newestHead;
                 }
                 h.engine.runUntilIdle();
                 h.advance(Duration.ofSeconds(2)); // lets the accepts that found nothing time out
