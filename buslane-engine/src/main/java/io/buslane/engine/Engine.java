@@ -246,6 +246,14 @@ public final class Engine implements AutoCloseable {
         return shards.residentMessageBytes();
     }
 
+    /**
+     * Bytes of session state the shards hold in the heap; each keeps its share under
+     * {@code buslane.sessionStateBytes} (64 MiB by default) once the states are durable, and reads the others back.
+     */
+    public long residentSessionStateBytes() {
+        return shards.residentSessionStateBytes();
+    }
+
     /** Message bodies read back from the journals so far (a metric; exact in manual threading mode). */
     public long messageBodyReads() {
         return shards.messageBodyReads();

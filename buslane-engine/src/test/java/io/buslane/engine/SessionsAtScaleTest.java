@@ -120,6 +120,8 @@ class SessionsAtScaleTest {
     @Test
     void aHundredThousandSessionStatesOfOneKibibyteSurviveACrashAndListInPages() {
         int sessions = 100_000;
+        long budget = 1024 * 1024; // per shard: 100 MB of states, at most 2 MiB of them in the heap
+        System.setProperty("buslane.sessionStateBytes", String.valueOf(budget));
         try (EngineHarness h = new EngineHarness()) {
             h.queue(QueueProperties.builder("many").requiresSession(true).build());
             List<CompletableFuture<Void>> writes = new ArrayList<>();
@@ -132,9 +134,12 @@ class SessionsAtScaleTest {
             long t0 = System.nanoTime();
             h.engine.runUntilIdle();
             writes.forEach(CompletableFuture::join);
+            assertThat(h.engine.residentSessionStateBytes()).isLessThanOrEqualTo(2 * budget);
             long t1 = System.nanoTime();
             h.restart();
             long t2 = System.nanoTime();
+            assertThat(h.engine.residentSessionStateBytes()).as("after recovery")
+                    .isLessThanOrEqualTo(2 * budget);
             System.out.println("SCALE " + sessions + " states written in " + (t1 - t0) / 1_000_000
                     + " ms, recovered in " + (t2 - t1) / 1_000_000 + " ms");
             for (int s = 0; s < sessions; s += 4_999) {
@@ -169,6 +174,12 @@ class SessionsAtScaleTest {
             // a skip that no earlier page ended at still answers (walking from the first session)
             assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 150, 3)))
                     .isEqualTo(all.subList(150, 153));
+            // a state changed after it was evicted reads back as changed, after another crash too
+            h.await(h.engine.setSessionState(Q, "s00000", new byte[] {42}));
+            h.restart();
+            assertThat(h.await(h.engine.getSessionState(Q, "s00000"))).containsExactly(42);
+        } finally {
+            System.clearProperty("buslane.sessionStateBytes");
         }
     }
 

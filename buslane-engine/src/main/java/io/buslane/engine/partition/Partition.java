@@ -231,7 +231,7 @@ public final class Partition {
             s.closeConsumers(BrokerException.entityNotFound(s.settings.entityPath()));
             s.purge();
             s.forEachSession(session -> {
-                if (session.state != null) {
+                if (session.hasState()) {
                     s.setSessionState(session.id, null, ctx.nowMs());
                 }
             });

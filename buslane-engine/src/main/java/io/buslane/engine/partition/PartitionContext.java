@@ -36,4 +36,12 @@ public interface PartitionContext {
 
     /** The heap budget of each duplicate-detection window of a partition (see {@code DedupWindow}), in bytes. */
     long dedupHeapBudgetBytes();
+
+    /** The shard's resident session states; by default a store that keeps every state. */
+    default ResidentSessionStates sessionStates() {
+        return UNLIMITED_STATES;
+    }
+
+    /** The default store of {@link #sessionStates()} (shared: it never reads anything back). */
+    ResidentSessionStates UNLIMITED_STATES = ResidentSessionStates.unlimited();
 }

@@ -12,7 +12,10 @@ public final class SessionEntry extends EngineTimer {
     int messageCount;
     ConsumerSlot holder;
     long lockedUntilMs;
+    /** The state's bytes while resident, null when evicted or when there is none (see {@link #stateLength}). */
     byte[] state;
+    /** The state's length in bytes, or -1 when the session has no state. */
+    int stateLength = -1;
     long stateRecordId;
     long lastUpdatedMs;
     /** When the session's state was last written (0 when never). */
@@ -29,8 +32,14 @@ public final class SessionEntry extends EngineTimer {
         return id;
     }
 
+    /** The state's bytes as the log writes them: resident, since they were just set. */
     public byte[] state() {
         return state;
+    }
+
+    /** Whether the session has a state (resident or not). */
+    public boolean hasState() {
+        return stateLength >= 0;
     }
 
     public long stateRecordId() {

@@ -137,7 +137,7 @@ final class SessionTable {
 
     /** Forgets a session with no messages, no state and no holder. */
     void dropIfEmpty(SessionEntry s) {
-        if (s.messageCount == 0 && s.state == null && s.holder == null) {
+        if (s.messageCount == 0 && !s.hasState() && s.holder == null) {
             if (s.indexedSeq != null) {
                 available.remove(s.indexedSeq);
                 s.indexedSeq = null;
@@ -292,23 +292,25 @@ final class SessionTable {
 
     // ------------------------------------------------------------------------------------------------ state
 
-    /** The session's state, or null. */
+    /** The session's state, or null (read back from the journal when it was evicted). */
     byte[] state(String sessionId) {
         SessionEntry s = sessions.get(sessionId);
-        return s == null ? null : s.state;
+        return s == null || !s.hasState() ? null : ctx.sessionStates().get(s);
     }
 
     /** Sets (or, with null, clears) the session's state, journaling the change. */
     void setState(String sessionId, byte[] state, long nowMs) {
         SessionEntry s = getOrCreate(sessionId);
-        if (s.state != null) {
-            stateBytes -= s.state.length;
+        if (s.hasState()) {
+            stateBytes -= s.stateLength;
+            ctx.sessionStates().forget(s);
         }
         s.lastUpdatedMs = nowMs;
         s.stateUpdatedMs = nowMs;
         if (state == null) {
-            if (s.state != null) {
+            if (s.hasState()) {
                 s.state = null;
+                s.stateLength = -1;
                 ctx.log().sessionStateCleared(s);
                 s.stateRecordId = 0;
             }
@@ -316,29 +318,36 @@ final class SessionTable {
             return;
         }
         s.state = state;
+        s.stateLength = state.length;
         stateBytes += state.length;
         ctx.log().sessionStateWritten(s);
+        ctx.sessionStates().admit(s);
     }
 
     /** Restores a session's state from its record (replay). */
     void restoreState(String sessionId, byte[] state, long recordId, long lastUpdatedMs) {
         SessionEntry s = getOrCreate(sessionId);
-        if (s.state != null) {
-            stateBytes -= s.state.length;
+        if (s.hasState()) {
+            stateBytes -= s.stateLength;
+            ctx.sessionStates().forget(s);
         }
         s.state = state;
+        s.stateLength = state.length;
         s.stateRecordId = recordId;
         s.lastUpdatedMs = Math.max(s.lastUpdatedMs, lastUpdatedMs);
         s.stateUpdatedMs = lastUpdatedMs; // the record is written when the state is, with that time
         stateBytes += state.length;
+        ctx.sessionStates().admitDurable(s); // replay never holds more states than the budget
     }
 
     /** Forgets a session's state whose DELETE record was replayed. */
     void clearStateForReplay(String sessionId) {
         SessionEntry s = sessions.get(sessionId);
-        if (s != null && s.state != null) {
-            stateBytes -= s.state.length;
+        if (s != null && s.hasState()) {
+            stateBytes -= s.stateLength;
+            ctx.sessionStates().forget(s);
             s.state = null;
+            s.stateLength = -1;
             s.stateRecordId = 0;
             dropIfEmpty(s);
         }
@@ -365,8 +374,8 @@ final class SessionTable {
             if (ids.size() >= limit) {
                 break;
             }
-            if (all ? s.messageCount > 0 || s.state != null
-                    : s.state != null && s.stateUpdatedMs >= stateUpdatedSinceMs) {
+            if (all ? s.messageCount > 0 || s.hasState()
+                    : s.hasState() && s.stateUpdatedMs >= stateUpdatedSinceMs) {
                 ids.add(s.id);
             }
         }

@@ -127,6 +127,35 @@ public final class ShardJournal {
         return messageOf(record);
     }
 
+    /**
+     * Reads an evicted session state back from its SESSION_STATE record (the live UPDATE, else the ADD).
+     *
+     * @throws BrokerException SERVER_BUSY when the storage cannot be read now, INTERNAL when the record is missing
+     */
+    public byte[] readSessionState(long recordId) {
+        JournalRecord record;
+        try {
+            record = journal.read(recordId, RecordKind.UPDATE);
+            if (record == null) {
+                record = journal.read(recordId, RecordKind.ADD);
+            }
+        } catch (JournalException e) {
+            boolean retriable = e.reason() == JournalException.Reason.UNAVAILABLE;
+            throw new BrokerException(retriable ? ErrorKind.SERVER_BUSY : ErrorKind.INTERNAL, "The broker could not "
+                    + "read a session state back: " + e.getMessage() + (retriable ? " Retry later." : ""), e);
+        }
+        if (record == null || record.type() != RecordTypes.SESSION_STATE) {
+            throw new BrokerException(ErrorKind.INTERNAL, "The broker could not read a session state back: journal "
+                    + name + " holds no live session state record " + recordId + ".");
+        }
+        RecordReader in = new RecordReader(record.payload());
+        in.readVarLong(); // partition record id
+        in.readVarLong(); // entity id
+        in.readString(); // session id
+        in.readLong(); // last updated
+        return in.readBytes();
+    }
+
     /** The message in a QUEUE_MSG, TOPIC_BODY or SCHEDULED record, or in an ENTRY_STATE with a modified message. */
     static Message messageOf(JournalRecord record) {
         RecordReader in = new RecordReader(record.payload());

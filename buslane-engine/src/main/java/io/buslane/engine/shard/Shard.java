@@ -54,6 +54,7 @@ public final class Shard implements PartitionContext {
     private final ShardJournal journal;
     private final JournalPartitionLog log;
     private final MessageBodies bodies;
+    private final io.buslane.engine.partition.ResidentSessionStates states;
     private final TimerWheel timers;
     private final ConcurrentLinkedQueue<Runnable> commands = new ConcurrentLinkedQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
@@ -100,6 +101,10 @@ public final class Shard implements PartitionContext {
         this.journal = journal;
         this.log = journal == null ? null : journal.log();
         this.bodies = journal == null ? null : journal.bodies();
+        this.states = journal == null ? io.buslane.engine.partition.ResidentSessionStates.unlimited()
+                : new io.buslane.engine.partition.ResidentSessionStates(
+                        io.buslane.engine.partition.ResidentSessionStates.configuredBudgetBytes(),
+                        journal::readSessionState);
         this.nowMs = clock.epochMillis();
         this.timers = new TimerWheel(1, 64, nowMs);
         this.random = new SplittableRandom(new SecureRandom().nextLong());
@@ -308,6 +313,11 @@ public final class Shard implements PartitionContext {
     }
 
     @Override
+    public io.buslane.engine.partition.ResidentSessionStates sessionStates() {
+        return states;
+    }
+
+    @Override
     public void afterSync(Runnable action) {
         // parked as it is (no wrapper per delivery); a failed cycle drops it: the deliveries of a failed cycle are
         // dropped, and their messages stay locked until the lock expires
@@ -391,6 +401,7 @@ public final class Shard implements PartitionContext {
             }
         }
         bodies.afterSync(failure == null);
+        states.afterSync(failure == null);
         if (pending.isEmpty()) {
             return synced;
         }

@@ -82,6 +82,15 @@ public final class Shards {
         return total;
     }
 
+    /** Bytes of session state all shards hold in the heap (as of their last cycle; exact in manual threading). */
+    public long residentSessionStateBytes() {
+        long total = 0;
+        for (Shard s : shards) {
+            total += s.sessionStates().residentBytes();
+        }
+        return total;
+    }
+
     /** Message bodies read back from the journals so far. */
     public long messageBodyReads() {
         long total = 0;
