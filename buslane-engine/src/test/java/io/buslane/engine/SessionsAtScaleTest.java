@@ -217,4 +217,30 @@ class SessionsAtScaleTest {
             assertThat(stalled).allSatisfy(r -> assertThat(r.isClosed()).isTrue());
         }
     }
+
+    @Test
+    void evictedSessionStatesAreReadBackFromTheFileJournal(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        System.setProperty("buslane.sessionStateBytes", "1024");
+        try (FileEngineHarness h = new FileEngineHarness(dir, 1, EngineConfig.DEFAULT_RESIDENT_BYTES_PER_SHARD,
+                1024 * 1024)) {
+            h.await(h.engine.createQueue(QueueProperties.builder("many").requiresSession(true).build()));
+            for (int s = 0; s < 200; s++) {
+                h.await(h.engine.setSessionState(Q, "s" + s, ("state of s" + s + " v1").getBytes(
+                        StandardCharsets.UTF_8)));
+            }
+            h.await(h.engine.setSessionState(Q, "s7", "state of s7 v2".getBytes(StandardCharsets.UTF_8)));
+            assertThat(h.engine.residentSessionStateBytes()).isLessThanOrEqualTo(1024);
+            assertThat(h.engine.residentSessionStateBytes()).as("3.4 KB of states, 1 KiB budget: some evicted")
+                    .isLessThan(3_000);
+            for (int round = 0; round < 2; round++) {
+                assertThat(new String(h.await(h.engine.getSessionState(Q, "s0")), StandardCharsets.UTF_8))
+                        .isEqualTo("state of s0 v1");
+                assertThat(new String(h.await(h.engine.getSessionState(Q, "s7")), StandardCharsets.UTF_8))
+                        .isEqualTo("state of s7 v2");
+                h.restart();
+            }
+        } finally {
+            System.clearProperty("buslane.sessionStateBytes");
+        }
+    }
 }
