@@ -67,6 +67,31 @@ class MemoryFootprintTest {
     }
 
     @Test
+    void idleSessionWithOneKibibyteOfState() {
+        System.setProperty("buslane.sessionStateBytes", "0"); // every state evicted once durable
+        try {
+            double perSession = measure("idle session with 1 KiB of state", h -> {
+                h.await(h.engine.createQueue(QueueProperties.builder("s").requiresSession(true).build()));
+            }, h -> {
+                for (int i = 0; i < COUNT; i += BATCH) {
+                    List<java.util.concurrent.CompletableFuture<Void>> writes = new ArrayList<>(BATCH);
+                    for (int j = i; j < i + BATCH; j++) {
+                        writes.add(h.engine.setSessionState(io.buslane.engine.api.EntityAddress.parse("s"),
+                                "session-" + j, new byte[1024]));
+                    }
+                    h.engine.runUntilIdle();
+                    writes.forEach(java.util.concurrent.CompletableFuture::join);
+                }
+                assertThat(h.engine.residentSessionStateBytes()).isZero();
+            });
+            // the entry, its indexes and the journal's index of its state record: the 1 KiB state is not in the heap
+            assertThat(perSession).isLessThan(600);
+        } finally {
+            System.clearProperty("buslane.sessionStateBytes");
+        }
+    }
+
+    @Test
     void topicMessageWithTwoSubscriptions() {
         double perMessage = measure("topic message, 2 subscriptions", h -> {
             h.await(h.engine.createTopic(TopicProperties.builder("t").build()));
