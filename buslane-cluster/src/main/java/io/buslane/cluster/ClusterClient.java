@@ -12,6 +12,8 @@ import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetClientOptions;
 import io.vertx.core.net.NetSocket;
 
+import java.security.MessageDigest;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -37,6 +39,7 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
     private final NetClient client;
     private final Map<String, Peer> peers = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
+    private final SecureRandom random = new SecureRandom();
 
     public ClusterClient(Vertx vertx, ShardDirectory directory, byte[] secret, int maxInFlight, Duration timeout) {
         this.vertx = vertx;
@@ -138,25 +141,48 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
                 }
                 NetSocket socket = ar.result();
                 socket.closeHandler(v -> closed(socket, ready));
-                socket.handler(Frames.parser(frame -> frame(socket, frame, ready), socket::close));
+                vertx.setTimer(timeoutMs, t -> {
+                    if (ready.tryFail("No handshake from cluster node " + address + " within " + timeoutMs
+                            + " ms")) {
+                        socket.close(); // the next request connects again
+                    }
+                });
+                byte[] clientNonce = new byte[Frames.NONCE_BYTES];
+                random.nextBytes(clientNonce);
+                socket.handler(Frames.parser(frame -> {
+                    try {
+                        frame(socket, frame, ready, clientNonce);
+                    } catch (RuntimeException e) {
+                        socket.close();
+                    }
+                }, socket::close, () -> Frames.MAX_FRAME_BYTES));
             });
             return ready.future();
         }
 
-        private void frame(NetSocket socket, Buffer frame, Promise<NetSocket> ready) {
+        private void frame(NetSocket socket, Buffer frame, Promise<NetSocket> ready, byte[] clientNonce) {
             RecordReader r = new RecordReader(frame.getBytes());
             byte type = r.readByte();
             switch (type) {
                 case Frames.CHALLENGE -> {
                     byte[] nonce = new byte[Frames.NONCE_BYTES];
                     r.readRaw(nonce, 0, nonce.length);
-                    RecordWriter w = new RecordWriter(40);
+                    RecordWriter w = new RecordWriter(80);
                     w.writeByte(Frames.AUTH);
-                    byte[] mac = Frames.mac(secret, nonce);
+                    byte[] mac = Frames.mac(secret, Frames.CLIENT, nonce);
                     w.writeRaw(mac, 0, mac.length);
+                    w.writeRaw(clientNonce, 0, clientNonce.length);
                     socket.write(Frames.frame(w));
                 }
-                case Frames.AUTH_OK -> ready.tryComplete(socket);
+                case Frames.AUTH_OK -> {
+                    byte[] answer = new byte[Frames.MAC_BYTES];
+                    r.readRaw(answer, 0, answer.length);
+                    if (MessageDigest.isEqual(answer, Frames.mac(secret, Frames.SERVER, clientNonce))) {
+                        ready.tryComplete(socket);
+                    } else {
+                        socket.close(); // not a node of this cluster
+                    }
+                }
                 case Frames.OK, Frames.ERROR -> answer(r, type);
                 default -> socket.close();
             }

@@ -77,7 +77,8 @@ public final class ClusterServer implements AutoCloseable {
 
         void start() {
             random.nextBytes(nonce);
-            socket.handler(Frames.parser(this::frame, this::refuse));
+            socket.handler(Frames.parser(this::frame, this::refuse,
+                    () -> authenticated ? Frames.MAX_FRAME_BYTES : Frames.MAX_HANDSHAKE_FRAME_BYTES));
             RecordWriter w = new RecordWriter(40);
             w.writeByte(Frames.CHALLENGE);
             w.writeRaw(nonce, 0, nonce.length);
@@ -97,29 +98,40 @@ public final class ClusterServer implements AutoCloseable {
         private void frame(Buffer frame) {
             byte[] bytes = frame.getBytes();
             RecordReader r = new RecordReader(bytes);
-            byte type = r.readByte();
-            if (!authenticated) {
-                byte[] answer = new byte[bytes.length - 1];
-                if (type != Frames.AUTH || answer.length != 32) {
+            try {
+                byte type = r.readByte();
+                if (!authenticated) {
+                    handshake(type, r, bytes.length);
+                } else if (type == Frames.REQUEST) {
+                    request(r);
+                } else {
                     refuse();
-                    return;
                 }
-                r.readRaw(answer, 0, answer.length);
-                if (!MessageDigest.isEqual(answer, Frames.mac(secret, nonce))) {
-                    refuse();
-                    return;
-                }
-                authenticated = true;
-                RecordWriter w = new RecordWriter(8);
-                w.writeByte(Frames.AUTH_OK);
-                socket.write(Frames.frame(w));
-                return;
+            } catch (RuntimeException e) {
+                LOG.warn("Closing the cluster connection from {}: bad frame", socket.remoteAddress(), e);
+                socket.close();
             }
-            if (type != Frames.REQUEST) {
+        }
+
+        private void handshake(byte type, RecordReader r, int length) {
+            if (type != Frames.AUTH || length != 1 + Frames.MAC_BYTES + Frames.NONCE_BYTES) {
                 refuse();
                 return;
             }
-            request(r);
+            byte[] answer = new byte[Frames.MAC_BYTES];
+            r.readRaw(answer, 0, answer.length);
+            if (!MessageDigest.isEqual(answer, Frames.mac(secret, Frames.CLIENT, nonce))) {
+                refuse();
+                return;
+            }
+            byte[] clientNonce = new byte[Frames.NONCE_BYTES];
+            r.readRaw(clientNonce, 0, clientNonce.length);
+            authenticated = true;
+            RecordWriter w = new RecordWriter(40);
+            w.writeByte(Frames.AUTH_OK);
+            byte[] mac = Frames.mac(secret, Frames.SERVER, clientNonce);
+            w.writeRaw(mac, 0, mac.length);
+            socket.write(Frames.frame(w));
         }
 
         private void request(RecordReader r) {

@@ -9,8 +9,11 @@ import io.buslane.engine.ThreadingMode;
 import io.buslane.engine.api.EntityAddress;
 import io.buslane.engine.api.ReceiveMode;
 import io.buslane.engine.entity.QueueProperties;
+import io.buslane.engine.entity.SubscriptionProperties;
+import io.buslane.engine.entity.TopicProperties;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
+import io.buslane.engine.persist.RecordWriter;
 import io.buslane.engine.persist.Storage;
 import io.buslane.engine.receive.DeliverySink;
 import io.buslane.engine.receive.Receiver;
@@ -52,6 +55,8 @@ class ClusterRoutingTest {
     private String onB;
     private String sessionsOnB;
     private final String partitioned = "p";
+    /** A topic on one of B's shards, with subscription "s". */
+    private String topicOnB;
 
     @BeforeEach
     void setUp() {
@@ -94,6 +99,15 @@ class ClusterRoutingTest {
             }
         }
         join(setup.createQueue(QueueProperties.builder(partitioned).enablePartitioning(true).build()));
+        topicOnB = null;
+        for (int i = 0; topicOnB == null; i++) {
+            String t = "t" + i;
+            join(setup.createTopic(TopicProperties.builder(t).build()));
+            join(setup.createSubscription(SubscriptionProperties.builder(t, "s").build(), null));
+            if (setup.topic(t).partitions()[0].shard().index() >= 2) {
+                topicOnB = t;
+            }
+        }
         java.util.Set<Integer> shards = new java.util.HashSet<>();
         for (var ref : setup.queue(partitioned).partitions()) {
             shards.add(ref.shard().index());
@@ -241,6 +255,15 @@ class ClusterRoutingTest {
         join(front.peek(EntityAddress.parse(partitioned), 0, 100, null)).forEach(m -> seen.add("p " + describe(m)));
         join(front.peek(EntityAddress.parse(partitioned), ((long) 3) << 48, 5, null))
                 .forEach(m -> seen.add("p from 3 " + describe(m)));
+
+        join(front.send(topicOnB, List.of(text("t1", "now"),
+                text("t2", "later").toBuilder().scheduledEnqueueTimeMs(T0 + 3_600_000).build())));
+        seen.add("topic " + join(front.counts(topicOnB)));
+        seen.add("subscription " + join(front.counts(topicOnB + "/Subscriptions/s")));
+        join(front.peek(EntityAddress.parse(topicOnB), 0, 10, null)).forEach(m -> seen.add("t " + describe(m)));
+        join(front.peek(EntityAddress.subscription(topicOnB, "s"), 0, 10, null))
+                .forEach(m -> seen.add("s " + describe(m)));
+        seen.add("no subscription " + outcome(() -> join(front.counts(topicOnB + "/Subscriptions/none"))));
         return seen;
     }
 
@@ -257,6 +280,8 @@ class ClusterRoutingTest {
         assertThat(expected).anySatisfy(line -> assertThat(line).startsWith("deferred m1:one"))
                 .anySatisfy(line -> assertThat(line).startsWith("dlq m1:one"))
                 .contains("state after [1, 2, 3]")
+                .anySatisfy(line -> assertThat(line).startsWith("t t2:later"))
+                .anySatisfy(line -> assertThat(line).startsWith("s t1:now"))
                 .anySatisfy(line -> assertThat(line).startsWith("cancel again MESSAGE_NOT_FOUND"));
         assertThat(c.clientA().inFlight("127.0.0.1:" + c.portB())).isZero();
     }
@@ -302,6 +327,30 @@ class ClusterRoutingTest {
                     assertThat(e.getMessage()).contains("closed");
                 });
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(3));
+    }
+
+    @Test
+    void aServerWithoutTheSecretIsNotTrusted() {
+        NetServer impostor = vertx.createNetServer().connectHandler(socket -> {
+            RecordWriter w = new RecordWriter(40);
+            w.writeByte(Frames.CHALLENGE);
+            w.writeRaw(new byte[Frames.NONCE_BYTES], 0, Frames.NONCE_BYTES);
+            socket.write(Frames.frame(w));
+            socket.handler(b -> {
+                RecordWriter ok = new RecordWriter(40);
+                ok.writeByte(Frames.AUTH_OK);
+                ok.writeRaw(new byte[Frames.MAC_BYTES], 0, Frames.MAC_BYTES);
+                socket.write(Frames.frame(ok));
+            });
+        });
+        int port = impostor.listen(0, "127.0.0.1").await().actualPort();
+        ClusterClient c = client(shard -> "127.0.0.1:" + port, SECRET, 8, Duration.ofSeconds(5));
+        assertThatThrownBy(() -> join(c.call(0, PartitionOp.of(PartitionOp.Kind.COUNTS, "q", 0))))
+                .isInstanceOfSatisfying(BrokerException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(ErrorKind.SERVER_BUSY);
+                    assertThat(e.getMessage()).contains("closed");
+                });
+        impostor.close().await();
     }
 
     @Test

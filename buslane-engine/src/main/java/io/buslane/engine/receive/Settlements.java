@@ -152,10 +152,12 @@ public final class Settlements {
             for (Map.Entry<PartitionRef, List<Long>> e : byPartition.entrySet()) {
                 PartitionRef ref = e.getKey();
                 long[] seqs = e.getValue().stream().mapToLong(Long::longValue).toArray();
-                all.add(directory.call(ref, () -> PartitionOp.of(PartitionOp.Kind.RECEIVE_DEFERRED, address.toString(),
-                        ref.partition().index()).withSequences(seqs, 0).withSession(sessionId, null, mode),
-                        () -> Source.subQueue(ref, address).receiveDeferred(seqs, mode, sessionId, by,
-                                ref.shard().nowMs())));
+                java.util.function.Supplier<List<ReceivedMessage>> local = () -> Source.subQueue(ref, address)
+                        .receiveDeferred(seqs, mode, sessionId, by, ref.shard().nowMs());
+                // a session receiver (by) holds its session on this node: only a request for any holder is carried
+                all.add(by != null ? ref.shard().call(local) : directory.call(ref, () -> PartitionOp.of(
+                        PartitionOp.Kind.RECEIVE_DEFERRED, address.toString(), ref.partition().index())
+                        .withSequences(seqs, 0).withSession(sessionId, null, mode), local));
             }
             return stats.countDelivered(CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).thenApply(x -> {
                 List<ReceivedMessage> out = new ArrayList<>();
