@@ -313,6 +313,14 @@ class ClusterRoutingTest {
                 .isInstanceOfSatisfying(BrokerException.class,
                         e -> assertThat(e.kind()).isEqualTo(ErrorKind.SERVER_BUSY));
         assertThat(join(c.a().runOnPartition(counts))).isNotNull();
+
+        // a stale directory (B named for A's shard): B refuses, and the refusal travels back as it is
+        ClusterClient stale = client(shard -> "127.0.0.1:" + c.portB(), SECRET, 8, Duration.ofSeconds(5));
+        assertThatThrownBy(() -> join(stale.call(0, counts)))
+                .isInstanceOfSatisfying(BrokerException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(ErrorKind.SERVER_BUSY);
+                    assertThat(e.getMessage()).contains("is not served by this node");
+                });
     }
 
     @Test
