@@ -26,7 +26,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * per peer node (opened on first use, opened again after it closes), requests multiplexed on it by request id.
  * Bounded: at most {@code maxInFlight} requests wait for one peer; beyond that a request fails at once with
  * SERVER_BUSY. Never hangs: a request without an answer within {@code timeout}, or whose peer cannot be reached or
- * closes, fails with SERVER_BUSY (retriable; a retried send is taken once thanks to its transfer key). Futures
+ * closes, fails with SERVER_BUSY (retriable). A send (the owner takes it once per transfer key) and a read whose
+ * connection closed before the answer are sent once more on a new connection, within the same timeout. Futures
  * complete on a Vert.x event-loop thread.
  */
 public final class ClusterClient implements RemotePartitions, AutoCloseable {
@@ -98,7 +99,7 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
                         + address + "; retry later."));
             }
             long id = ids.incrementAndGet();
-            Waiting w = new Waiting(op.kind());
+            Waiting w = new Waiting(op.kind(), resendable(op));
             waiting.put(id, w);
             w.timer = vertx.setTimer(timeoutMs, t -> fail(id, "Cluster node " + address + " did not answer within "
                     + timeoutMs + " ms; retry later."));
@@ -109,20 +110,28 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
                 out.writeLong(id);
                 out.writeVarInt(ClusterCodec.opCode(op.kind()));
                 ClusterCodec.writeOp(out, op);
-                frame = Frames.frame(out);
+                w.frame = Frames.frame(out);
             } catch (RuntimeException e) {
                 finish(id);
                 return CompletableFuture.failedFuture(e);
             }
+            send(id, w);
+            return w.future;
+        }
+
+        private void send(long id, Waiting w) {
             connection().onComplete(ar -> {
+                if (!waiting.containsKey(id)) {
+                    return; // timed out meanwhile
+                }
                 if (ar.failed()) {
                     fail(id, "Cluster node " + address + " cannot be reached (" + ar.cause().getMessage()
                             + "); retry later.");
                 } else {
-                    ar.result().write(frame);
+                    w.sentOn = ar.result();
+                    ar.result().write(w.frame.copy());
                 }
             });
-            return w.future;
         }
 
         private synchronized Future<NetSocket> connection() {
@@ -223,8 +232,20 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
                     connection = null;
                 }
             }
-            for (Long id : waiting.keySet()) {
-                fail(id, "The connection to cluster node " + address + " closed; retry later.");
+            for (Map.Entry<Long, Waiting> e : waiting.entrySet()) {
+                Waiting w = e.getValue();
+                if (w.sentOn != socket) {
+                    continue; // not sent yet, or sent on a newer connection
+                }
+                if (w.resendable && !w.resent) {
+                    // the answer may be lost while the owner did it: sent once more, within the same timeout;
+                    // a send's transfer key makes the owner take it once
+                    w.resent = true;
+                    w.sentOn = null;
+                    send(e.getKey(), w);
+                } else {
+                    fail(e.getKey(), "The connection to cluster node " + address + " closed; retry later.");
+                }
             }
         }
 
@@ -252,14 +273,32 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
         }
     }
 
+    /**
+     * Whether a request may be sent again on a new connection when the one it was sent on closed before the answer:
+     * a send with a transfer key (the owner takes it once) and the reads.
+     */
+    private static boolean resendable(PartitionOp op) {
+        return switch (op.kind()) {
+            case SEND -> op.key() != null;
+            case PEEK, PEEK_SCHEDULED, COUNTS, GET_SESSION_STATE -> true;
+            default -> false;
+        };
+    }
+
     /** A request waiting for its answer. */
     private static final class Waiting {
         final PartitionOp.Kind kind;
+        final boolean resendable;
         final CompletableFuture<Object> future = new CompletableFuture<>();
         volatile long timer;
+        volatile Buffer frame;
+        /** The connection it was written on, or null while it waits for one. */
+        volatile NetSocket sentOn;
+        volatile boolean resent;
 
-        Waiting(PartitionOp.Kind kind) {
+        Waiting(PartitionOp.Kind kind, boolean resendable) {
             this.kind = kind;
+            this.resendable = resendable;
         }
     }
 }

@@ -300,6 +300,43 @@ class ClusterRoutingTest {
     }
 
     @Test
+    void aSendWhoseAnswerIsLostIsSentAgainOnANewConnectionAndStoredOnce() {
+        Cluster c = cluster();
+        // a proxy in front of B that, on its first connection, drops the connection instead of passing on the first
+        // answer (after the two handshake frames from B, 2 x 37 bytes): B did the work, A never heard
+        java.util.concurrent.atomic.AtomicInteger connections = new java.util.concurrent.atomic.AtomicInteger();
+        NetServer proxy = vertx.createNetServer().connectHandler(in -> {
+            boolean dropFirstAnswer = connections.incrementAndGet() == 1;
+            in.pause();
+            vertx.createNetClient().connect(c.portB(), "127.0.0.1").onSuccess(out -> {
+                long[] fromB = {0};
+                out.handler(b -> {
+                    if (dropFirstAnswer && fromB[0] >= 74) {
+                        in.close();
+                        out.close();
+                        return;
+                    }
+                    fromB[0] += b.length();
+                    in.write(b);
+                });
+                in.handler(out::write);
+                in.closeHandler(v -> out.close());
+                out.closeHandler(v -> in.close());
+                in.resume();
+            });
+        });
+        int port = proxy.listen(0, "127.0.0.1").await().actualPort();
+        ClusterClient viaProxy = client(shard -> "127.0.0.1:" + port, SECRET, 8, Duration.ofSeconds(5));
+        int shard = c.a().queue(onB).partitions()[0].shard().index();
+        PartitionOp send = PartitionOp.of(PartitionOp.Kind.SEND, onB, 0)
+                .withMessages(List.of(text("l1", "lost answer")), UUID.randomUUID().toString());
+        join(viaProxy.call(shard, send));
+        assertThat(connections).hasValue(2);
+        assertThat(join(c.a().counts(onB)).activeMessageCount()).isEqualTo(1);
+        proxy.close().await();
+    }
+
+    @Test
     void theOwnerRefusesAPartitionItDoesNotServeInsteadOfCarryingItOn() {
         Cluster c = cluster();
         int onA = -1;
