@@ -25,6 +25,8 @@ import io.buslane.engine.receive.SessionStates;
 import io.buslane.engine.receive.Settlements;
 import io.buslane.engine.routing.MessageIds;
 import io.buslane.engine.routing.PartitionDirectory;
+import io.buslane.engine.routing.PartitionOp;
+import io.buslane.engine.routing.RemotePartitions;
 import io.buslane.engine.routing.SendRouter;
 import io.buslane.engine.shard.Shard;
 import io.buslane.engine.shard.Shards;
@@ -64,6 +66,7 @@ public final class Engine implements AutoCloseable {
     private final Browser browser;
     private final MessageCounts counts;
     private final TransactionCommit transactions;
+    private final PartitionDirectory directory;
     private final EngineStats stats = new EngineStats();
     private volatile boolean closed;
     /** Serialises taking and giving up shards (cluster mode). */
@@ -73,6 +76,7 @@ public final class Engine implements AutoCloseable {
         this.config = config;
         this.shards = new Shards(shards);
         PartitionDirectory directory = new PartitionDirectory(shards);
+        this.directory = directory;
         this.namespace = new Namespace(meta, config.clock(), shards.length, directory);
         this.router = new SendRouter(namespace, directory, config.storage(), config.clock(), stats);
         namespace.forwardThrough(router);
@@ -80,7 +84,7 @@ public final class Engine implements AutoCloseable {
         this.sessions = new SessionStates(namespace, directory, config.clock(), config.storage());
         this.receivers = new Receivers(namespace, directory, config.clock(), stats, settlements, sessions);
         this.browser = new Browser(namespace, directory, config.clock());
-        this.counts = new MessageCounts(namespace, config.clock());
+        this.counts = new MessageCounts(namespace, directory, config.clock());
         this.transactions = new TransactionCommit(namespace, directory, router, config.clock(), stats);
     }
 
@@ -206,6 +210,33 @@ public final class Engine implements AutoCloseable {
         });
         old.journal().close();
         LOG.info("Stopped serving shard {}: {}", index, why);
+    }
+
+    /**
+     * Cluster mode: the other nodes, where unary operations on partitions of shards this node does not serve go
+     * (sends, schedule and cancel, settlement, lock renewal, browse, counts, session state and lock, deferred
+     * receive). Null (the default): such operations fail with SERVER_BUSY.
+     */
+    public void remotePartitions(RemotePartitions remote) {
+        directory.remote(remote);
+    }
+
+    /**
+     * Cluster mode, the owner's side: runs an operation another node carried here on the partition it names, with
+     * the same engine code as a local call, and completes with its result (see {@link PartitionOp.Kind}) or its
+     * error. Refuses with SERVER_BUSY when this node does not serve the partition's shard: an operation is never
+     * carried on to a third node (no ping-pong while a shard moves).
+     */
+    public CompletableFuture<Object> runOnPartition(PartitionOp op) {
+        return switch (op.kind()) {
+            case SEND, SCHEDULE, CANCEL_SCHEDULED -> router.runHere(op);
+            case COMPLETE, ABANDON, RELEASE, DEFER, DEAD_LETTER, RENEW_LOCK, RECEIVE_DEFERRED ->
+                    settlements.runHere(op);
+            case PEEK, PEEK_SCHEDULED -> browser.runHere(op);
+            case COUNTS -> counts.runHere(op);
+            case GET_SESSION_STATE, SET_SESSION_STATE, RENEW_SESSION_LOCK, CHECK_SESSION_LOCKED ->
+                    sessions.runHere(op);
+        };
     }
 
     /** In manual threading mode: runs one duty cycle on every shard; returns the work done. */

@@ -796,12 +796,20 @@ public final class Partition {
      * after a crash) is acknowledged without a second copy.
      */
     public void acceptForwarded(Message m, String transferKey, long nowMs) {
+        acceptForwarded(List.of(m), transferKey, nowMs);
+    }
+
+    /**
+     * Accepts a batch forwarded under one transfer key, once (cluster mode: a send carried from another node, which
+     * may carry it again when the answer was lost): a key seen before is acknowledged without a second copy.
+     */
+    public void acceptForwarded(List<Message> batch, String transferKey, long nowMs) {
         DedupWindow w = transferKeys();
         w.expire(nowMs);
         if (w.containsKey(transferKey)) {
             return;
         }
-        send(List.of(m), nowMs);
+        send(batch, nowMs);
         w.addKey(transferKey, nowMs);
         ctx.markDirty(this);
     }

@@ -1,6 +1,7 @@
 package io.buslane.engine.receive;
 
 import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.api.EntityAddress;
 import io.buslane.engine.api.SubQueue;
@@ -10,6 +11,7 @@ import io.buslane.engine.namespace.PartitionRef;
 import io.buslane.engine.namespace.TopicEntity;
 import io.buslane.engine.partition.SequenceCounter;
 import io.buslane.engine.routing.PartitionDirectory;
+import io.buslane.engine.routing.PartitionOp;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -42,24 +44,63 @@ public final class Browser {
                     && namespace.queue(address.entityPath()) == null && namespace.topic(address.entityPath()) != null) {
                 TopicEntity t = namespace.topic(address.entityPath());
                 return peekChain(t.partitions(), t.properties().enablePartitioning(), fromSeq, max,
-                        (ref, from, count) -> ref.partition().peekScheduled(from, count));
+                        (ref, from, count) -> directory.call(ref, () -> peekOp(PartitionOp.Kind.PEEK_SCHEDULED,
+                                address, ref, from, count, null), () -> ref.partition().peekScheduled(from, count)));
             }
             Source source = Source.of(namespace, address, clock.epochMillis());
             PartitionRef[] refs = source.partitions();
             if (sessionId != null) {
                 PartitionRef ref = directory.forSession(refs, sessionId);
-                return ref.shard().call(() -> ref.partition().peek(Source.subQueue(ref, address), fromSeq, max,
+                return directory.call(ref, () -> peekOp(PartitionOp.Kind.PEEK, address, ref, fromSeq, max,
+                        sessionId), () -> ref.partition().peek(Source.subQueue(ref, address), fromSeq, max,
                         sessionId));
             }
             return peekChain(refs, source.partitioned(), fromSeq, max,
-                    (ref, from, count) -> ref.partition().peek(Source.subQueue(ref, address), from, count, null));
+                    (ref, from, count) -> directory.call(ref, () -> peekOp(PartitionOp.Kind.PEEK, address, ref,
+                            from, count, null), () -> ref.partition().peek(Source.subQueue(ref, address), from, count,
+                            null)));
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }
     }
 
     private interface PeekStep {
-        List<ReceivedMessage> peek(PartitionRef ref, long fromSeq, int max);
+        CompletableFuture<List<ReceivedMessage>> peek(PartitionRef ref, long fromSeq, int max);
+    }
+
+    private static PartitionOp peekOp(PartitionOp.Kind kind, EntityAddress address, PartitionRef ref, long from,
+                                      int max, String sessionId) {
+        return PartitionOp.of(kind, address.toString(), ref.partition().index())
+                .withSequences(new long[] {from}, max).withSession(sessionId, null, null);
+    }
+
+    /**
+     * The owner's side of a PEEK or PEEK_SCHEDULED another node carried here: the same engine code on the named
+     * partition; refused with SERVER_BUSY (never carried on) when this node does not serve it.
+     */
+    public CompletableFuture<Object> runHere(PartitionOp op) {
+        try {
+            EntityAddress address = EntityAddress.parse(op.path());
+            long from = op.sequences()[0];
+            if (op.kind() == PartitionOp.Kind.PEEK_SCHEDULED) {
+                TopicEntity t = namespace.topic(address.entityPath());
+                if (t == null) {
+                    throw BrokerException.entityNotFound(address.entityPath());
+                }
+                if (op.partition() < 0 || op.partition() >= t.partitions().length) {
+                    throw new BrokerException(ErrorKind.ARGUMENT, "No partition " + op.partition() + " in '"
+                            + address + "'.");
+                }
+                PartitionRef ref = t.partitions()[op.partition()];
+                return ref.shard().call(() -> ref.partition().peekScheduled(from, op.max()));
+            }
+            Source source = Source.of(namespace, address, clock.epochMillis());
+            PartitionRef ref = Source.partition(source, op.partition());
+            return ref.shard().call(() -> ref.partition().peek(Source.subQueue(ref, address), from, op.max(),
+                    op.sessionId()));
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     /** Browses partition after partition in sequence-number order (the partition id is the top 16 bits). */
@@ -67,7 +108,7 @@ public final class Browser {
                                                                       long fromSeq, int max, PeekStep step) {
         if (!partitioned) {
             PartitionRef ref = refs[0];
-            return ref.shard().call(() -> step.peek(ref, fromSeq, max));
+            return step.peek(ref, fromSeq, max);
         }
         int startPartition = fromSeq < 0 ? 0 : SequenceCounter.partitionOf(fromSeq);
         List<ReceivedMessage> out = new ArrayList<>();
@@ -79,7 +120,7 @@ public final class Browser {
                 if (acc.size() >= max) {
                     return CompletableFuture.completedFuture(acc);
                 }
-                return ref.shard().call(() -> step.peek(ref, from, max - acc.size())).thenApply(more -> {
+                return step.peek(ref, from, max - acc.size()).thenApply(more -> {
                     acc.addAll(more);
                     return acc;
                 });

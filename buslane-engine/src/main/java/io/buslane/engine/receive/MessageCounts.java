@@ -10,6 +10,8 @@ import io.buslane.engine.namespace.PartitionRef;
 import io.buslane.engine.namespace.QueueEntity;
 import io.buslane.engine.namespace.TopicEntity;
 import io.buslane.engine.partition.Partition;
+import io.buslane.engine.routing.PartitionDirectory;
+import io.buslane.engine.routing.PartitionOp;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -19,9 +21,11 @@ public final class MessageCounts {
 
     private final Namespace namespace;
     private final Clock clock;
+    private final PartitionDirectory directory;
 
-    public MessageCounts(Namespace namespace, Clock clock) {
+    public MessageCounts(Namespace namespace, PartitionDirectory directory, Clock clock) {
         this.namespace = namespace;
+        this.directory = directory;
         this.clock = clock;
     }
 
@@ -71,17 +75,55 @@ public final class MessageCounts {
                 if (t == null || t.subscription(address.subscription()) == null) {
                     throw BrokerException.entityNotFound(address.entityName());
                 }
-                return sum(PartitionRef.onAll(t.partitions(), p -> p.subscriptionCounts(address.subscription())));
+                return sum(directory.onAll(t.partitions(), i -> countsOp(address, i),
+                        p -> p.subscriptionCounts(address.subscription())));
             }
             QueueEntity q = namespace.queue(address.entityPath());
             if (q != null) {
-                return sum(PartitionRef.onAll(q.partitions(), Partition::counts));
+                return sum(directory.onAll(q.partitions(), i -> countsOp(address, i), Partition::counts));
             }
             TopicEntity t = namespace.topic(address.entityPath());
             if (t != null) {
-                return sum(PartitionRef.onAll(t.partitions(), Partition::counts));
+                return sum(directory.onAll(t.partitions(), i -> countsOp(address, i), Partition::counts));
             }
             throw BrokerException.entityNotFound(address.entityPath());
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private static PartitionOp countsOp(EntityAddress address, int partition) {
+        return PartitionOp.of(PartitionOp.Kind.COUNTS, address.toString(), partition);
+    }
+
+    /**
+     * The owner's side of COUNTS another node carried here: one partition's counts with the same engine code;
+     * refused with SERVER_BUSY (never carried on) when this node does not serve it.
+     */
+    public CompletableFuture<Object> runHere(PartitionOp op) {
+        try {
+            EntityAddress address = EntityAddress.parse(op.path());
+            if (address == null) {
+                throw new BrokerException(ErrorKind.ARGUMENT, "An entity path is required.");
+            }
+            PartitionRef[] refs;
+            QueueEntity q = address.subscription() == null ? namespace.queue(address.entityPath()) : null;
+            TopicEntity t = namespace.topic(address.entityPath());
+            if (q != null) {
+                refs = q.partitions();
+            } else if (t != null
+                    && (address.subscription() == null || t.subscription(address.subscription()) != null)) {
+                refs = t.partitions();
+            } else {
+                throw BrokerException.entityNotFound(address.entityName());
+            }
+            if (op.partition() < 0 || op.partition() >= refs.length) {
+                throw new BrokerException(ErrorKind.ARGUMENT, "No partition " + op.partition() + " in '" + address
+                        + "'.");
+            }
+            PartitionRef ref = refs[op.partition()];
+            return ref.shard().call(() -> address.subscription() == null ? ref.partition().counts()
+                    : ref.partition().subscriptionCounts(address.subscription()));
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }

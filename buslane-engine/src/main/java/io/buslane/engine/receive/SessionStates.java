@@ -12,6 +12,7 @@ import io.buslane.engine.namespace.TopicEntity;
 import io.buslane.engine.partition.SubQueueState;
 import io.buslane.engine.persist.Storage;
 import io.buslane.engine.routing.PartitionDirectory;
+import io.buslane.engine.routing.PartitionOp;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -35,6 +36,13 @@ public final class SessionStates {
 
     private <T> CompletableFuture<T> onSession(EntityAddress address, String sessionId,
                                                Function<SubQueueState, T> action) {
+        return onSession(address, sessionId, null, action);
+    }
+
+    /** As above; {@code op} (when not null) carries it to the node serving the session's partition. */
+    private <T> CompletableFuture<T> onSession(EntityAddress address, String sessionId,
+                                               java.util.function.IntFunction<PartitionOp> op,
+                                               Function<SubQueueState, T> action) {
         try {
             Source source = Source.of(namespace, address, clock.epochMillis());
             if (sessionId == null) {
@@ -46,7 +54,11 @@ public final class SessionStates {
                         + "allowed on it.");
             }
             PartitionRef ref = directory.forSession(source.partitions(), sessionId);
-            return ref.shard().call(() -> action.apply(Source.subQueue(ref, address)));
+            if (op == null) {
+                return ref.shard().call(() -> action.apply(Source.subQueue(ref, address)));
+            }
+            return directory.call(ref, () -> op.apply(ref.partition().index()),
+                    () -> action.apply(Source.subQueue(ref, address)));
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -58,7 +70,9 @@ public final class SessionStates {
      * @param by the receiver that must hold the lock (the request's associated link), or null for any holder
      */
     public CompletableFuture<Long> renewSessionLock(EntityAddress address, String sessionId, Receiver by) {
-        return onSession(address, sessionId, q -> q.renewSessionLock(sessionId, q.partition().ctxNowMs(), by));
+        return onSession(address, sessionId, by == null ? i -> sessionOp(PartitionOp.Kind.RENEW_SESSION_LOCK,
+                address, i, sessionId, null) : null, q -> q.renewSessionLock(sessionId, q.partition().ctxNowMs(),
+                by));
     }
 
     /**
@@ -77,7 +91,8 @@ public final class SessionStates {
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return onSession(address, sessionId, q -> {
+        return onSession(address, sessionId, by == null ? i -> sessionOp(PartitionOp.Kind.CHECK_SESSION_LOCKED,
+                address, i, sessionId, null) : null, q -> {
             q.sessionLockedUntil(sessionId, q.partition().ctxNowMs(), by);
             return null;
         });
@@ -85,7 +100,8 @@ public final class SessionStates {
 
     /** The session's state (null when it has none). */
     public CompletableFuture<byte[]> getSessionState(EntityAddress address, String sessionId) {
-        return onSession(address, sessionId, q -> q.getSessionState(sessionId));
+        return onSession(address, sessionId, i -> sessionOp(PartitionOp.Kind.GET_SESSION_STATE, address, i,
+                sessionId, null), q -> q.getSessionState(sessionId));
     }
 
     /** Sets the session's state; null clears it. The state may be as large as the entity's largest message. */
@@ -103,10 +119,49 @@ public final class SessionStates {
                                 + "entity (" + max + " bytes)."));
             }
         }
-        return onSession(address, sessionId, q -> {
+        return onSession(address, sessionId, i -> sessionOp(PartitionOp.Kind.SET_SESSION_STATE, address, i,
+                sessionId, state), q -> {
             q.setSessionState(sessionId, state, q.partition().ctxNowMs());
             return null;
         });
+    }
+
+    private static PartitionOp sessionOp(PartitionOp.Kind kind, EntityAddress address, int partition,
+                                         String sessionId, byte[] state) {
+        return PartitionOp.of(kind, address.toString(), partition).withSession(sessionId, state, null);
+    }
+
+    /**
+     * The owner's side of a session operation another node carried here, for any holder of the session lock: the
+     * same engine code on the named partition; refused with SERVER_BUSY (never carried on) when this node does not
+     * serve it.
+     */
+    public CompletableFuture<Object> runHere(PartitionOp op) {
+        try {
+            EntityAddress address = EntityAddress.parse(op.path());
+            Source source = Source.of(namespace, address, clock.epochMillis());
+            PartitionRef ref = Source.partition(source, op.partition());
+            String id = op.sessionId();
+            return ref.shard().call(() -> {
+                SubQueueState q = Source.subQueue(ref, address);
+                long now = q.partition().ctxNowMs();
+                switch (op.kind()) {
+                    case GET_SESSION_STATE -> {
+                        return q.getSessionState(id);
+                    }
+                    case SET_SESSION_STATE -> q.setSessionState(id, op.state(), now);
+                    case RENEW_SESSION_LOCK -> {
+                        return q.renewSessionLock(id, now, null);
+                    }
+                    case CHECK_SESSION_LOCKED -> q.sessionLockedUntil(id, now, null);
+                    default -> throw new BrokerException(ErrorKind.INTERNAL, "Not a session operation: "
+                            + op.kind());
+                }
+                return null;
+            });
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     private long maxReceivableMessageBytes(EntityAddress address) {

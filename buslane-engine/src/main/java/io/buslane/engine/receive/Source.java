@@ -63,6 +63,15 @@ public record Source(EntityAddress address, PartitionRef[] partitions, boolean p
                 sp.status(), null, sp);
     }
 
+    /** Partition {@code index} of the source (cluster mode: the one another node names); ARGUMENT if none. */
+    public static PartitionRef partition(Source source, int index) {
+        if (index < 0 || index >= source.partitions().length) {
+            throw new BrokerException(ErrorKind.ARGUMENT, "No partition " + index + " in '" + source.address()
+                    + "'.");
+        }
+        return source.partitions()[index];
+    }
+
     /** The sub-queue an address names within one partition (shard thread only). */
     public static SubQueueState subQueue(PartitionRef ref, EntityAddress address) {
         Partition p = ref.partition();

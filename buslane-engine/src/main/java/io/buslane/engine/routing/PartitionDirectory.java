@@ -8,7 +8,13 @@ import io.buslane.engine.namespace.ShardPlacement;
 import io.buslane.engine.partition.SequenceCounter;
 import io.buslane.engine.shard.Shard;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.IntFunction;
+import java.util.function.Supplier;
 
 /**
  * Where things live: entity and partition index → shard (the placement hash), and partition key, SessionId,
@@ -21,9 +27,54 @@ import java.util.UUID;
 public final class PartitionDirectory implements ShardPlacement {
 
     private final Shard[] shards;
+    /** The other nodes (cluster mode), or null. */
+    private volatile RemotePartitions remote;
 
     public PartitionDirectory(Shard[] shards) {
         this.shards = shards;
+    }
+
+    /** Cluster mode: where operations on partitions of shards this node does not serve go (null: refused). */
+    public void remote(RemotePartitions remotePartitions) {
+        this.remote = remotePartitions;
+    }
+
+    /**
+     * Runs {@code local} on the partition's shard when this node serves it (or outside cluster mode), else runs the
+     * operation {@code op} describes on the node that serves it.
+     */
+    public <T> CompletableFuture<T> call(PartitionRef ref, Supplier<PartitionOp> op, Supplier<T> local) {
+        return call(ref, op, local, null, 0);
+    }
+
+    /** As above; a local call adds {@code count} to {@code counter} once durable (the owner counts a remote one). */
+    @SuppressWarnings("unchecked")
+    public <T> CompletableFuture<T> call(PartitionRef ref, Supplier<PartitionOp> op, Supplier<T> local,
+                                         LongAdder counter, long count) {
+        RemotePartitions r = remote;
+        if (r == null || ref.shard().serving()) {
+            return ref.shard().call(local, counter, count);
+        }
+        return (CompletableFuture<T>) r.call(ref.shard().index(), op.get());
+    }
+
+    /** As {@link PartitionRef#onAll}, each partition local or remote as {@link #call} decides. */
+    public <T> CompletableFuture<List<T>> onAll(PartitionRef[] refs, IntFunction<PartitionOp> op,
+                                                java.util.function.Function<io.buslane.engine.partition.Partition, T>
+                                                        action) {
+        List<CompletableFuture<T>> all = new ArrayList<>(refs.length);
+        for (int i = 0; i < refs.length; i++) {
+            PartitionRef ref = refs[i];
+            int index = i;
+            all.add(call(ref, () -> op.apply(index), () -> action.apply(ref.partition())));
+        }
+        return CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).thenApply(x -> {
+            List<T> out = new ArrayList<>(all.size());
+            for (CompletableFuture<T> f : all) {
+                out.add(f.join());
+            }
+            return out;
+        });
     }
 
     public int shardCount() {

@@ -25,6 +25,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
@@ -175,10 +176,55 @@ public final class SendRouter implements Forwarding {
 
     /** Sends one partition's share of a send; its messages count as sent once they are durable. */
     private CompletableFuture<Void> sendToPartition(PartitionRef ref, List<Message> batch) {
-        return ref.shard().call(() -> {
-            ref.partition().send(batch, ref.shard().nowMs());
-            return null;
-        }, stats.sentCounter(), batch.size());
+        return directory.call(ref, () -> op(PartitionOp.Kind.SEND, ref).withMessages(batch,
+                UUID.randomUUID().toString()), () -> {
+                    ref.partition().send(batch, ref.shard().nowMs());
+                    return null;
+                }, stats.sentCounter(), batch.size());
+    }
+
+    private static PartitionOp op(PartitionOp.Kind kind, PartitionRef ref) {
+        return PartitionOp.of(kind, ref.partition().entityPath(), ref.partition().index());
+    }
+
+    /**
+     * The owner's side of a SEND, SCHEDULE or CANCEL_SCHEDULED another node carried here: runs it on the named
+     * partition with the same engine code as a local call; refused with SERVER_BUSY (never carried on) when this
+     * node does not serve the partition's shard. A SEND is taken once per transfer key.
+     */
+    public CompletableFuture<Object> runHere(PartitionOp op) {
+        try {
+            SendTarget target = target(op.path());
+            if (op.partition() < 0 || op.partition() >= target.partitions().length) {
+                throw new BrokerException(ErrorKind.ARGUMENT, "No partition " + op.partition() + " in '"
+                        + op.path() + "'.");
+            }
+            PartitionRef ref = target.partitions()[op.partition()];
+            return switch (op.kind()) {
+                case SEND -> {
+                    target.requireSendable();
+                    yield ref.shard().call(() -> {
+                        ref.partition().acceptForwarded(op.messages(), op.key(), ref.shard().nowMs());
+                        return null;
+                    }, stats.sentCounter(), op.messages().size());
+                }
+                case SCHEDULE -> {
+                    target.requireSendable();
+                    Message m = op.messages().get(0);
+                    yield ref.shard().call(() -> ref.partition().scheduleRequested(m, m.scheduledEnqueueTimeMs(),
+                            ref.shard().nowMs()), stats.sentCounter(), 1);
+                }
+                case CANCEL_SCHEDULED -> ref.shard().call(() -> {
+                    for (long seq : op.sequences()) {
+                        ref.partition().cancelScheduled(seq);
+                    }
+                    return null;
+                });
+                default -> throw new BrokerException(ErrorKind.INTERNAL, "Not a send operation: " + op.kind());
+            };
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     /**
@@ -186,8 +232,9 @@ public final class SendRouter implements Forwarding {
      * order, valid while they are scheduled.
      */
     public CompletableFuture<long[]> schedule(String entityPath, List<Message> messages) {
-        return onEachScheduled(entityPath, messages, true, (ref, m) -> ref.shard().call(() ->
-                ref.partition().scheduleRequested(m, m.scheduledEnqueueTimeMs(), ref.shard().nowMs()),
+        return onEachScheduled(entityPath, messages, true, (ref, m) -> directory.call(ref,
+                () -> op(PartitionOp.Kind.SCHEDULE, ref).withMessages(List.of(m), null),
+                () -> ref.partition().scheduleRequested(m, m.scheduledEnqueueTimeMs(), ref.shard().nowMs()),
                 stats.sentCounter(), 1));
     }
 
@@ -246,10 +293,11 @@ public final class SendRouter implements Forwarding {
             List<CompletableFuture<Object>> all = new ArrayList<>();
             for (long seq : sequenceNumbers) {
                 PartitionRef ref = directory.forSequence(target.partitions(), target.partitioned(), seq);
-                all.add(ref.shard().call(() -> {
-                    ref.partition().cancelScheduled(seq);
-                    return null;
-                }));
+                all.add(directory.call(ref, () -> op(PartitionOp.Kind.CANCEL_SCHEDULED, ref)
+                        .withSequences(new long[] {seq}, 0), () -> {
+                            ref.partition().cancelScheduled(seq);
+                            return null;
+                        }));
             }
             return CompletableFuture.allOf(all.toArray(new CompletableFuture[0]));
         } catch (BrokerException e) {
@@ -278,7 +326,7 @@ public final class SendRouter implements Forwarding {
             Message m = t.forwardedMessage();
             String key = t.key();
             PartitionRef ref = directory.forTransfer(target, m, key);
-            ref.shard().call(() -> {
+            directory.call(ref, () -> op(PartitionOp.Kind.SEND, ref).withMessages(List.of(m), key), () -> {
                 ref.partition().acceptForwarded(m, key, ref.shard().nowMs());
                 return null;
             }).whenComplete((x, error) -> afterForward(source, t, error));

@@ -1,0 +1,181 @@
+package io.buslane.cluster;
+
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import io.buslane.engine.Engine;
+import io.buslane.engine.persist.RecordReader;
+import io.buslane.engine.persist.RecordWriter;
+import io.buslane.engine.routing.PartitionOp;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.NetServer;
+import io.vertx.core.net.NetSocket;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.util.concurrent.CompletionException;
+
+/**
+ * The owner's side of the cluster channel: a Vert.x TCP server on the cluster address. A connecting node must answer
+ * the server's random challenge with the HMAC of the shared cluster secret within the handshake time, else it is
+ * closed without an answer. Then each REQUEST runs through {@link Engine#runOnPartition} (which refuses partitions
+ * this node does not serve) and is answered with OK or ERROR (the engine's error kind and text). At most
+ * {@code maxInFlight} requests per connection run at a time; more are answered SERVER_BUSY at once.
+ */
+public final class ClusterServer implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ClusterServer.class);
+    private static final long HANDSHAKE_MS = 5_000;
+
+    private final Vertx vertx;
+    private final Engine engine;
+    private final byte[] secret;
+    private final int maxInFlight;
+    private final SecureRandom random = new SecureRandom();
+    private NetServer server;
+
+    public ClusterServer(Vertx vertx, Engine engine, byte[] secret, int maxInFlight) {
+        this.vertx = vertx;
+        this.engine = engine;
+        this.secret = secret.clone();
+        this.maxInFlight = maxInFlight;
+    }
+
+    /** Listens on {@code host:port} (0: any free port); completes with the port. */
+    public Future<Integer> listen(String host, int port) {
+        server = vertx.createNetServer().connectHandler(this::connected);
+        return server.listen(port, host).map(NetServer::actualPort);
+    }
+
+    private void connected(NetSocket socket) {
+        new Connection(socket, vertx.getOrCreateContext()).start();
+    }
+
+    @Override
+    public void close() {
+        if (server != null) {
+            server.close().await();
+        }
+    }
+
+    /** One peer's connection: the handshake, then requests. */
+    private final class Connection {
+        private final NetSocket socket;
+        private final Context context;
+        private final byte[] nonce = new byte[Frames.NONCE_BYTES];
+        private boolean authenticated;
+        private int inFlight;
+
+        Connection(NetSocket socket, Context context) {
+            this.socket = socket;
+            this.context = context;
+        }
+
+        void start() {
+            random.nextBytes(nonce);
+            socket.handler(Frames.parser(this::frame, this::refuse,
+                    () -> authenticated ? Frames.MAX_FRAME_BYTES : Frames.MAX_HANDSHAKE_FRAME_BYTES));
+            RecordWriter w = new RecordWriter(40);
+            w.writeByte(Frames.CHALLENGE);
+            w.writeRaw(nonce, 0, nonce.length);
+            socket.write(Frames.frame(w));
+            vertx.setTimer(HANDSHAKE_MS, t -> {
+                if (!authenticated) {
+                    refuse();
+                }
+            });
+        }
+
+        private void refuse() {
+            LOG.warn("Refusing the cluster connection from {}: no valid handshake", socket.remoteAddress());
+            socket.close();
+        }
+
+        private void frame(Buffer frame) {
+            byte[] bytes = frame.getBytes();
+            RecordReader r = new RecordReader(bytes);
+            try {
+                byte type = r.readByte();
+                if (!authenticated) {
+                    handshake(type, r, bytes.length);
+                } else if (type == Frames.REQUEST) {
+                    request(r);
+                } else {
+                    refuse();
+                }
+            } catch (RuntimeException e) {
+                LOG.warn("Closing the cluster connection from {}: bad frame", socket.remoteAddress(), e);
+                socket.close();
+            }
+        }
+
+        private void handshake(byte type, RecordReader r, int length) {
+            if (type != Frames.AUTH || length != 1 + Frames.MAC_BYTES + Frames.NONCE_BYTES) {
+                refuse();
+                return;
+            }
+            byte[] answer = new byte[Frames.MAC_BYTES];
+            r.readRaw(answer, 0, answer.length);
+            if (!MessageDigest.isEqual(answer, Frames.mac(secret, Frames.CLIENT, nonce))) {
+                refuse();
+                return;
+            }
+            byte[] clientNonce = new byte[Frames.NONCE_BYTES];
+            r.readRaw(clientNonce, 0, clientNonce.length);
+            authenticated = true;
+            RecordWriter w = new RecordWriter(40);
+            w.writeByte(Frames.AUTH_OK);
+            byte[] mac = Frames.mac(secret, Frames.SERVER, clientNonce);
+            w.writeRaw(mac, 0, mac.length);
+            socket.write(Frames.frame(w));
+        }
+
+        private void request(RecordReader r) {
+            long id = r.readLong();
+            PartitionOp op;
+            try {
+                op = ClusterCodec.readOp(ClusterCodec.kindOf(r.readVarInt()), r);
+            } catch (RuntimeException e) {
+                answer(id, null, null, new BrokerException(ErrorKind.INTERNAL, "Undecodable cluster request: " + e));
+                return;
+            }
+            if (inFlight >= maxInFlight) {
+                answer(id, op.kind(), null, Frames.busy("This node is busy with requests of other nodes; retry."));
+                return;
+            }
+            inFlight++;
+            engine.runOnPartition(op).whenComplete((result, error) -> context.runOnContext(v -> {
+                inFlight--;
+                answer(id, op.kind(), result, error);
+            }));
+        }
+
+        private void answer(long id, PartitionOp.Kind kind, Object result, Throwable error) {
+            RecordWriter w = new RecordWriter(64);
+            Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause()
+                    : error;
+            if (cause == null) {
+                w.writeByte(Frames.OK);
+                w.writeLong(id);
+                try {
+                    ClusterCodec.writeResult(w, kind, result);
+                } catch (RuntimeException e) {
+                    answer(id, kind, null, e);
+                    return;
+                }
+            } else {
+                BrokerException be = cause instanceof BrokerException b ? b
+                        : new BrokerException(ErrorKind.INTERNAL, String.valueOf(cause.getMessage()));
+                w.writeByte(Frames.ERROR);
+                w.writeLong(id);
+                w.writeString(be.kind().name());
+                w.writeString(be.description());
+            }
+            socket.write(Frames.frame(w));
+        }
+    }
+}

@@ -1,0 +1,116 @@
+package io.buslane.cluster;
+
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import io.buslane.engine.persist.RecordWriter;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.parsetools.RecordParser;
+
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.util.function.Consumer;
+import java.util.function.IntSupplier;
+
+/**
+ * The cluster channel's framing: each frame is a 4-byte big-endian length, then that many bytes: a type byte and
+ * the type's fields in the engine's record encoding. Also the connect handshake's MAC.
+ *
+ * <pre>
+ * CHALLENGE  server → client  32 random bytes (the server's nonce)
+ * AUTH       client → server  HMAC-SHA256(secret, "buslane-cluster-1 client" + server nonce), 32 random bytes
+ *                             (the client's nonce)
+ * AUTH_OK    server → client  HMAC-SHA256(secret, "buslane-cluster-1 server" + client nonce)
+ * REQUEST    client → server  request id (long), op code (var-int), the operation
+ * OK         server → client  request id, the result
+ * ERROR      server → client  request id, error kind name, description
+ * </pre>
+ */
+final class Frames {
+
+    static final byte CHALLENGE = 1;
+    static final byte AUTH = 2;
+    static final byte AUTH_OK = 3;
+    static final byte REQUEST = 4;
+    static final byte OK = 5;
+    static final byte ERROR = 6;
+    static final int NONCE_BYTES = 32;
+    /** The largest frame accepted; a peer sending a larger one is closed. */
+    static final int MAX_FRAME_BYTES = 256 * 1024 * 1024;
+    static final int MAC_BYTES = 32;
+    /** Whose answer a MAC is (so that a peer cannot reflect the other's challenge back at it). */
+    static final byte[] CLIENT = "buslane-cluster-1 client".getBytes(StandardCharsets.US_ASCII);
+    static final byte[] SERVER = "buslane-cluster-1 server".getBytes(StandardCharsets.US_ASCII);
+
+    private Frames() {
+    }
+
+    /** A frame of the bytes a writer holds (the type byte first). */
+    static Buffer frame(RecordWriter w) {
+        Buffer b = Buffer.buffer(4 + w.size());
+        b.appendInt(w.size());
+        b.appendBytes(w.buffer(), 0, w.size());
+        return b;
+    }
+
+    /** The largest frame accepted before the handshake completed. */
+    static final int MAX_HANDSHAKE_FRAME_BYTES = 1024;
+
+    /**
+     * A parser that hands each frame's body to {@code onFrame}, and calls {@code onBad} (once, then nothing more)
+     * for a frame longer than {@code maxBytes} answers at that moment, or empty.
+     */
+    static RecordParser parser(Consumer<Buffer> onFrame, Runnable onBad, IntSupplier maxBytes) {
+        RecordParser parser = RecordParser.newFixed(4);
+        boolean[] body = {false};
+        boolean[] bad = {false};
+        parser.handler(buf -> {
+            if (bad[0]) {
+                return;
+            }
+            if (!body[0]) {
+                int len = buf.getInt(0);
+                if (len < 1 || len > maxBytes.getAsInt()) {
+                    bad[0] = true;
+                    onBad.run();
+                    return;
+                }
+                body[0] = true;
+                parser.fixedSizeMode(len);
+            } else {
+                body[0] = false;
+                parser.fixedSizeMode(4);
+                onFrame.accept(buf);
+            }
+        });
+        return parser;
+    }
+
+    /** The handshake's answer to a nonce, by the client or the server side. */
+    static byte[] mac(byte[] secret, byte[] side, byte[] nonce) {
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(secret, "HmacSHA256"));
+            mac.update(side);
+            return mac.doFinal(nonce);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is not available", e);
+        }
+    }
+
+    /** The error an ERROR frame carried, as the owner raised it. */
+    static BrokerException error(String kind, String description) {
+        ErrorKind k;
+        try {
+            k = ErrorKind.valueOf(kind);
+        } catch (IllegalArgumentException | NullPointerException e) {
+            k = ErrorKind.INTERNAL;
+        }
+        return new BrokerException(k, description);
+    }
+
+    static BrokerException busy(String why) {
+        return new BrokerException(ErrorKind.SERVER_BUSY, why);
+    }
+}

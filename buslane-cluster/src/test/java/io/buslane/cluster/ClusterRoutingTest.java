@@ -1,0 +1,425 @@
+package io.buslane.cluster;
+
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import io.buslane.common.time.ManualClock;
+import io.buslane.engine.Engine;
+import io.buslane.engine.EngineConfig;
+import io.buslane.engine.ThreadingMode;
+import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.api.ReceiveMode;
+import io.buslane.engine.entity.QueueProperties;
+import io.buslane.engine.entity.SubscriptionProperties;
+import io.buslane.engine.entity.TopicProperties;
+import io.buslane.engine.message.Message;
+import io.buslane.engine.message.ReceivedMessage;
+import io.buslane.engine.persist.RecordWriter;
+import io.buslane.engine.persist.Storage;
+import io.buslane.engine.receive.DeliverySink;
+import io.buslane.engine.receive.Receiver;
+import io.buslane.engine.routing.PartitionOp;
+import io.buslane.journal.memory.InMemoryJournalFactory;
+import io.vertx.core.Vertx;
+import io.vertx.core.net.NetServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Two nodes in one JVM (two engines on one set of in-memory journals, dedicated shard threads, a real loopback
+ * channel): A serves shards 0 and 1 of 4, B serves 2 and 3. Unary operations through A's engine facade on
+ * partitions B serves are carried to B and answer as a single engine would.
+ */
+class ClusterRoutingTest {
+
+    private static final byte[] SECRET = "the cluster secret".getBytes(StandardCharsets.UTF_8);
+    private static final long T0 = 1_700_000_000_000L;
+
+    private final List<AutoCloseable> toClose = new ArrayList<>();
+    private Vertx vertx;
+    /** A queue whose only partition is on one of B's shards, a session queue likewise, and a partitioned one. */
+    private String onB;
+    private String sessionsOnB;
+    private final String partitioned = "p";
+    /** A topic on one of B's shards, with subscription "s". */
+    private String topicOnB;
+
+    @BeforeEach
+    void setUp() {
+        vertx = Vertx.vertx();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (int i = toClose.size() - 1; i >= 0; i--) {
+            toClose.get(i).close();
+        }
+        vertx.close().await();
+    }
+
+    // ------------------------------------------------------------------------------------------------ set-up
+
+    private Engine start(InMemoryJournalFactory journals, java.util.function.IntPredicate serves) {
+        Engine e = Engine.start(new EngineConfig(new ManualClock(T0), Storage.of(journals), 4,
+                ThreadingMode.DEDICATED), serves);
+        toClose.add(e);
+        return e;
+    }
+
+    /** Creates the entities (on a node serving every shard) and picks those placed on shards 2 and 3. */
+    private InMemoryJournalFactory namespace() {
+        InMemoryJournalFactory journals = new InMemoryJournalFactory();
+        Engine setup = Engine.start(new EngineConfig(new ManualClock(T0), Storage.of(journals), 4,
+                ThreadingMode.DEDICATED), s -> true);
+        onB = null;
+        sessionsOnB = null;
+        for (int i = 0; onB == null || sessionsOnB == null; i++) {
+            String q = "q" + i;
+            join(setup.createQueue(QueueProperties.builder(q).requiresSession(i % 2 == 1).build()));
+            if (setup.queue(q).partitions()[0].shard().index() >= 2) {
+                if (i % 2 == 0 && onB == null) {
+                    onB = q;
+                } else if (i % 2 == 1 && sessionsOnB == null) {
+                    sessionsOnB = q;
+                }
+            }
+        }
+        join(setup.createQueue(QueueProperties.builder(partitioned).enablePartitioning(true).build()));
+        topicOnB = null;
+        for (int i = 0; topicOnB == null; i++) {
+            String t = "t" + i;
+            join(setup.createTopic(TopicProperties.builder(t).build()));
+            join(setup.createSubscription(SubscriptionProperties.builder(t, "s").build(), null));
+            if (setup.topic(t).partitions()[0].shard().index() >= 2) {
+                topicOnB = t;
+            }
+        }
+        java.util.Set<Integer> shards = new java.util.HashSet<>();
+        for (var ref : setup.queue(partitioned).partitions()) {
+            shards.add(ref.shard().index());
+        }
+        assertThat(shards).as("the partitioned queue spans both nodes").contains(0, 2);
+        setup.close();
+        return journals;
+    }
+
+    private record Cluster(Engine a, Engine b, ClusterClient clientA, int portA, int portB) {
+    }
+
+    private Cluster cluster() {
+        InMemoryJournalFactory journals = namespace();
+        Engine a = start(journals, s -> s < 2);
+        Engine b = start(journals, s -> s >= 2);
+        int portA = listen(a);
+        int portB = listen(b);
+        ShardDirectory directory = shard -> "127.0.0.1:" + (shard < 2 ? portA : portB);
+        ClusterClient clientA = client(directory, SECRET, 64, Duration.ofSeconds(5));
+        a.remotePartitions(clientA);
+        b.remotePartitions(client(directory, SECRET, 64, Duration.ofSeconds(5)));
+        return new Cluster(a, b, clientA, portA, portB);
+    }
+
+    private int listen(Engine e) {
+        ClusterServer server = new ClusterServer(vertx, e, SECRET, 256);
+        toClose.add(server);
+        return server.listen("127.0.0.1", 0).await();
+    }
+
+    private ClusterClient client(ShardDirectory directory, byte[] secret, int maxInFlight, Duration timeout) {
+        ClusterClient c = new ClusterClient(vertx, directory, secret, maxInFlight, timeout);
+        toClose.add(c);
+        return c;
+    }
+
+    private static <T> T join(CompletableFuture<T> f) {
+        try {
+            return f.get(10, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException r ? r : new CompletionException(e.getCause());
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static Message text(String id, String body) {
+        return Message.builder().messageId(id).body(body.getBytes(StandardCharsets.UTF_8)).build();
+    }
+
+    private static String describe(ReceivedMessage m) {
+        return m.message().messageId() + ":" + new String(m.message().body(), StandardCharsets.UTF_8) + "#"
+                + m.sequenceNumber() + "@" + m.enqueuedTimeMs() + " " + m.state() + " dc=" + m.deliveryCount()
+                + " p=" + m.partitionIndex() + " " + m.message().applicationProperties() + " dlq="
+                + m.message().annotations();
+    }
+
+    private static String outcome(Runnable r) {
+        try {
+            r.run();
+            return "ok";
+        } catch (BrokerException e) {
+            return e.kind() + ": " + e.getMessage();
+        }
+    }
+
+    /** Deliveries of a receiver, for the lock tokens. */
+    private static final class Sink implements DeliverySink {
+        final LinkedBlockingQueue<ReceivedMessage> messages = new LinkedBlockingQueue<>();
+
+        @Override
+        public void onMessage(Receiver receiver, ReceivedMessage message) {
+            messages.add(message);
+        }
+
+        @Override
+        public void onClosed(Receiver receiver, BrokerException error) {
+        }
+
+        ReceivedMessage take() throws InterruptedException {
+            ReceivedMessage m = messages.poll(10, TimeUnit.SECONDS);
+            assertThat(m).as("a delivery").isNotNull();
+            return m;
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ the scenario
+
+    /**
+     * Sends, schedules, cancels, browses, counts, settles and uses session state through {@code front}; receivers
+     * (not routed in this slice) are attached on {@code owner}, which serves the entities' shards. Returns what was
+     * observed, lock tokens aside.
+     */
+    private List<String> scenario(Engine front, Engine owner) throws InterruptedException {
+        List<String> seen = new ArrayList<>();
+        EntityAddress q = EntityAddress.parse(onB);
+        join(front.send(onB, List.of(text("m1", "one"), text("m2", "two"),
+                text("m3", "later").toBuilder().scheduledEnqueueTimeMs(T0 + 3_600_000).build())));
+        seen.add("counts " + join(front.counts(onB)));
+        long[] seqs = join(front.schedule(onB, List.of(text("m4", "scheduled")
+                .toBuilder().scheduledEnqueueTimeMs(T0 + 7_200_000).build())));
+        seen.add("scheduled " + seqs[0] + " " + join(front.counts(onB)));
+        join(front.cancelScheduled(onB, seqs));
+        seen.add("cancelled " + join(front.counts(onB)));
+        seen.add("cancel again " + outcome(() -> join(front.cancelScheduled(onB, seqs))));
+        join(front.peek(q, 0, 10, null)).forEach(m -> seen.add("peek " + describe(m)));
+
+        Sink sink = new Sink();
+        Receiver r = owner.createReceiver(q, ReceiveMode.PEEK_LOCK, sink);
+        r.addCredit(2);
+        ReceivedMessage first = sink.take();
+        ReceivedMessage second = sink.take();
+        r.close();
+        join(front.defer(q, first.lockToken(), Map.of("why", "later")));
+        seen.add("renewed " + join(front.renewLock(q, second.lockToken())));
+        join(front.complete(q, second.lockToken()));
+        seen.add("complete again " + outcome(() -> join(front.complete(q, second.lockToken()))));
+        seen.add("unknown lock " + outcome(() -> join(front.abandon(q, new UUID(7, 0), null))));
+        seen.add("after settling " + join(front.counts(onB)));
+        List<ReceivedMessage> deferred = join(front.receiveDeferred(q, new long[] {first.sequenceNumber()},
+                ReceiveMode.PEEK_LOCK, null));
+        deferred.forEach(m -> seen.add("deferred " + describe(m)));
+        join(front.deadLetter(q, deferred.get(0).lockToken(), "Reason", "Description", Map.of("k", 1L)));
+        seen.add("dead-lettered " + join(front.counts(onB)));
+        join(front.peek(q.withSubQueue(io.buslane.engine.api.SubQueue.DEAD_LETTER), 0, 10, null))
+                .forEach(m -> seen.add("dlq " + describe(m)));
+        seen.add("no deferred " + outcome(() -> join(front.receiveDeferred(q, new long[] {999},
+                ReceiveMode.PEEK_LOCK, null))));
+
+        EntityAddress s = EntityAddress.parse(sessionsOnB);
+        seen.add("state before " + java.util.Arrays.toString(join(front.getSessionState(s, "s1"))));
+        join(front.setSessionState(s, "s1", new byte[] {1, 2, 3}));
+        seen.add("state after " + java.util.Arrays.toString(join(front.getSessionState(s, "s1"))));
+        seen.add("renew unlocked session " + outcome(() -> join(front.renewSessionLock(s, "s1"))));
+        seen.add("state on a queue without sessions " + outcome(() -> join(front.getSessionState(q, "s1"))));
+        seen.add("send without session " + outcome(() -> join(front.send(sessionsOnB, List.of(text("x", "x"))))));
+
+        List<Message> batch = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            batch.add(text("pm" + i, "body" + i).toBuilder().partitionKey("key" + i).build());
+        }
+        join(front.send(partitioned, batch));
+        seen.add("partitioned " + join(front.counts(partitioned)));
+        join(front.peek(EntityAddress.parse(partitioned), 0, 100, null)).forEach(m -> seen.add("p " + describe(m)));
+        join(front.peek(EntityAddress.parse(partitioned), ((long) 3) << 48, 5, null))
+                .forEach(m -> seen.add("p from 3 " + describe(m)));
+
+        join(front.send(topicOnB, List.of(text("t1", "now"),
+                text("t2", "later").toBuilder().scheduledEnqueueTimeMs(T0 + 3_600_000).build())));
+        seen.add("topic " + join(front.counts(topicOnB)));
+        seen.add("subscription " + join(front.counts(topicOnB + "/Subscriptions/s")));
+        join(front.peek(EntityAddress.parse(topicOnB), 0, 10, null)).forEach(m -> seen.add("t " + describe(m)));
+        join(front.peek(EntityAddress.subscription(topicOnB, "s"), 0, 10, null))
+                .forEach(m -> seen.add("s " + describe(m)));
+        seen.add("no subscription " + outcome(() -> join(front.counts(topicOnB + "/Subscriptions/none"))));
+        return seen;
+    }
+
+    @Test
+    void operationsThroughNodeAOnBsShardsAnswerAsASingleEngine() throws InterruptedException {
+        InMemoryJournalFactory single = namespace();
+        Engine alone = start(single, s -> true);
+        List<String> expected = scenario(alone, alone);
+
+        Cluster c = cluster();
+        List<String> routed = scenario(c.a(), c.b());
+
+        assertThat(routed).isEqualTo(expected);
+        assertThat(expected).anySatisfy(line -> assertThat(line).startsWith("deferred m1:one"))
+                .anySatisfy(line -> assertThat(line).startsWith("dlq m1:one"))
+                .contains("state after [1, 2, 3]")
+                .anySatisfy(line -> assertThat(line).startsWith("t t2:later"))
+                .anySatisfy(line -> assertThat(line).startsWith("s t1:now"))
+                .anySatisfy(line -> assertThat(line).startsWith("cancel again MESSAGE_NOT_FOUND"));
+        assertThat(c.clientA().inFlight("127.0.0.1:" + c.portB())).isZero();
+    }
+
+    @Test
+    void aRetriedSendIsStoredOnce() {
+        Cluster c = cluster();
+        int shard = c.a().queue(onB).partitions()[0].shard().index();
+        PartitionOp send = PartitionOp.of(PartitionOp.Kind.SEND, onB, 0)
+                .withMessages(List.of(text("r1", "retried")), "transfer-key-1");
+        join(c.clientA().call(shard, send));
+        join(c.clientA().call(shard, send));
+        assertThat(join(c.a().counts(onB)).activeMessageCount()).isEqualTo(1);
+        join(c.clientA().call(shard, send.withMessages(send.messages(), "transfer-key-2")));
+        assertThat(join(c.a().counts(onB)).activeMessageCount()).isEqualTo(2);
+    }
+
+    @Test
+    void aSendWhoseAnswerIsLostIsSentAgainOnANewConnectionAndStoredOnce() {
+        Cluster c = cluster();
+        // a proxy in front of B that, on its first connection, drops the connection instead of passing on the first
+        // answer (after the two handshake frames from B, 2 x 37 bytes): B did the work, A never heard
+        java.util.concurrent.atomic.AtomicInteger connections = new java.util.concurrent.atomic.AtomicInteger();
+        NetServer proxy = vertx.createNetServer().connectHandler(in -> {
+            boolean dropFirstAnswer = connections.incrementAndGet() == 1;
+            in.pause();
+            vertx.createNetClient().connect(c.portB(), "127.0.0.1").onSuccess(out -> {
+                long[] fromB = {0};
+                out.handler(b -> {
+                    if (dropFirstAnswer && fromB[0] >= 74) {
+                        in.close();
+                        out.close();
+                        return;
+                    }
+                    fromB[0] += b.length();
+                    in.write(b);
+                });
+                in.handler(out::write);
+                in.closeHandler(v -> out.close());
+                out.closeHandler(v -> in.close());
+                in.resume();
+            });
+        });
+        int port = proxy.listen(0, "127.0.0.1").await().actualPort();
+        ClusterClient viaProxy = client(shard -> "127.0.0.1:" + port, SECRET, 8, Duration.ofSeconds(5));
+        int shard = c.a().queue(onB).partitions()[0].shard().index();
+        PartitionOp send = PartitionOp.of(PartitionOp.Kind.SEND, onB, 0)
+                .withMessages(List.of(text("l1", "lost answer")), UUID.randomUUID().toString());
+        join(viaProxy.call(shard, send));
+        assertThat(connections).hasValue(2);
+        assertThat(join(c.a().counts(onB)).activeMessageCount()).isEqualTo(1);
+        proxy.close().await();
+    }
+
+    @Test
+    void theOwnerRefusesAPartitionItDoesNotServeInsteadOfCarryingItOn() {
+        Cluster c = cluster();
+        int onA = -1;
+        for (int p = 0; p < c.a().queue(partitioned).partitions().length; p++) {
+            if (c.a().queue(partitioned).partitions()[p].shard().index() < 2) {
+                onA = p;
+            }
+        }
+        PartitionOp counts = PartitionOp.of(PartitionOp.Kind.COUNTS, partitioned, onA);
+        assertThatThrownBy(() -> join(c.b().runOnPartition(counts)))
+                .isInstanceOfSatisfying(BrokerException.class,
+                        e -> assertThat(e.kind()).isEqualTo(ErrorKind.SERVER_BUSY));
+        assertThat(join(c.a().runOnPartition(counts))).isNotNull();
+
+        // a stale directory (B named for A's shard): B refuses, and the refusal travels back as it is
+        ClusterClient stale = client(shard -> "127.0.0.1:" + c.portB(), SECRET, 8, Duration.ofSeconds(5));
+        assertThatThrownBy(() -> join(stale.call(0, counts)))
+                .isInstanceOfSatisfying(BrokerException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(ErrorKind.SERVER_BUSY);
+                    assertThat(e.getMessage()).contains("is not served by this node");
+                });
+    }
+
+    @Test
+    void aPeerWithoutTheSecretIsRefused() {
+        Cluster c = cluster();
+        ClusterClient intruder = client(shard -> "127.0.0.1:" + c.portB(),
+                "wrong".getBytes(StandardCharsets.UTF_8), 8, Duration.ofSeconds(5));
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> join(intruder.call(2, PartitionOp.of(PartitionOp.Kind.COUNTS, onB, 0))))
+                .isInstanceOfSatisfying(BrokerException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(ErrorKind.SERVER_BUSY);
+                    assertThat(e.getMessage()).contains("closed");
+                });
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(3));
+    }
+
+    @Test
+    void aServerWithoutTheSecretIsNotTrusted() {
+        NetServer impostor = vertx.createNetServer().connectHandler(socket -> {
+            RecordWriter w = new RecordWriter(40);
+            w.writeByte(Frames.CHALLENGE);
+            w.writeRaw(new byte[Frames.NONCE_BYTES], 0, Frames.NONCE_BYTES);
+            socket.write(Frames.frame(w));
+            socket.handler(b -> {
+                RecordWriter ok = new RecordWriter(40);
+                ok.writeByte(Frames.AUTH_OK);
+                ok.writeRaw(new byte[Frames.MAC_BYTES], 0, Frames.MAC_BYTES);
+                socket.write(Frames.frame(ok));
+            });
+        });
+        int port = impostor.listen(0, "127.0.0.1").await().actualPort();
+        ClusterClient c = client(shard -> "127.0.0.1:" + port, SECRET, 8, Duration.ofSeconds(5));
+        assertThatThrownBy(() -> join(c.call(0, PartitionOp.of(PartitionOp.Kind.COUNTS, "q", 0))))
+                .isInstanceOfSatisfying(BrokerException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(ErrorKind.SERVER_BUSY);
+                    assertThat(e.getMessage()).contains("closed");
+                });
+        impostor.close().await();
+    }
+
+    @Test
+    void aStalledPeerYieldsServerBusyWithinTheTimeoutAndTheInFlightCapHolds() {
+        NetServer stalled = vertx.createNetServer().connectHandler(socket -> socket.handler(b -> { }));
+        int port = stalled.listen(0, "127.0.0.1").await().actualPort();
+        String address = "127.0.0.1:" + port;
+        ClusterClient c = client(shard -> address, SECRET, 2, Duration.ofMillis(300));
+        long start = System.nanoTime();
+        CompletableFuture<Object> one = c.call(0, PartitionOp.of(PartitionOp.Kind.COUNTS, "q", 0));
+        CompletableFuture<Object> two = c.call(0, PartitionOp.of(PartitionOp.Kind.COUNTS, "q", 0));
+        CompletableFuture<Object> three = c.call(0, PartitionOp.of(PartitionOp.Kind.COUNTS, "q", 0));
+        assertThat(three).isCompletedExceptionally();
+        assertThatThrownBy(three::join).hasCauseInstanceOf(BrokerException.class)
+                .hasMessageContaining("Too many requests in flight");
+        assertThat(c.inFlight(address)).isEqualTo(2);
+        for (CompletableFuture<Object> f : List.of(one, two)) {
+            assertThatThrownBy(() -> join(f)).isInstanceOfSatisfying(BrokerException.class, e -> {
+                assertThat(e.kind()).isEqualTo(ErrorKind.SERVER_BUSY);
+                assertThat(e.getMessage()).contains("did not answer within 300 ms");
+            });
+        }
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(3));
+        assertThat(c.inFlight(address)).isZero();
+        stalled.close().await();
+    }
+}

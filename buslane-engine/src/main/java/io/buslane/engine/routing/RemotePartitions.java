@@ -1,0 +1,18 @@
+package io.buslane.engine.routing;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The engine's port to the other nodes of a cluster: runs an operation on a partition whose shard this node does not
+ * serve, on the node that serves it, and completes as the local call would (with the owner's result, or failed with
+ * a {@link io.buslane.common.error.BrokerException} of the owner's kind and text). Set on the engine by whoever
+ * wires the cluster; absent outside cluster mode, where such a partition refuses with SERVER_BUSY as before.
+ * Implementations must never hang: an operation without an answer in time fails with SERVER_BUSY.
+ */
+public interface RemotePartitions {
+
+    /**
+     * Runs {@code op} on the node serving shard {@code shard}; the result's type is given by {@link PartitionOp.Kind}.
+     */
+    CompletableFuture<Object> call(int shard, PartitionOp op);
+}
