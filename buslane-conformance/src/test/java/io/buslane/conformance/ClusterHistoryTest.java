@@ -68,7 +68,8 @@ class ClusterHistoryTest {
 
     private static BrokerProcess node(String storage, String id) throws Exception {
         return BrokerProcess.builder().config(CONFIG).args("--storage", storage, "--node-id", id,
-                "--cluster-address", "127.0.0.1:" + BrokerProcess.freePort(), "--shards", "6").start();
+                "--cluster-address", "127.0.0.1:" + BrokerProcess.freePort(), "--cluster-secret",
+                "test-cluster-secret-0123456789", "--shards", "6").start();
     }
 
     private static HttpResponse<String> call(BrokerProcess b, String method, String path, String body) {
@@ -89,32 +90,17 @@ class ClusterHistoryTest {
         }
     }
 
-    /** The node that serves {@code queue} now, found by a peek (the others answer 503); null when none does. */
+    /** The node that serves {@code queue} now (cached until a call to it fails), or null. */
     private BrokerProcess owner(List<BrokerProcess> nodes, String queue, SplittableRandom random) {
         BrokerProcess cached = owners.get(queue);
         if (cached != null && cached.alive()) {
             return cached;
         }
-        List<BrokerProcess> shuffled = new ArrayList<>(nodes);
-        java.util.Collections.shuffle(shuffled, new java.util.Random(random.nextLong()));
-        for (BrokerProcess b : shuffled) {
-            if (!b.alive()) {
-                continue;
-            }
-            try {
-                HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(b.baseUrl()
-                                + "/console/api/messages?entity=" + queue + "&max=1"))
-                        .header("Authorization", ConformanceBase.sasToken("http://localhost/"))
-                        .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
-                if (r.statusCode() == 200) {
-                    owners.put(queue, b);
-                    return b;
-                }
-            } catch (Exception e) {
-                // a node being killed or starting: try the next
-            }
+        BrokerProcess b = ClusterProbe.ownerOf(nodes, queue);
+        if (b != null) {
+            owners.put(queue, b);
         }
-        return null;
+        return b;
     }
 
     private void record(String queue, HttpResponse<String> r) {

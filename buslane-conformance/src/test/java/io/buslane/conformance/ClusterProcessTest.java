@@ -45,7 +45,8 @@ class ClusterProcessTest {
     private static BrokerProcess node(String storage, String id) throws Exception {
         int clusterPort = BrokerProcess.freePort();
         return BrokerProcess.builder().config(CONFIG).args("--storage", storage, "--node-id", id,
-                "--cluster-address", "127.0.0.1:" + clusterPort, "--shards", String.valueOf(SHARDS)).start();
+                "--cluster-address", "127.0.0.1:" + clusterPort, "--cluster-secret", "test-cluster-secret-0123456789",
+                "--shards", String.valueOf(SHARDS)).start();
     }
 
     private static String get(BrokerProcess b, String path) {
@@ -101,15 +102,17 @@ class ClusterProcessTest {
         }
     }
 
-    /** The node among {@code nodes} that accepts a send to {@code queue} (the one serving its shard), polling. */
+    /**
+     * The node among {@code nodes} that serves {@code queue}, polling until one does and accepts a send there
+     * ({@code probe}); null when none does in time.
+     */
     private static BrokerProcess servingNode(List<BrokerProcess> nodes, String queue, String probe, Duration within)
             throws Exception {
         long deadline = System.nanoTime() + within.toNanos();
         while (System.nanoTime() < deadline) {
-            for (BrokerProcess b : nodes) {
-                if (send(b, queue, probe) == 201) {
-                    return b;
-                }
+            BrokerProcess b = ClusterProbe.ownerOf(nodes, queue);
+            if (b != null && send(b, queue, probe) == 201) {
+                return b;
             }
             Thread.sleep(100);
         }
@@ -162,7 +165,11 @@ class ClusterProcessTest {
 
             BrokerProcess owner = servingNode(nodes, "cq", "probe-0", Duration.ofSeconds(10));
             assertThat(owner).isNotNull();
+            // routing: a send through a node that does not serve the queue is carried to the one that does
+            BrokerProcess other = nodes.stream().filter(n -> n != owner).findFirst().orElseThrow();
+            assertThat(send(other, "cq", "through-another-node")).isEqualTo(201);
             Set<String> acked = new HashSet<>();
+            acked.add("through-another-node");
             for (int i = 0; i < 50; i++) {
                 assertThat(send(owner, "cq", "m-" + i)).isEqualTo(201);
                 acked.add("m-" + i);

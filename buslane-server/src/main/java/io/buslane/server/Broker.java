@@ -133,7 +133,8 @@ public final class Broker implements AutoCloseable {
                     : Engine.start(engineConfig);
             if (options.clusterAddress() != null) {
                 cluster = ClusterNode.start(options.postgres().nodeId(), engine,
-                        (io.buslane.journal.postgres.PostgresJournalFactory) journals, options.clusterAddress());
+                        (io.buslane.journal.postgres.PostgresJournalFactory) journals, options.clusterAddress(), vertx,
+                        options.clusterSecret());
                 health.addCheck(cluster::healthProblems);
                 health.cluster(cluster);
                 metrics.bindCluster(cluster);

@@ -25,11 +25,14 @@ import java.nio.file.Path;
  * @param postgres       where to keep the journals in PostgreSQL instead of files in {@code dataDir} (null: files)
  * @param clusterAddress with {@code postgres}: join the cluster of the nodes on that database, reachable by the
  *                       others at this HOST:PORT (null: a single broker)
+ * @param clusterSecret  with {@code clusterAddress}: the secret every node of the cluster shares (authenticates the
+ *                       node-to-node channel)
  */
 public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDir, Path configFile, int shards,
                             boolean syncEnabled, boolean inMemory, java.util.List<String> sasKeys,
                             boolean insecure, int maxConnections, AmqpLimits amqpLimits, int eventLoops,
-                            io.buslane.journal.postgres.PostgresOptions postgres, String clusterAddress) {
+                            io.buslane.journal.postgres.PostgresOptions postgres, String clusterAddress,
+                            String clusterSecret) {
 
     public BrokerOptions {
         sasKeys = sasKeys == null ? java.util.List.of() : java.util.List.copyOf(sasKeys);
@@ -45,6 +48,10 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
         if (clusterAddress != null && postgres == null) {
             throw new IllegalArgumentException("--cluster-address needs --storage (the cluster's database)");
         }
+        if (clusterAddress != null && (clusterSecret == null || clusterSecret.length() < 16)) {
+            throw new IllegalArgumentException("--cluster-address needs --cluster-secret (or BUSLANE_CLUSTER_SECRET): "
+                    + "the same secret of at least 16 characters on every node");
+        }
     }
 
     /** Options that keep the journals in files (or in memory). */
@@ -52,19 +59,22 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
                          boolean syncEnabled, boolean inMemory, java.util.List<String> sasKeys, boolean insecure,
                          int maxConnections, AmqpLimits amqpLimits, int eventLoops) {
         this(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys, insecure,
-                maxConnections, amqpLimits, eventLoops, null, null);
+                maxConnections, amqpLimits, eventLoops, null, null, null);
     }
 
     /** These options with the journals in PostgreSQL. */
     public BrokerOptions withPostgres(io.buslane.journal.postgres.PostgresOptions options) {
         return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
-                insecure, maxConnections, amqpLimits, eventLoops, options, clusterAddress);
+                insecure, maxConnections, amqpLimits, eventLoops, options, clusterAddress, clusterSecret);
     }
 
-    /** These options as one node of a cluster, reachable by the other nodes at {@code address} (HOST:PORT). */
-    public BrokerOptions withClusterAddress(String address) {
+    /**
+     * These options as one node of a cluster, reachable by the other nodes at {@code address} (HOST:PORT), the
+     * node-to-node channel authenticated with {@code secret}.
+     */
+    public BrokerOptions withCluster(String address, String secret) {
         return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
-                insecure, maxConnections, amqpLimits, eventLoops, postgres, address);
+                insecure, maxConnections, amqpLimits, eventLoops, postgres, address, secret);
     }
 
     /** Options with the default connection limits and event loops. */

@@ -73,6 +73,11 @@ public final class Main implements Callable<Integer> {
             + "database as node --node-id; HOST:PORT is where the other nodes reach this one. See docs/cluster.md.")
     String clusterAddress;
 
+    @Option(names = "--cluster-secret", defaultValue = "${env:BUSLANE_CLUSTER_SECRET}", description = "With "
+            + "--cluster-address: the secret every node shares (at least 16 characters), authenticating the channel "
+            + "between nodes (default: the BUSLANE_CLUSTER_SECRET environment variable).")
+    String clusterSecret;
+
     @Option(names = "--in-memory", description = "Keep nothing on disk (not durable).")
     boolean inMemory;
 
@@ -212,7 +217,7 @@ public final class Main implements Callable<Integer> {
                         java.time.Duration.ofMillis((long) (lease * 1000)), dataDir.toAbsolutePath()));
             }
             if (clusterAddress != null) {
-                options = options.withClusterAddress(clusterAddress);
+                options = options.withCluster(clusterAddress, clusterSecret);
             }
         } catch (IllegalArgumentException e) {
             System.err.println(e.getMessage());

@@ -24,6 +24,8 @@ import java.util.concurrent.TimeUnit;
 public final class ClusterNode implements AutoCloseable, io.buslane.management.console.ClusterView {
 
     private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
+    /** Operations waiting for an answer per peer (and per incoming connection) before more are refused. */
+    private static final int MAX_IN_FLIGHT = 4096;
 
     private final String nodeId;
     private final Engine engine;
@@ -31,6 +33,12 @@ public final class ClusterNode implements AutoCloseable, io.buslane.management.c
     private final ShardController controller;
     private final ScheduledExecutorService thread;
     private volatile String problem;
+    /** Live node id → its cluster address, as of the last heartbeat. */
+    private volatile Map<String, String> addresses = Map.of();
+    /** Shard → the cluster address of the node serving it (live leases), as of the last round. */
+    private volatile Map<Integer, String> shardAddresses = Map.of();
+    private io.buslane.cluster.ClusterServer server;
+    private io.buslane.cluster.ClusterClient client;
 
     private ClusterNode(String nodeId, Engine engine, PostgresJournalFactory journals, String address) {
         this.nodeId = nodeId;
@@ -41,9 +49,12 @@ public final class ClusterNode implements AutoCloseable, io.buslane.management.c
             @Override
             public List<String> heartbeat() {
                 List<String> ids = new ArrayList<>();
+                Map<String, String> byId = new HashMap<>();
                 for (PostgresMembership.Node n : membership.heartbeat()) {
                     ids.add(n.id());
+                    byId.put(n.id(), n.address());
                 }
+                addresses = Map.copyOf(byId);
                 return ids;
             }
 
@@ -108,8 +119,22 @@ public final class ClusterNode implements AutoCloseable, io.buslane.management.c
      *
      * @param address where other nodes reach this one (recorded in the membership row)
      */
-    public static ClusterNode start(String nodeId, Engine engine, PostgresJournalFactory journals, String address) {
+    public static ClusterNode start(String nodeId, Engine engine, PostgresJournalFactory journals, String address,
+                                    io.vertx.core.Vertx vertx, String secret) {
         ClusterNode node = new ClusterNode(nodeId, engine, journals, address);
+        byte[] key = secret.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        // the channel first: other nodes may carry operations here as soon as this node serves a shard
+        node.server = new io.buslane.cluster.ClusterServer(vertx, engine, key, MAX_IN_FLIGHT);
+        int colon = address.lastIndexOf(':');
+        try {
+            node.server.listen("0.0.0.0", Integer.parseInt(address.substring(colon + 1)))
+                    .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("Cannot listen on the cluster address " + address + ": " + e, e);
+        }
+        node.client = new io.buslane.cluster.ClusterClient(vertx, node::addressOf, key, MAX_IN_FLIGHT,
+                java.time.Duration.ofSeconds(10));
+        engine.remotePartitions(node.client);
         node.round();
         long periodMs = ShardController.period(journals.lease()).toMillis();
         node.thread.scheduleWithFixedDelay(node::round, periodMs, periodMs, TimeUnit.MILLISECONDS);
@@ -127,6 +152,29 @@ public final class ClusterNode implements AutoCloseable, io.buslane.management.c
             LOG.warn("{}", problem);
         }
         controller.tick();
+        refreshDirectory();
+    }
+
+    /** Who serves which shard now: the live leases, and the owners' addresses from the membership rows. */
+    private void refreshDirectory() {
+        try {
+            Map<Integer, String> out = new HashMap<>();
+            Map<String, String> byId = addresses;
+            for (Map.Entry<Integer, String> e : shardOwners().entrySet()) {
+                String at = byId.get(e.getValue());
+                if (at != null) {
+                    out.put(e.getKey(), at);
+                }
+            }
+            shardAddresses = Map.copyOf(out);
+        } catch (RuntimeException e) {
+            LOG.debug("Could not refresh the shard directory: {}", e.toString());
+        }
+    }
+
+    /** The cluster address of the node serving {@code shard}, or null (the operation then fails retriably). */
+    private String addressOf(int shard) {
+        return shardAddresses.get(shard);
     }
 
     public String nodeId() {
@@ -192,6 +240,12 @@ public final class ClusterNode implements AutoCloseable, io.buslane.management.c
             Thread.currentThread().interrupt();
         }
         controller.leave();
+        if (client != null) {
+            client.close();
+        }
+        if (server != null) {
+            server.close();
+        }
         membership.close();
         LOG.info("Node '{}' left the cluster", nodeId);
     }

@@ -1,0 +1,75 @@
+package io.buslane.conformance;
+
+import io.buslane.testsupport.BrokerProcess;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Which node of a test cluster serves a queue now: the queue's shard from the console API's namespace (any node),
+ * and the node whose {@code /health} lists that shard as served. Sends cannot tell since routing carries them.
+ */
+final class ClusterProbe {
+
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private static final Pattern SERVED = Pattern.compile("\"servedShards\":\\[([0-9,]*)]");
+
+    private ClusterProbe() {
+    }
+
+    private static String get(BrokerProcess b, String path, boolean auth) {
+        try {
+            HttpRequest.Builder r = HttpRequest.newBuilder(URI.create(b.baseUrl() + path))
+                    .timeout(Duration.ofSeconds(3));
+            if (auth) {
+                r.header("Authorization", ConformanceBase.sasToken("http://localhost/"));
+            }
+            HttpResponse<String> res = HTTP.send(r.build(), HttpResponse.BodyHandlers.ofString());
+            return res.statusCode() == 200 ? res.body() : null;
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    /** The shard of a non-partitioned queue, or -1 when no live node answers. */
+    static int shardOf(List<BrokerProcess> nodes, String queue) {
+        Pattern p = Pattern.compile("\"name\":\"" + Pattern.quote(queue) + "\"[^}]*?\"shards\":\\[(\\d+)]");
+        for (BrokerProcess b : nodes) {
+            if (!b.alive()) {
+                continue;
+            }
+            String ns = get(b, "/console/api/namespace", true);
+            Matcher m = ns == null ? null : p.matcher(ns);
+            if (m != null && m.find()) {
+                return Integer.parseInt(m.group(1));
+            }
+        }
+        return -1;
+    }
+
+    /** The node serving {@code queue} now, or null. */
+    static BrokerProcess ownerOf(List<BrokerProcess> nodes, String queue) {
+        int shard = shardOf(nodes, queue);
+        if (shard < 0) {
+            return null;
+        }
+        for (BrokerProcess b : nodes) {
+            String health = b.alive() ? get(b, "/health", false) : null;
+            Matcher m = health == null ? null : SERVED.matcher(health);
+            if (m != null && m.find() && !m.group(1).isEmpty()) {
+                for (String s : m.group(1).split(",")) {
+                    if (Integer.parseInt(s) == shard) {
+                        return b;
+                    }
+                }
+            }
+        }
+        return null;
+    }
+}
