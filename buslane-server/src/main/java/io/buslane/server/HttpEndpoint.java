@@ -12,6 +12,7 @@ import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.core.net.ServerSSLOptions;
 import io.vertx.ext.web.Router;
+import org.slf4j.LoggerFactory;
 
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -129,7 +130,12 @@ final class HttpEndpoint implements AutoCloseable {
     void updateTls(ServerSSLOptions ssl) {
         HttpServer s = https;
         if (s != null) {
-            s.updateSSLOptions(ssl, true);
+            s.updateSSLOptions(ssl, true).onComplete((updated, error) -> {
+                if (error != null) {
+                    LoggerFactory.getLogger(HttpEndpoint.class).warn("HTTPS kept its previous certificate: {}",
+                            error.toString());
+                }
+            });
         }
     }
 

@@ -99,7 +99,13 @@ public final class AmqpServer implements AutoCloseable {
     /** Makes the next TLS connections use {@code ssl} (a renewed certificate); open connections keep theirs. */
     public void updateTls(ServerSSLOptions ssl) {
         for (Listener l : tlsListeners) {
-            l.server.updateSSLOptions(ssl, true);
+            l.server.updateSSLOptions(ssl, true).onComplete((updated, error) -> {
+                if (error != null) {
+                    LOG.warn("AMQPS kept its previous certificate: {}", error.toString());
+                } else {
+                    LOG.debug("AMQPS certificate updated: {}", updated);
+                }
+            });
         }
     }
 
