@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
@@ -31,6 +32,8 @@ import java.nio.file.StandardCopyOption;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.time.OffsetDateTime;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -41,7 +44,8 @@ import static org.awaitility.Awaitility.await;
  * The Java SDK, unmodified, over TLS from a normal connection string ({@code Endpoint=sb://localhost/} without the
  * emulator flag): AMQPS on 5671, AMQP over WebSockets and the administration client on 443, the broker's certificate
  * signed by a CA made in the test. The SDK has no setting for these ports from a connection string, so the broker
- * binds them: the test needs to be root (CI is); elsewhere it is skipped, and with {@code CI=true} it fails.
+ * binds them: the test needs to be root (CI is); elsewhere it is skipped, and in CI ({@code CI=true} or
+ * {@code BUSLANE_REQUIRE_TLS=1}) it fails.
  *
  * <p>Also: a certificate for another host name or an expired one fails the client's handshake while the broker
  * keeps serving, and a certificate replaced on disk is used by the next connection.
@@ -59,7 +63,17 @@ class TlsConformanceTest extends ConformanceBase {
                       { "Name": "tls-queue", "Properties": { "LockDuration": "PT5S" } },
                       { "Name": "tls-host", "Properties": { "LockDuration": "PT5S" } },
                       { "Name": "tls-reload", "Properties": { "LockDuration": "PT5S" } },
-                      { "Name": "tls-sessions", "Properties": { "RequiresSession": true, "LockDuration": "PT5S" } }
+                      { "Name": "tls-sessions", "Properties": { "RequiresSession": true, "LockDuration": "PT5S" } },
+                      { "Name": "js-queue" },
+                      { "Name": "js-sessions", "Properties": { "RequiresSession": true } },
+                      { "Name": "js-schedule" },
+                      { "Name": "js-peek" },
+                      { "Name": "js-deadletter" },
+                      { "Name": "py-queue" },
+                      { "Name": "py-sessions", "Properties": { "RequiresSession": true } },
+                      { "Name": "py-schedule" },
+                      { "Name": "py-peek" },
+                      { "Name": "py-deadletter" }
                     ]
                   }
                 ],
@@ -69,6 +83,9 @@ class TlsConformanceTest extends ConformanceBase {
             """;
     static final String CONNECTION_STRING = "Endpoint=sb://localhost/;SharedAccessKeyName=" + KEY_NAME
             + ";SharedAccessKey=" + KEY;
+
+    /** The folder of the Python conformance script. */
+    static final Path PY_DIR = Path.of(System.getProperty("buslane.conformance.py", "py")).toAbsolutePath();
 
     private static TestCa ca;
     private static Path certFile;
@@ -109,14 +126,18 @@ class TlsConformanceTest extends ConformanceBase {
             try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getByName("127.0.0.1"))) {
                 s.getLocalPort();
             } catch (IOException e) {
-                String why = "The TLS conformance test binds the service's ports 5671 and 443 (the SDK has no other "
-                        + "port from a connection string); port " + port + " cannot be bound here: " + e;
-                if ("true".equals(System.getenv("CI"))) {
-                    throw new IllegalStateException(why + " (CI=true makes this a failure)");
-                }
-                Assumptions.abort(why);
+                skipOutsideCi("The TLS conformance test binds the service's ports 5671 and 443 (the SDK has no "
+                        + "other port from a connection string); port " + port + " cannot be bound here: " + e);
             }
         }
+    }
+
+    /** Skips the test, or fails it in CI ({@code CI=true} or {@code BUSLANE_REQUIRE_TLS=1}, as .ci/run sets). */
+    private static void skipOutsideCi(String why) {
+        if ("true".equals(System.getenv("CI")) || "1".equals(System.getenv("BUSLANE_REQUIRE_TLS"))) {
+            throw new IllegalStateException(why + " (CI=true or BUSLANE_REQUIRE_TLS=1 makes this a failure)");
+        }
+        Assumptions.abort(why);
     }
 
     private static ServiceBusClientBuilder tls(AmqpTransportType transport, String connectionString) {
@@ -211,6 +232,46 @@ class TlsConformanceTest extends ConformanceBase {
         ServiceBusReceivedMessage m = receiveOne(r);
         assertThat(m.getBody().toString()).isEqualTo("plain");
         r.complete(m);
+    }
+
+    /**
+     * {@code js/conformance.mjs} (the official JavaScript SDK) from the plain connection string, trusting the test CA
+     * through NODE_EXTRA_CA_CERTS: over AMQPS, and over WebSockets with the {@code ws} package.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"0", "1"})
+    void javaScriptSdkOverTls(String webSockets) throws Exception {
+        JsSdkConformanceTest.ensureSdkInstalled();
+        JsSdkConformanceTest.Result result = JsSdkConformanceTest.run(List.of("node", "conformance.mjs"),
+                JsSdkConformanceTest.JS_DIR, Map.of("BUSLANE_CONNECTION_STRING", CONNECTION_STRING,
+                        "NODE_EXTRA_CA_CERTS", ca.caCert.toString(), "BUSLANE_WEBSOCKETS", webSockets), 2);
+        System.out.println(result.output());
+        assertThat(result.exitCode()).as("node conformance.mjs failed:\n%s\n--- broker log ---\n%s",
+                result.output(), broker.log()).isZero();
+    }
+
+    /**
+     * {@code py/tls_conformance.py}: Debian's Python SDK (azure-servicebus 7.8.2 on uamqp, which always speaks TLS)
+     * with {@code connection_verify} set to the test CA, over AMQPS and over WebSockets. Skipped outside CI when
+     * /usr/bin/python3 lacks the packages ({@code apt-get install python3-azure python3-uamqp}).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"0", "1"})
+    void pythonSdkOverTls(String webSockets) throws Exception {
+        Path python = Path.of("/usr/bin/python3");
+        JsSdkConformanceTest.Result probe = Files.isExecutable(python)
+                ? JsSdkConformanceTest.run(List.of(python.toString(), "-c", "import azure.servicebus, uamqp"),
+                        PY_DIR, Map.of(), 1)
+                : new JsSdkConformanceTest.Result(-1, "no /usr/bin/python3");
+        if (probe.exitCode() != 0) {
+            skipOutsideCi("Debian's python3-azure and python3-uamqp are not installed: " + probe.output());
+        }
+        JsSdkConformanceTest.Result result = JsSdkConformanceTest.run(List.of(python.toString(),
+                "tls_conformance.py"), PY_DIR, Map.of("BUSLANE_CONNECTION_STRING", CONNECTION_STRING,
+                "BUSLANE_CA", ca.caCert.toString(), "BUSLANE_WEBSOCKETS", webSockets), 2);
+        System.out.println(result.output());
+        assertThat(result.exitCode()).as("python3 tls_conformance.py failed:\n%s\n--- broker log ---\n%s",
+                result.output(), broker.log()).isZero();
     }
 
     /** Replaces the broker's certificate and key files, each by an atomic rename. */

@@ -106,7 +106,10 @@ final class HttpEndpoint implements AutoCloseable {
             HttpServer s = context.owner().createHttpServer(options);
             s.webSocketHandshakeHandler(handshake -> {
                 String offered = handshake.headers().get("Sec-WebSocket-Protocol");
-                if (WEBSOCKET_PATH.equals(handshake.path()) && offered != null && List.of(offered.split(","))
+                // uamqp (the Python SDK's transport) asks for the path with a trailing slash
+                String path = handshake.path();
+                boolean amqpPath = WEBSOCKET_PATH.equals(path) || (WEBSOCKET_PATH + "/").equals(path);
+                if (amqpPath && offered != null && List.of(offered.split(","))
                         .stream().anyMatch(p -> WEBSOCKET_PROTOCOL.equalsIgnoreCase(p.trim()))) {
                     handshake.accept();
                 } else {
