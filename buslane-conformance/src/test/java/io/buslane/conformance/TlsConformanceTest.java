@@ -43,8 +43,9 @@ import static org.awaitility.Awaitility.await;
 /**
  * The Java SDK, unmodified, over TLS from a normal connection string ({@code Endpoint=sb://localhost/} without the
  * emulator flag): AMQPS on 5671, AMQP over WebSockets and the administration client on 443, the broker's certificate
- * signed by a CA made in the test. The SDK has no setting for these ports from a connection string, so the broker
- * binds them: the test needs to be root (CI is); elsewhere it is skipped, and in CI ({@code CI=true} or
+ * signed by a CA made in the test. The administration client always uses 443 and the Python SDK 7.8.2 always 5671
+ * (the Java SDK's AMQP connection would take a port from the Endpoint), so the broker binds the service's ports: the
+ * test needs to be root (CI is); elsewhere it is skipped, and in CI ({@code CI=true} or
  * {@code BUSLANE_REQUIRE_TLS=1}) it fails.
  *
  * <p>Also: a certificate for another host name or an expired one fails the client's handshake while the broker
@@ -126,8 +127,8 @@ class TlsConformanceTest extends ConformanceBase {
             try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getByName("127.0.0.1"))) {
                 s.getLocalPort();
             } catch (IOException e) {
-                skipOutsideCi("The TLS conformance test binds the service's ports 5671 and 443 (the SDK has no "
-                        + "other port from a connection string); port " + port + " cannot be bound here: " + e);
+                skipOutsideCi("The TLS conformance test binds the service's ports 5671 and 443 (the administration "
+                        + "clients and the Python SDK have no other); port " + port + " cannot be bound here: " + e);
             }
         }
     }
