@@ -7,18 +7,24 @@ import org.junit.jupiter.api.io.TempDir;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
+import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -58,6 +64,7 @@ class TlsListenersTest {
                     .get(10, TimeUnit.SECONDS);
             assertThat(amqp.getSubprotocol()).isEqualTo("AMQPWSB10");
             amqp.abort();
+            overWebSocketTheAmqpConnectionAnswersAndItsGuardCloses(http, ws);
             assertThatThrownBy(() -> http.newWebSocketBuilder().subprotocols("something-else")
                     .buildAsync(URI.create(ws + "/$servicebus/websocket"), new WebSocket.Listener() { }).join())
                     .isInstanceOf(CompletionException.class);
@@ -73,6 +80,58 @@ class TlsListenersTest {
                     .isNotNull();
         }
         assertThat(Files.readAllBytes(dir.resolve("data/tls/buslane-selfsigned.crt"))).isEqualTo(made);
+    }
+
+    /**
+     * The WebSocket feeds the same AmqpConnection as the TCP port: the broker answers the AMQP protocol header with
+     * its SASL header, and a malformed frame after it closes the connection (the hostile-input checks apply).
+     */
+    private static void overWebSocketTheAmqpConnectionAnswersAndItsGuardCloses(HttpClient http, String ws)
+            throws Exception {
+        ByteArrayOutputStream received = new ByteArrayOutputStream();
+        CompletableFuture<Integer> closed = new CompletableFuture<>();
+        WebSocket socket = http.newWebSocketBuilder().subprotocols("AMQPWSB10")
+                .buildAsync(URI.create(ws + "/$servicebus/websocket"), new WebSocket.Listener() {
+                    @Override
+                    public CompletionStage<?> onBinary(WebSocket w, ByteBuffer data, boolean last) {
+                        byte[] bytes = new byte[data.remaining()];
+                        data.get(bytes);
+                        synchronized (received) {
+                            received.writeBytes(bytes);
+                        }
+                        w.request(1);
+                        return null;
+                    }
+
+                    @Override
+                    public CompletionStage<?> onClose(WebSocket w, int status, String reason) {
+                        closed.complete(status);
+                        return null;
+                    }
+
+                    @Override
+                    public void onError(WebSocket w, Throwable error) {
+                        closed.complete(-1);
+                    }
+                }).get(10, TimeUnit.SECONDS);
+        // the SASL layer's protocol header: the broker answers with its own and the SASL mechanisms frame
+        socket.sendBinary(ByteBuffer.wrap(new byte[] {'A', 'M', 'Q', 'P', 3, 1, 0, 0}), true).get(5, TimeUnit.SECONDS);
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (size(received) <= 8 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        synchronized (received) {
+            assertThat(Arrays.copyOf(received.toByteArray(), 8)).isEqualTo(new byte[] {'A', 'M', 'Q', 'P', 3, 1, 0, 0});
+        }
+        // a frame whose size field is below the 8-byte minimum: a framing error
+        socket.sendBinary(ByteBuffer.wrap(new byte[] {0, 0, 0, 2, 2, 1, 0, 0}), true).get(5, TimeUnit.SECONDS);
+        assertThat(closed.get(10, TimeUnit.SECONDS)).as("the broker closed the WebSocket").isNotNull();
+    }
+
+    private static int size(ByteArrayOutputStream out) {
+        synchronized (out) {
+            return out.size();
+        }
     }
 
     private static SSLContext trusting(Path pem) throws Exception {
