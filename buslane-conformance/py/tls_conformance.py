@@ -5,8 +5,9 @@ Usage: BUSLANE_CONNECTION_STRING='Endpoint=sb://localhost/;...' BUSLANE_CA=/path
 
 7.8.2 predates the emulator flag: it speaks AMQPS to port 5671 and checks the broker's certificate against
 BUSLANE_CA (connection_verify); BUSLANE_WEBSOCKETS=1 switches it to AMQP over WebSockets on 443.
-Entities (declared by TlsConformanceTest): py-queue, py-sessions (RequiresSession), py-schedule, py-peek,
-py-deadletter. Every check runs even if an earlier one failed; the exit code is 0 only if all passed.
+Entities (declared by TlsConformanceTest), each with the suffix -amqps and -ws: py-queue, py-sessions
+(RequiresSession), py-schedule, py-peek, py-deadletter.
+Every check runs even if an earlier one failed; the exit code is 0 only if all passed.
 """
 import datetime
 import os
@@ -17,6 +18,10 @@ import traceback
 from azure.servicebus import ServiceBusClient, ServiceBusMessage, TransportType
 
 TAG = "ws" if os.environ.get("BUSLANE_WEBSOCKETS") == "1" else "amqps"
+
+
+def Q(name):  # noqa: N802 - each transport has its own queues, so that both runs can go at once
+    return name + "-" + TAG
 
 
 def client():
@@ -41,7 +46,7 @@ def receive(receiver, count, wait=10):
 
 
 def check_send_receive(c):
-    with c.get_queue_sender("py-queue") as s, c.get_queue_receiver("py-queue") as r:
+    with c.get_queue_sender(Q("py-queue")) as s, c.get_queue_receiver(Q("py-queue")) as r:
         s.send_messages([ServiceBusMessage("one-" + TAG, application_properties={"n": 7}),
                          ServiceBusMessage("two-" + TAG)])
         got = receive(r, 2)
@@ -53,26 +58,26 @@ def check_send_receive(c):
 
 
 def check_sessions(c):
-    with c.get_queue_sender("py-sessions") as s:
+    with c.get_queue_sender(Q("py-sessions")) as s:
         s.send_messages([ServiceBusMessage("a-" + TAG, session_id="s1"),
                          ServiceBusMessage("b-" + TAG, session_id="s2")])
-    with c.get_queue_receiver("py-sessions", session_id="s2") as r:
+    with c.get_queue_receiver(Q("py-sessions"), session_id="s2") as r:
         got = receive(r, 1)
         assert [body(m) for m in got] == ["b-" + TAG], [body(m) for m in got]
         r.session.set_state("state-" + TAG)
         assert r.session.get_state() == ("state-" + TAG).encode(), r.session.get_state()
         r.complete_message(got[0])
-    with c.get_queue_receiver("py-sessions", session_id="s1") as r:
+    with c.get_queue_receiver(Q("py-sessions"), session_id="s1") as r:
         got = receive(r, 1)
         assert [body(m) for m in got] == ["a-" + TAG]
         r.complete_message(got[0])
-    with c.get_queue_receiver("py-sessions", session_id="s2") as r:
+    with c.get_queue_receiver(Q("py-sessions"), session_id="s2") as r:
         assert r.session.get_state() == ("state-" + TAG).encode(), "the session state was kept"
         r.session.set_state(None)
 
 
 def check_schedule(c):
-    with c.get_queue_sender("py-schedule") as s, c.get_queue_receiver("py-schedule") as r:
+    with c.get_queue_sender(Q("py-schedule")) as s, c.get_queue_receiver(Q("py-schedule")) as r:
         now = datetime.datetime.now(datetime.timezone.utc)
         s.schedule_messages(ServiceBusMessage("soon-" + TAG), now + datetime.timedelta(seconds=2))
         later, = s.schedule_messages(ServiceBusMessage("later-" + TAG), now + datetime.timedelta(minutes=10))
@@ -85,7 +90,7 @@ def check_schedule(c):
 
 
 def check_peek(c):
-    with c.get_queue_sender("py-peek") as s, c.get_queue_receiver("py-peek") as r:
+    with c.get_queue_sender(Q("py-peek")) as s, c.get_queue_receiver(Q("py-peek")) as r:
         s.send_messages([ServiceBusMessage("p%d-%s" % (i, TAG)) for i in range(3)])
         peeked = r.peek_messages(max_message_count=10)
         assert [body(m) for m in peeked] == ["p%d-%s" % (i, TAG) for i in range(3)], [body(m) for m in peeked]
@@ -94,11 +99,11 @@ def check_peek(c):
 
 
 def check_dead_letter(c):
-    with c.get_queue_sender("py-deadletter") as s, c.get_queue_receiver("py-deadletter") as r:
+    with c.get_queue_sender(Q("py-deadletter")) as s, c.get_queue_receiver(Q("py-deadletter")) as r:
         s.send_messages(ServiceBusMessage("bad-" + TAG))
         m, = receive(r, 1)
         r.dead_letter_message(m, reason="broken", error_description="cannot parse")
-    with c.get_queue_receiver("py-deadletter", sub_queue="deadletter") as dlq:
+    with c.get_queue_receiver(Q("py-deadletter"), sub_queue="deadletter") as dlq:
         got = receive(dlq, 1)
         assert [body(m) for m in got] == ["bad-" + TAG], [body(m) for m in got]
         assert got[0].dead_letter_reason == "broken", got[0].dead_letter_reason
