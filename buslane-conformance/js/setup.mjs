@@ -1,7 +1,9 @@
 // Set-up shared by the conformance scripts (conformance.mjs, rules.mjs): the broker's connection string from
-// BUSLANE_CONNECTION_STRING, a watchdog, a ServiceBusClient and a receive helper.
+// BUSLANE_CONNECTION_STRING, a watchdog, a ServiceBusClient and a receive helper. BUSLANE_WEBSOCKETS=1 makes the client
+// speak AMQP over WebSockets (the `ws` package, as Node.js applications do); NODE_EXTRA_CA_CERTS trusts a private CA.
 
 import { ServiceBusClient } from "@azure/service-bus";
+import WebSocket from "ws";
 
 /**
  * A client for BUSLANE_CONNECTION_STRING (exit code 2 when it is not set) with 10-second tries and `maxRetries`
@@ -18,9 +20,11 @@ export function connect(what, maxRetries) {
     console.error(`FAIL: the ${what} script did not finish within 100 s`);
     process.exit(3);
   }, 100_000);
-  const client = new ServiceBusClient(connectionString, {
-    retryOptions: { timeoutInMs: 10_000, maxRetries, retryDelayInMs: 500 },
-  });
+  const options = { retryOptions: { timeoutInMs: 10_000, maxRetries, retryDelayInMs: 500 } };
+  if (process.env.BUSLANE_WEBSOCKETS === "1") {
+    options.webSocketOptions = { webSocket: WebSocket };
+  }
+  const client = new ServiceBusClient(connectionString, options);
   return { client, watchdog };
 }
 

@@ -74,16 +74,21 @@ class JsSdkConformanceTest {
         }
     }
 
-    private record Result(int exitCode, String output) {
+    record Result(int exitCode, String output) {
     }
 
     private static Result run(List<String> command, String connectionString, int timeoutMinutes) throws Exception {
+        return run(command, JS_DIR, connectionString == null ? java.util.Map.of()
+                : java.util.Map.of("BUSLANE_CONNECTION_STRING", connectionString), timeoutMinutes);
+    }
+
+    /** Runs {@code command} in {@code dir} with {@code env} added to the environment; its exit code and output. */
+    static Result run(List<String> command, Path dir, java.util.Map<String, String> env, int timeoutMinutes)
+            throws Exception {
         Path out = Files.createTempFile("buslane-js-", ".log");
-        ProcessBuilder pb = new ProcessBuilder(command).directory(JS_DIR.toFile()).redirectErrorStream(true)
+        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
                 .redirectOutput(out.toFile());
-        if (connectionString != null) {
-            pb.environment().put("BUSLANE_CONNECTION_STRING", connectionString);
-        }
+        pb.environment().putAll(env);
         Process p = pb.start();
         boolean done = p.waitFor(timeoutMinutes, TimeUnit.MINUTES);
         if (!done) {

@@ -26,6 +26,8 @@ import io.buslane.server.ops.Health;
 import io.buslane.server.ops.NamespaceOps;
 import io.buslane.server.ops.OpsApi;
 import io.buslane.server.ops.EventLoopWatchdog;
+import io.buslane.server.tls.TlsMaterial;
+import io.buslane.server.tls.TlsOptions;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -47,6 +49,8 @@ public final class Broker implements AutoCloseable {
     /** An event loop that has not run a probe for this long is reported blocked. */
     private static final long WATCHDOG_THRESHOLD_MS = 3_000;
     private static final long WATCHDOG_PERIOD_MS = 500;
+    /** How often the TLS certificate's files are looked at for a change. */
+    private static final long TLS_CHECK_MS = 1_000;
 
     private final Storage storage;
     private final Engine engine;
@@ -95,6 +99,11 @@ public final class Broker implements AutoCloseable {
 
     /** Starts a broker; fails (with nothing left running) if any part cannot start. */
     public static Broker start(BrokerOptions options) throws Exception {
+        return start(options, TlsOptions.off());
+    }
+
+    /** Starts a broker with TLS listeners too (AMQPS, HTTPS with AMQP over WebSockets). */
+    public static Broker start(BrokerOptions options, TlsOptions tls) throws Exception {
         long startNs = Clock.system().monotonicNanos();
         Topology topology = options.configFile() != null ? ConfigLoader.load(options.configFile())
                 : ConfigLoader.starterTopology();
@@ -158,6 +167,9 @@ public final class Broker implements AutoCloseable {
             });
             AmqpServer amqp = AmqpServer.start(vertx, engine, Clock.system(), authorizer, amqpOptions);
             metrics.bindAmqp(amqp.stats(), amqp::connectionCount);
+            if (tls.enabled()) {
+                startTls(vertx, options.host(), tls, amqp, http);
+            }
             EventLoopWatchdog watchdog = new EventLoopWatchdog(Clock.system(), WATCHDOG_THRESHOLD_MS);
             watchdog.watch("http", http.context());
             int loop = 0;
@@ -189,6 +201,26 @@ public final class Broker implements AutoCloseable {
             storage.close();
             throw e;
         }
+    }
+
+    /** Opens the TLS listeners and re-reads the certificate when its files change. */
+    private static void startTls(Vertx vertx, String host, TlsOptions tls, AmqpServer amqp, HttpEndpoint http)
+            throws Exception {
+        TlsMaterial material = TlsMaterial.load(vertx, tls);
+        if (tls.amqpsPort() >= 0) {
+            amqp.listenTls(tls.amqpsPort(), material.sslOptions());
+            material.onChange(amqp::updateTls);
+        }
+        if (tls.httpsPort() >= 0) {
+            http.listenTls(host, tls.httpsPort(), material.sslOptions(), amqp::acceptWebSocket);
+            material.onChange(http::updateTls);
+            LOG.info("HTTPS listening on {}:{} (admin API, REST, console; AMQP over WebSockets at {})", host,
+                    http.tlsPort(), HttpEndpoint.WEBSOCKET_PATH);
+        }
+        vertx.setPeriodic(TLS_CHECK_MS, t -> vertx.executeBlocking(() -> {
+            material.checkForChange();
+            return null;
+        }));
     }
 
     private static AmqpOptions amqpOptions(BrokerOptions options) {
@@ -232,6 +264,16 @@ public final class Broker implements AutoCloseable {
 
     public int httpPort() {
         return http.port();
+    }
+
+    /** The AMQPS port, -1 if it is off. */
+    public int amqpsPort() {
+        return amqp.tlsPort();
+    }
+
+    /** The HTTPS port, -1 if it is off. */
+    public int httpsPort() {
+        return http.tlsPort();
     }
 
     @Override

@@ -2,12 +2,19 @@ package io.buslane.server;
 
 import io.buslane.server.ops.Health;
 import io.vertx.core.Context;
+import io.vertx.core.Handler;
+import io.vertx.core.Promise;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.ServerWebSocket;
+import io.vertx.core.net.ServerSSLOptions;
 import io.vertx.ext.web.Router;
+import org.slf4j.LoggerFactory;
 
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -18,12 +25,22 @@ import java.util.function.Supplier;
  * recovers, with only {@code /health}; the routes that {@link #mount} adds once the engine is up (metrics and admin
  * operations, the ATOM management API) serve everything else. Runs on an event loop of its own (deployed before
  * the AMQP listeners, each of which takes another), so that {@code /health} answers whatever AMQP clients do.
+ *
+ * <p>{@link #listenTls} adds the HTTPS port on the same loop and router, where {@code GET /$servicebus/websocket}
+ * with subprotocol {@code AMQPWSB10} is upgraded to a WebSocket that carries an AMQP connection.
  */
 final class HttpEndpoint implements AutoCloseable {
+
+    /** The path and subprotocol of AMQP over WebSockets, as the Service Bus SDKs use them. */
+    static final String WEBSOCKET_PATH = "/$servicebus/websocket";
+    static final String WEBSOCKET_PROTOCOL = "AMQPWSB10";
+    /** The largest WebSocket frame accepted: an AMQP frame (256 KiB at most) with room to spare. */
+    private static final int MAX_WEBSOCKET_FRAME = 1 << 20;
 
     private final HttpServer server;
     private final Router router;
     private final Context context;
+    private volatile HttpServer https;
 
     private HttpEndpoint(HttpServer server, Router router, Context context) {
         this.server = server;
@@ -72,9 +89,65 @@ final class HttpEndpoint implements AutoCloseable {
         return server.actualPort();
     }
 
+    /**
+     * Opens the HTTPS port ({@code port}, 0: a free one) on this endpoint's loop, serving the same routes; AMQP over
+     * WebSockets goes to {@code amqp}. Returns once it is bound.
+     */
+    void listenTls(String host, int port, ServerSSLOptions ssl, Handler<ServerWebSocket> amqp) throws Exception {
+        HttpServerOptions options = new HttpServerOptions().setHost(host).setPort(port)
+                .setSsl(true)
+                .setKeyCertOptions(ssl.getKeyCertOptions())
+                .setWebSocketSubProtocols(List.of(WEBSOCKET_PROTOCOL))
+                .setMaxWebSocketFrameSize(MAX_WEBSOCKET_FRAME)
+                .setMaxWebSocketMessageSize(MAX_WEBSOCKET_FRAME);
+        options.setEnabledSecureTransportProtocols(ssl.getEnabledSecureTransportProtocols());
+        Promise<HttpServer> bound = Promise.promise();
+        context.runOnContext(v -> {
+            HttpServer s = context.owner().createHttpServer(options);
+            s.webSocketHandshakeHandler(handshake -> {
+                String offered = handshake.headers().get("Sec-WebSocket-Protocol");
+                // uamqp (the Python SDK's transport) asks for the path with a trailing slash
+                String path = handshake.path();
+                boolean amqpPath = WEBSOCKET_PATH.equals(path) || (WEBSOCKET_PATH + "/").equals(path);
+                if (amqpPath && offered != null && List.of(offered.split(","))
+                        .stream().anyMatch(p -> WEBSOCKET_PROTOCOL.equalsIgnoreCase(p.trim()))) {
+                    handshake.accept();
+                } else {
+                    handshake.reject(404);
+                }
+            });
+            s.webSocketHandler(amqp);
+            s.requestHandler(router);
+            s.listen().onComplete(bound);
+        });
+        https = bound.future().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+
+    /** The HTTPS port, -1 if it is off. */
+    int tlsPort() {
+        HttpServer s = https;
+        return s == null ? -1 : s.actualPort();
+    }
+
+    /** Makes the next HTTPS connections use {@code ssl} (a renewed certificate). */
+    void updateTls(ServerSSLOptions ssl) {
+        HttpServer s = https;
+        if (s != null) {
+            s.updateSSLOptions(ssl, true).onComplete((updated, error) -> {
+                if (error != null) {
+                    LoggerFactory.getLogger(HttpEndpoint.class).warn("HTTPS kept its previous certificate: {}",
+                            error.toString());
+                }
+            });
+        }
+    }
+
     @Override
     public void close() {
         try {
+            if (https != null) {
+                https.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            }
             server.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
         } catch (Exception e) {
             Thread.currentThread().interrupt();

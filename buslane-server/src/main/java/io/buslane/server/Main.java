@@ -3,6 +3,7 @@ package io.buslane.server;
 import io.buslane.amqp.transport.AmqpLimits;
 import io.buslane.amqp.transport.AmqpOptions;
 import io.buslane.server.config.ConfigException;
+import io.buslane.server.tls.TlsOptions;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -27,8 +28,28 @@ public final class Main implements Callable<Integer> {
     static final String EMULATOR_CONFIG_DIR = "/ServiceBus_Emulator/ConfigFiles";
     private static final int DEFAULT_HTTP_PORT = 5300;
 
-    @Option(names = "--amqp-port", defaultValue = "5672", description = "AMQP port (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--amqp-port", defaultValue = "5672",
+            description = "Plain AMQP port (default: ${DEFAULT-VALUE}; -1: off).")
     int amqpPort;
+
+    @Option(names = "--amqps-port", defaultValue = "${env:BUSLANE_AMQPS_PORT}",
+            description = "AMQPS (AMQP over TLS) port, 5671 as the service; default: BUSLANE_AMQPS_PORT, else off. "
+                    + "See docs/tls.md.")
+    Integer amqpsPort;
+
+    @Option(names = "--https-port", defaultValue = "${env:BUSLANE_HTTPS_PORT}",
+            description = "HTTPS port, 443 as the service: the HTTP port's routes and AMQP over WebSockets; default: "
+                    + "BUSLANE_HTTPS_PORT, else off.")
+    Integer httpsPort;
+
+    @Option(names = "--tls-cert", defaultValue = "${env:BUSLANE_TLS_CERT}",
+            description = "PEM certificate chain for AMQPS and HTTPS, re-read when it changes (default: "
+                    + "BUSLANE_TLS_CERT; unset: a self-signed certificate for localhost in --data-dir).")
+    Path tlsCert;
+
+    @Option(names = "--tls-key", defaultValue = "${env:BUSLANE_TLS_KEY}",
+            description = "PEM private key of --tls-cert (default: BUSLANE_TLS_KEY).")
+    Path tlsKey;
 
     @Option(names = "--http-port", description = "HTTP port for health, admin API and console (default: the "
             + "EMULATOR_HTTP_PORT environment variable as in Microsoft's emulator image, else 5300).")
@@ -223,9 +244,16 @@ public final class Main implements Callable<Integer> {
             System.err.println(e.getMessage());
             return null;
         }
+        TlsOptions tls;
+        try {
+            tls = tlsOptions();
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage());
+            return null;
+        }
         Broker broker;
         try {
-            broker = Broker.start(options);
+            broker = Broker.start(options, tls);
         } catch (ConfigException e) {
             System.err.println(e.getMessage());
             return null;
@@ -234,6 +262,16 @@ public final class Main implements Callable<Integer> {
         out.println(READY_LINE);
         out.flush();
         return broker;
+    }
+
+    /** The TLS listeners the options ask for. */
+    TlsOptions tlsOptions() {
+        TlsOptions tls = new TlsOptions(amqpsPort != null ? amqpsPort : -1, httpsPort != null ? httpsPort : -1,
+                tlsCert, tlsKey, dataDir.resolve("tls"));
+        if (tlsCert != null && !tls.enabled()) {
+            throw new IllegalArgumentException("--tls-cert needs --amqps-port and/or --https-port");
+        }
+        return tls;
     }
 
     /** HOSTNAME:AMQP-PORT: stable across restarts of one broker, different for two brokers of one host. */

@@ -22,7 +22,6 @@ import io.buslane.engine.txn.Transactions;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.net.NetSocket;
 import org.apache.qpid.proton.Proton;
 import org.apache.qpid.proton.amqp.Symbol;
 import org.apache.qpid.proton.amqp.messaging.Source;
@@ -75,7 +74,7 @@ public final class AmqpConnection implements LinkContext {
     /** Actions for the event loop from other threads (see {@link #runOnLoop}). */
     private final ConcurrentLinkedQueue<Runnable> loopActions = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean loopDrainScheduled = new AtomicBoolean();
-    private final NetSocket socket;
+    private final AmqpSocket socket;
     private final Engine engine;
     private final Clock clock;
     private final CbsAuthorizer authorizer;
@@ -113,7 +112,7 @@ public final class AmqpConnection implements LinkContext {
     /** Counts this connection's open links (ops metrics); set by the server before {@link #start()}. */
     AmqpStats.Links links = new AmqpStats().newLinks();
 
-    AmqpConnection(Vertx vertx, Context context, NetSocket socket, Engine engine, Clock clock,
+    AmqpConnection(Vertx vertx, Context context, AmqpSocket socket, Engine engine, Clock clock,
                    CbsAuthorizer authorizer, AuthFailureThrottle throttle, ManagementProcessor management,
                    AmqpOptions options, Runnable onClosed) {
         this.vertx = vertx;

@@ -9,9 +9,11 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
+import io.vertx.core.http.ServerWebSocket;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.net.NetSocket;
+import io.vertx.core.net.ServerSSLOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,6 +36,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * section: Service Bus batches (message format {@code 0x80013700}, one {@code data} section per message) would
  * lose all but their first message. Owning the pump also gives direct control over SASL (MSSBCBS, skipping SASL),
  * delivery tags and dispositions.
+ *
+ * <p>The same listeners can also accept TLS (AMQPS, {@link #listenTls}), and {@link #acceptWebSocket} runs an AMQP
+ * connection over a WebSocket the HTTPS port upgraded: the same {@link AmqpConnection}, fed from the WebSocket's
+ * binary frames, so SASL, CBS, links and the {@link FrameGuard} limits are those of the TCP port.
  */
 public final class AmqpServer implements AutoCloseable {
 
@@ -51,6 +57,7 @@ public final class AmqpServer implements AutoCloseable {
     private final AtomicInteger connections = new AtomicInteger();
     private final AmqpStats stats = new AmqpStats(); // ops (metrics)
     private final List<Listener> listeners = new CopyOnWriteArrayList<>();
+    private final List<Listener> tlsListeners = new CopyOnWriteArrayList<>();
     private final List<String> deployments = new CopyOnWriteArrayList<>();
 
     private AmqpServer(Vertx vertx, Engine engine, Clock clock, CbsAuthorizer authorizer, AmqpOptions options) {
@@ -66,34 +73,63 @@ public final class AmqpServer implements AutoCloseable {
     public static AmqpServer start(Vertx vertx, Engine engine, Clock clock, CbsAuthorizer authorizer,
                                    AmqpOptions options) throws Exception {
         AmqpServer self = new AmqpServer(vertx, engine, clock, authorizer, options);
-        // listeners on one port share it (Vert.x server sharing); a negative port is Vert.x's way to share one free
-        // port among them, as port 0 would give each listener a port of its own
-        int shared = options.port() == 0 ? -1 : options.port();
+        if (options.port() < 0) {
+            LOG.info("Plain AMQP is off");
+            return self;
+        }
         for (int i = 0; i < options.eventLoops(); i++) {
-            self.deploy(shared);
+            self.listeners.add(self.deploy(options.port(), null));
         }
         int port = self.port();
         LOG.info("AMQP listening on {}:{} ({} event loops)", options.host(), port, options.eventLoops());
         return self;
     }
 
-    private void deploy(int port) throws Exception {
-        Listener listener = new Listener(port);
+    /**
+     * Also listens with TLS (AMQPS) on {@code port} (0: a free one), over the same event loops; returns once the port
+     * is bound.
+     */
+    public void listenTls(int port, ServerSSLOptions ssl) throws Exception {
+        for (int i = 0; i < options.eventLoops(); i++) {
+            tlsListeners.add(deploy(port, ssl));
+        }
+        LOG.info("AMQPS listening on {}:{}", options.host(), tlsPort());
+    }
+
+    /** Makes the next TLS connections use {@code ssl} (a renewed certificate); open connections keep theirs. */
+    public void updateTls(ServerSSLOptions ssl) {
+        for (Listener l : tlsListeners) {
+            l.server.updateSSLOptions(ssl, true).onComplete((updated, error) -> {
+                if (error != null) {
+                    LOG.warn("AMQPS kept its previous certificate: {}", error.toString());
+                } else {
+                    LOG.debug("AMQPS certificate updated: {}", updated);
+                }
+            });
+        }
+    }
+
+    private Listener deploy(int port, ServerSSLOptions ssl) throws Exception {
+        // listeners on one port share it (Vert.x server sharing); a negative port is Vert.x's way to share one free
+        // port among them, as port 0 would give each listener a port of its own
+        Listener listener = new Listener(port == 0 ? -1 : port, ssl);
         deployments.add(vertx.deployVerticle(listener).toCompletionStage().toCompletableFuture()
                 .get(30, TimeUnit.SECONDS));
-        listeners.add(listener);
+        return listener;
     }
 
     /** One listener on one event loop, with the connections it accepted. */
     private final class Listener extends VerticleBase {
         private final int port;
+        private final ServerSSLOptions ssl;
         /** This loop's open connections; touched only on the loop. */
         private final Set<AmqpConnection> open = new HashSet<>();
         private NetServer server;
         private long sweepTimer = -1;
 
-        Listener(int port) {
+        Listener(int port, ServerSSLOptions ssl) {
             this.port = port;
+            this.ssl = ssl;
         }
 
         Context loop() {
@@ -107,6 +143,11 @@ public final class AmqpServer implements AutoCloseable {
                     .setPort(port)
                     .setTcpNoDelay(true)
                     .setReuseAddress(true);
+            if (ssl != null) {
+                netOptions.setSsl(true);
+                netOptions.setKeyCertOptions(ssl.getKeyCertOptions());
+                netOptions.setEnabledSecureTransportProtocols(ssl.getEnabledSecureTransportProtocols());
+            }
             server = vertx.createNetServer(netOptions);
             server.connectHandler(socket -> accept(socket, context, this));
             sweepTimer = vertx.setPeriodic(SWEEP_MS, t -> sweep());
@@ -134,25 +175,40 @@ public final class AmqpServer implements AutoCloseable {
     }
 
     private void accept(NetSocket socket, Context context, Listener listener) {
+        AmqpConnection connection = open(AmqpSocket.of(socket), context);
+        if (connection != null) {
+            listener.open.add(connection);
+        }
+    }
+
+    /**
+     * Runs an AMQP connection over {@code socket}, a WebSocket upgraded with subprotocol {@code AMQPWSB10}; call it
+     * on the socket's event loop, where the connection then stays. Its idle buffers are not swept.
+     */
+    public void acceptWebSocket(ServerWebSocket socket) {
+        open(AmqpSocket.of(socket), Vertx.currentContext());
+    }
+
+    private AmqpConnection open(AmqpSocket socket, Context context) {
         if (connections.incrementAndGet() > options.maxConnections()) {
             connections.decrementAndGet();
             stats.connectionRefused(); // ops (metrics)
             LOG.warn("Refusing connection from {}: the limit of {} connections is reached",
                     socket.remoteAddress(), options.maxConnections());
             socket.close();
-            return;
+            return null;
         }
         AmqpConnection connection = new AmqpConnection(vertx, context, socket, engine, clock, authorizer, throttle,
                 management, options, connections::decrementAndGet);
         stats.connectionOpened(); // ops (metrics)
         connection.links = stats.newLinks(); // ops (metrics)
-        listener.open.add(connection);
         connection.start();
+        return connection;
     }
 
     /** Runs each loop's idle-buffer sweep now, for connections quiet for {@code quietNs} (tests); waits for it. */
     void sweepNow(long quietNs) throws Exception {
-        for (Listener l : listeners) {
+        for (Listener l : listeners) { // plain listeners only (tests)
             java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
             l.loop().runOnContext(v -> {
                 l.sweep(quietNs);
@@ -165,14 +221,20 @@ public final class AmqpServer implements AutoCloseable {
     /** The event loops' contexts, one per listener (for the event-loop watchdog). */
     public List<Context> contexts() {
         List<Context> out = new ArrayList<>();
-        for (Listener l : listeners) {
+        for (Listener l : listeners.isEmpty() ? tlsListeners : listeners) {
             out.add(l.loop());
         }
         return out;
     }
 
+    /** The plain AMQP port, -1 if it is off. */
     public int port() {
-        return listeners.get(0).server.actualPort();
+        return listeners.isEmpty() ? -1 : listeners.get(0).server.actualPort();
+    }
+
+    /** The AMQPS port, -1 if TLS is off. */
+    public int tlsPort() {
+        return tlsListeners.isEmpty() ? -1 : tlsListeners.get(0).server.actualPort();
     }
 
     public int connectionCount() {

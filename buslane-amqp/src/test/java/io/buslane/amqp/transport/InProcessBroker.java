@@ -97,8 +97,8 @@ final class InProcessBroker implements AutoCloseable {
         LoggedFailures.clear();
         FakeSocket socket = new FakeSocket();
         // a throttle of its own: what an earlier input failed does not block this one
-        AmqpConnection connection = new AmqpConnection(vertx, context, socket.proxy, engine, clock, authorizer,
-                new AuthFailureThrottle(), management, options, () -> { });
+        AmqpConnection connection = new AmqpConnection(vertx, context, AmqpSocket.of(socket.proxy), engine, clock,
+                authorizer, new AuthFailureThrottle(), management, options, () -> { });
         connection.start();
         int chunk = chunkSize(input.length);
         for (int off = 0; off < input.length && !socket.closed; off += chunk) {
