@@ -63,12 +63,18 @@ class JsSdkConformanceTest {
 
     /**
      * Skips the calling test when node or npm is missing; otherwise installs the pinned JavaScript SDK into
-     * {@code js/node_modules} with {@code npm ci} unless it is there already (whichever JS test runs first).
+     * {@code js/node_modules} with {@code npm ci} unless it is there already and not older than the package-lock
+     * (whichever JS test runs first).
      */
     static synchronized void ensureSdkInstalled() throws Exception {
         Assumptions.assumeTrue(onPath("node"), "node is not on the PATH");
         Assumptions.assumeTrue(onPath("npm"), "npm is not on the PATH");
-        if (!Files.isDirectory(JS_DIR.resolve("node_modules/@azure/service-bus"))) {
+        java.nio.file.Path installed = JS_DIR.resolve("node_modules/.package-lock.json");
+        boolean stale = !Files.isDirectory(JS_DIR.resolve("node_modules/@azure/service-bus"))
+                || !Files.exists(installed) // installed by an npm that keeps no record, or half-installed
+                || Files.getLastModifiedTime(JS_DIR.resolve("package-lock.json"))
+                        .compareTo(Files.getLastModifiedTime(installed)) > 0; // the lock changed since
+        if (stale) {
             Result install = run(List.of("npm", "ci", "--no-audit", "--no-fund"), null, 5);
             assertThat(install.exitCode).as("npm ci failed:\n%s", install.output).isZero();
         }
