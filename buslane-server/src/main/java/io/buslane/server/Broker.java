@@ -286,13 +286,13 @@ public final class Broker implements AutoCloseable {
         watchdogThread.shutdownNow();
         amqp.close();
         http.close();
+        if (cluster != null) {
+            cluster.close(); // gives the shards back at once; its node-to-node channel runs on Vert.x
+        }
         try {
             vertx.close().toCompletionStage().toCompletableFuture().get();
         } catch (Exception e) {
             LOG.warn("Vert.x did not close cleanly", e);
-        }
-        if (cluster != null) {
-            cluster.close(); // gives the shards back at once
         }
         engine.close();
         storage.close();
