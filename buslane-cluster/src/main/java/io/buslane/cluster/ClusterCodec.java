@@ -71,6 +71,7 @@ final class ClusterCodec {
         w.writeString(op.sessionId());
         w.writeBytes(op.state());
         w.writeVarInt(op.mode() == null ? 0 : op.mode().ordinal() + 1);
+        w.writeLong(op.waitMs());
     }
 
     static PartitionOp readOp(PartitionOp.Kind kind, RecordReader r) {
@@ -104,8 +105,9 @@ final class ClusterCodec {
         String sessionId = r.readString();
         byte[] state = r.readBytes();
         int mode = r.readVarInt();
+        long waitMs = r.readLong();
         return new PartitionOp(kind, path, partition, messages, key, token, props, reason, description, seqs, max,
-                sessionId, state, mode == 0 ? null : MODES[mode - 1]);
+                sessionId, state, mode == 0 ? null : MODES[mode - 1], waitMs);
     }
 
     /** Writes the result of an operation of {@code kind}. */
@@ -113,7 +115,7 @@ final class ClusterCodec {
     static void writeResult(RecordWriter w, PartitionOp.Kind kind, Object result) {
         switch (kind) {
             case SCHEDULE, RENEW_LOCK, RENEW_SESSION_LOCK -> w.writeLong((Long) result);
-            case RECEIVE_DEFERRED, PEEK, PEEK_SCHEDULED -> {
+            case RECEIVE_DEFERRED, PEEK, PEEK_SCHEDULED, RECEIVE -> {
                 List<ReceivedMessage> list = (List<ReceivedMessage>) result;
                 w.writeVarInt(list.size());
                 for (ReceivedMessage m : list) {
@@ -130,6 +132,12 @@ final class ClusterCodec {
                 w.writeLong(c.sizeInBytes());
             }
             case GET_SESSION_STATE -> w.writeBytes((byte[]) result);
+            case ACCEPT_SESSION -> {
+                PartitionOp.SessionGrant g = (PartitionOp.SessionGrant) result;
+                writeUuid(w, g.holder());
+                w.writeString(g.sessionId());
+                w.writeLong(g.lockedUntilMs());
+            }
             default -> {
                 // no result
             }
@@ -139,7 +147,7 @@ final class ClusterCodec {
     static Object readResult(RecordReader r, PartitionOp.Kind kind) {
         return switch (kind) {
             case SCHEDULE, RENEW_LOCK, RENEW_SESSION_LOCK -> r.readLong();
-            case RECEIVE_DEFERRED, PEEK, PEEK_SCHEDULED -> {
+            case RECEIVE_DEFERRED, PEEK, PEEK_SCHEDULED, RECEIVE -> {
                 int n = r.readVarInt();
                 List<ReceivedMessage> list = new ArrayList<>(Math.min(n, 1024));
                 for (int i = 0; i < n; i++) {
@@ -150,6 +158,7 @@ final class ClusterCodec {
             case COUNTS -> new RuntimeCounts(r.readLong(), r.readLong(), r.readLong(), r.readLong(), r.readLong(),
                     r.readLong());
             case GET_SESSION_STATE -> r.readBytes();
+            case ACCEPT_SESSION -> new PartitionOp.SessionGrant(readUuid(r), r.readString(), r.readLong());
             default -> null;
         };
     }

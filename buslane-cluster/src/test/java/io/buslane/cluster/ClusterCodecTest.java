@@ -42,7 +42,7 @@ class ClusterCodecTest {
         UUID token = UUID.randomUUID();
         PartitionOp op = new PartitionOp(PartitionOp.Kind.DEAD_LETTER, "t/Subscriptions/s/$DeadLetterQueue", 3,
                 List.of(m, m), "key", token, Map.of("a", "b", "c", 1.5d), "reason", "description",
-                new long[] {1, Long.MAX_VALUE}, 9, "session", new byte[] {4, 5}, ReceiveMode.RECEIVE_AND_DELETE);
+                new long[] {1, Long.MAX_VALUE}, 9, "session", new byte[] {4, 5}, ReceiveMode.RECEIVE_AND_DELETE, 2500L);
         PartitionOp back = roundTrip(op);
         assertThat(back).usingRecursiveComparison().ignoringFields("messages").isEqualTo(op);
         assertThat(back.messages()).hasSize(2);

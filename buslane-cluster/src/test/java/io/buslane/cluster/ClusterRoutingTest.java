@@ -73,9 +73,12 @@ class ClusterRoutingTest {
 
     // ------------------------------------------------------------------------------------------------ set-up
 
+    private final Map<Engine, ManualClock> clocks = new java.util.IdentityHashMap<>();
+
     private Engine start(InMemoryJournalFactory journals, java.util.function.IntPredicate serves) {
-        Engine e = Engine.start(new EngineConfig(new ManualClock(T0), Storage.of(journals), 4,
-                ThreadingMode.DEDICATED), serves);
+        ManualClock clock = new ManualClock(T0);
+        Engine e = Engine.start(new EngineConfig(clock, Storage.of(journals), 4, ThreadingMode.DEDICATED), serves);
+        clocks.put(e, clock);
         toClose.add(e);
         return e;
     }
@@ -184,8 +187,16 @@ class ClusterRoutingTest {
             messages.add(message);
         }
 
+        final CompletableFuture<BrokerException> closed = new CompletableFuture<>();
+
         @Override
         public void onClosed(Receiver receiver, BrokerException error) {
+            closed.complete(error);
+        }
+
+        /** Asserts nothing more arrives for a while. */
+        void none() throws InterruptedException {
+            assertThat(messages.poll(300, TimeUnit.MILLISECONDS)).as("no delivery").isNull();
         }
 
         ReceivedMessage take() throws InterruptedException {
@@ -421,5 +432,174 @@ class ClusterRoutingTest {
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(3));
         assertThat(c.inFlight(address)).isZero();
         stalled.close().await();
+    }
+
+    // ------------------------------------------------------------------------------------------------ receivers
+
+    @Test
+    void aReceiverOnAGetsBsMessagesWithinItsCreditAndSettlesThem() throws Exception {
+        Cluster c = cluster();
+        EntityAddress q = EntityAddress.parse(onB);
+        for (int i = 0; i < 5; i++) {
+            join(c.a().send(onB, List.of(text("m" + i, "body" + i))));
+        }
+        Sink sink = new Sink();
+        Receiver r = c.a().createReceiver(q, ReceiveMode.PEEK_LOCK, sink);
+        r.addCredit(3);
+        List<ReceivedMessage> got = new ArrayList<>(List.of(sink.take(), sink.take(), sink.take()));
+        sink.none();
+        assertThat(got).extracting(m -> m.message().messageId()).containsExactly("m0", "m1", "m2");
+        join(r.complete(got.get(0).lockToken()));
+        join(r.abandon(got.get(1).lockToken(), null));
+        r.addCredit(3);
+        List<ReceivedMessage> more = List.of(sink.take(), sink.take(), sink.take());
+        assertThat(more).extracting(m -> m.message().messageId() + " dc=" + m.deliveryCount())
+                .containsExactly("m1 dc=1", "m3 dc=0", "m4 dc=0");
+        assertThat(join(c.a().counts(onB)).activeMessageCount()).isEqualTo(4);
+
+        // a drain ends the poll waiting at B at once (B's clock stands still: only the end request can end it)
+        assertThat(join(r.drain())).isEqualTo(0);
+        r.addCredit(5);
+        assertThat(join(r.drain())).isEqualTo(5);
+        r.addCredit(1);
+        r.close();
+        join(c.a().send(onB, List.of(text("late", "after close"))));
+        sink.none();
+        Sink other = new Sink();
+        Receiver onBItself = c.b().createReceiver(q, ReceiveMode.PEEK_LOCK, other);
+        onBItself.addCredit(1);
+        assertThat(other.take().message().messageId()).isEqualTo("late");
+        onBItself.close();
+    }
+
+    @Test
+    void aReceiveAndDeleteReceiverOnAEmptiesBsQueueAndAPartitionedOneAcrossBothNodes() throws Exception {
+        Cluster c = cluster();
+        join(c.a().send(onB, List.of(text("d1", "one"), text("d2", "two"))));
+        Sink sink = new Sink();
+        Receiver r = c.a().createReceiver(EntityAddress.parse(onB), ReceiveMode.RECEIVE_AND_DELETE, sink);
+        r.addCredit(10);
+        assertThat(List.of(sink.take(), sink.take())).extracting(m -> m.message().messageId())
+                .containsExactly("d1", "d2");
+        assertThat(join(c.b().counts(onB)).activeMessageCount()).isZero();
+        r.close();
+
+        List<Message> batch = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            batch.add(text("pm" + i, "body" + i).toBuilder().partitionKey("key" + i).build());
+        }
+        join(c.b().send(partitioned, batch));
+        Sink all = new Sink();
+        Receiver p = c.a().createReceiver(EntityAddress.parse(partitioned), ReceiveMode.PEEK_LOCK, all);
+        p.addCredit(100);
+        java.util.Set<String> ids = new java.util.TreeSet<>();
+        java.util.Set<Integer> partitions = new java.util.TreeSet<>();
+        for (int i = 0; i < 12; i++) {
+            ReceivedMessage m = all.take();
+            ids.add(String.valueOf(m.message().messageId()));
+            partitions.add(m.partitionIndex());
+            join(p.complete(m.lockToken()));
+        }
+        assertThat(ids).hasSize(12);
+        assertThat(join(c.a().counts(partitioned)).activeMessageCount()).isZero();
+        assertThat(join(p.drain())).isEqualTo(88);
+        p.close();
+    }
+
+    @Test
+    void aSessionOnBIsAcceptedRenewedAndReleasedThroughA() throws Exception {
+        Cluster c = cluster();
+        EntityAddress s = EntityAddress.parse(sessionsOnB);
+        for (int i = 0; i < 3; i++) {
+            join(c.a().send(sessionsOnB, List.of(text("a" + i, "s1-" + i).toBuilder().sessionId("s1").build(),
+                    text("b" + i, "s2-" + i).toBuilder().sessionId("s2").build())));
+        }
+        Sink sink = new Sink();
+        Receiver r = join(c.a().acceptSession(s, "s1", ReceiveMode.PEEK_LOCK, 1_000, sink));
+        assertThat(r.sessionId()).isEqualTo("s1");
+        assertThat(r.sessionLockedUntilMs()).isGreaterThan(T0);
+        r.addCredit(10);
+        List<ReceivedMessage> got = List.of(sink.take(), sink.take(), sink.take());
+        sink.none();
+        assertThat(got).extracting(m -> m.message().messageId()).containsExactly("a0", "a1", "a2");
+
+        // the lock is held on B for the receiver on A: B cannot take it, A's receiver renews it (by its link too)
+        assertThatThrownBy(() -> join(c.b().acceptSession(s, "s1", ReceiveMode.PEEK_LOCK, 0, new Sink())))
+                .isInstanceOfSatisfying(BrokerException.class,
+                        e -> assertThat(e.kind()).isEqualTo(ErrorKind.SESSION_CANNOT_BE_LOCKED));
+        clocks.get(c.b()).advance(Duration.ofSeconds(20));
+        assertThat(join(r.renewSessionLock())).isEqualTo(T0 + 20_000 + 60_000);
+        assertThat(join(c.a().renewSessionLock(s, "s1", r))).isEqualTo(T0 + 20_000 + 60_000);
+        join(c.a().checkSessionLocked(s, "s1", r));
+        join(c.a().setSessionState(s, "s1", new byte[] {9}));
+        join(r.complete(got.get(0).lockToken()));
+        join(r.complete(got.get(1).lockToken()));
+        join(r.defer(got.get(2).lockToken(), null));
+        List<ReceivedMessage> deferred = join(c.a().receiveDeferred(s, new long[] {got.get(2).sequenceNumber()},
+                ReceiveMode.PEEK_LOCK, "s1", r));
+        assertThat(deferred).extracting(m -> m.message().messageId()).containsExactly("a2");
+        join(r.complete(deferred.get(0).lockToken()));
+
+        // accept-next on A finds the other session on B
+        Sink next = new Sink();
+        Receiver r2 = join(c.a().acceptSession(s, null, ReceiveMode.PEEK_LOCK, 5_000, next));
+        assertThat(r2.sessionId()).isEqualTo("s2");
+        r2.addCredit(1);
+        assertThat(next.take().message().messageId()).isEqualTo("b0");
+        r2.close(); // the session goes back, its locked message with it (no delivery counted)
+        r.close();
+        Receiver again = acceptWhenFree(c.b(), s, "s2", next);
+        again.addCredit(1);
+        ReceivedMessage b0 = next.take();
+        assertThat(b0.message().messageId() + " dc=" + b0.deliveryCount()).isEqualTo("b0 dc=0");
+        again.close();
+        assertThat(java.util.Arrays.toString(join(c.b().getSessionState(s, "s1")))).isEqualTo("[9]");
+        acceptWhenFree(c.b(), s, "s1", new Sink()).close();
+    }
+
+    /** Accepts a named session once the release a closing remote receiver sent has reached its owner. */
+    private static Receiver acceptWhenFree(Engine e, EntityAddress s, String id, Sink sink)
+            throws InterruptedException {
+        for (int i = 0; ; i++) {
+            try {
+                return join(e.acceptSession(s, id, ReceiveMode.PEEK_LOCK, 0, sink));
+            } catch (BrokerException locked) {
+                if (locked.kind() != ErrorKind.SESSION_CANNOT_BE_LOCKED || i == 100) {
+                    throw locked;
+                }
+                Thread.sleep(20);
+            }
+        }
+    }
+
+    @Test
+    void aRemoteSessionWhoseLockRunsOutAtTheOwnerClosesTheReceiverOnA() throws Exception {
+        Cluster c = cluster();
+        EntityAddress s = EntityAddress.parse(sessionsOnB);
+        join(c.a().send(sessionsOnB, List.of(text("x", "x").toBuilder().sessionId("s9").build())));
+        Sink sink = new Sink();
+        Receiver r = join(c.a().acceptSession(s, null, ReceiveMode.PEEK_LOCK, 5_000, sink));
+        assertThat(r.sessionId()).isEqualTo("s9");
+        r.addCredit(1);
+        sink.take();
+        r.addCredit(1); // a poll waits at B
+        clocks.get(c.b()).advance(Duration.ofSeconds(61));
+        join(c.b().counts(sessionsOnB)); // a cycle on B's shard runs its timers
+        BrokerException why = sink.closed.get(10, TimeUnit.SECONDS);
+        assertThat(why.kind()).isEqualTo(ErrorKind.SESSION_LOCK_LOST);
+        assertThatThrownBy(() -> join(r.renewSessionLock())).isInstanceOfSatisfying(BrokerException.class,
+                e -> assertThat(e.kind()).isEqualTo(ErrorKind.SESSION_LOCK_LOST));
+        Receiver taken = join(c.b().acceptSession(s, "s9", ReceiveMode.PEEK_LOCK, 0, new Sink()));
+        assertThat(taken.sessionId()).isEqualTo("s9");
+    }
+
+    @Test
+    void acceptNextOnAWithNoSessionAnywhereTimesOut() {
+        Cluster c = cluster();
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> join(c.a().acceptSession(EntityAddress.parse(sessionsOnB), null,
+                ReceiveMode.PEEK_LOCK, 500, new Sink()))).isInstanceOfSatisfying(BrokerException.class,
+                        e -> assertThat(e.kind()).isEqualTo(ErrorKind.TIMEOUT));
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
     }
 }

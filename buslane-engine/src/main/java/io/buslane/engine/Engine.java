@@ -21,6 +21,7 @@ import io.buslane.engine.receive.DeliverySink;
 import io.buslane.engine.receive.MessageCounts;
 import io.buslane.engine.receive.Receiver;
 import io.buslane.engine.receive.Receivers;
+import io.buslane.engine.receive.RemoteConsumers;
 import io.buslane.engine.receive.SessionStates;
 import io.buslane.engine.receive.Settlements;
 import io.buslane.engine.routing.MessageIds;
@@ -63,6 +64,7 @@ public final class Engine implements AutoCloseable {
     private final Receivers receivers;
     private final Settlements settlements;
     private final SessionStates sessions;
+    private final RemoteConsumers remoteConsumers;
     private final Browser browser;
     private final MessageCounts counts;
     private final TransactionCommit transactions;
@@ -81,7 +83,10 @@ public final class Engine implements AutoCloseable {
         this.router = new SendRouter(namespace, directory, config.storage(), config.clock(), stats);
         namespace.forwardThrough(router);
         this.settlements = new Settlements(namespace, directory, config.clock(), stats);
-        this.sessions = new SessionStates(namespace, directory, config.clock(), config.storage());
+        this.remoteConsumers = new RemoteConsumers(namespace, config.clock());
+        this.sessions = new SessionStates(namespace, directory, config.clock(), config.storage(),
+                remoteConsumers::holder);
+        settlements.holders(remoteConsumers::holder);
         this.receivers = new Receivers(namespace, directory, config.clock(), stats, settlements, sessions);
         this.browser = new Browser(namespace, directory, config.clock());
         this.counts = new MessageCounts(namespace, directory, config.clock());
@@ -236,6 +241,7 @@ public final class Engine implements AutoCloseable {
             case COUNTS -> counts.runHere(op);
             case GET_SESSION_STATE, SET_SESSION_STATE, RENEW_SESSION_LOCK, CHECK_SESSION_LOCKED ->
                     sessions.runHere(op);
+            case RECEIVE, END_RECEIVE, ACCEPT_SESSION, RELEASE_SESSION -> remoteConsumers.runHere(op);
         };
     }
 

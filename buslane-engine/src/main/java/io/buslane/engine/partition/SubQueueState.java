@@ -32,7 +32,8 @@ public final class SubQueueState {
 
     static final String LOCK_LOST_TEXT = "The lock supplied is invalid. Either the lock expired, or the message "
             + "has already been removed from the queue, or was received by a different receiver instance.";
-    static final String SESSION_LOCK_LOST_TEXT = SessionTable.SESSION_LOCK_LOST_TEXT;
+    /** What a lost session lock says (the service's text). */
+    public static final String SESSION_LOCK_LOST_TEXT = SessionTable.SESSION_LOCK_LOST_TEXT;
 
     final Partition partition;
     final SubQueue kind;

@@ -38,6 +38,8 @@ public final class Receiver implements ConsumerHandle {
     private volatile PartitionRef[] partitions;
     private volatile ConsumerSlot[] slots;
     private volatile AtomicBoolean[] kickScheduled;
+    /** Cluster mode: the partitions served by other nodes, fed by long polls (null entries: served here). */
+    private volatile RemoteFeed[] feeds;
     private volatile boolean closed;
     private volatile String sessionId;
     private volatile long sessionLockedUntilMs;
@@ -60,7 +62,19 @@ public final class Receiver implements ConsumerHandle {
         }
         this.slots = s;
         this.kickScheduled = k;
+        this.feeds = new RemoteFeed[refs.length];
         this.partitions = refs;
+    }
+
+    /** Cluster mode: partition {@code i} is served by another node and fed by {@code feed}. */
+    void bindRemote(int i, RemoteFeed feed) {
+        feeds[i] = feed;
+    }
+
+    /** The session holder the owner node keeps for this receiver (cluster mode), or null. */
+    public java.util.UUID remoteSessionHolder() {
+        RemoteFeed[] f = feeds;
+        return f != null && f.length == 1 && f[0] != null ? f[0].holder() : null;
     }
 
     /** Called on the owning shard thread. */
@@ -114,9 +128,14 @@ public final class Receiver implements ConsumerHandle {
         kick();
     }
 
-    private void kick() {
+    void kick() {
         PartitionRef[] refs = partitions;
+        RemoteFeed[] f = feeds;
         for (int i = 0; i < refs.length; i++) {
+            if (f[i] != null) {
+                f[i].kick();
+                continue;
+            }
             AtomicBoolean flag = kickScheduled[i];
             if (flag.compareAndSet(false, true)) {
                 int index = i;
@@ -147,6 +166,7 @@ public final class Receiver implements ConsumerHandle {
     public CompletableFuture<Long> drain() {
         CompletableFuture<Long> done = new CompletableFuture<>();
         PartitionRef[] refs = partitions;
+        RemoteFeed[] f = feeds;
         AtomicInteger remaining = new AtomicInteger(refs.length);
         for (int i = 0; i < refs.length; i++) {
             int index = i;
@@ -154,8 +174,17 @@ public final class Receiver implements ConsumerHandle {
             Runnable answered = () -> {
                 if (remaining.decrementAndGet() == 0) {
                     done.complete(credit.getAndSet(0));
+                    for (RemoteFeed feed : f) {
+                        if (feed != null) {
+                            feed.endDrain();
+                        }
+                    }
                 }
             };
+            if (f[i] != null) {
+                f[i].drain().thenRun(answered);
+                continue;
+            }
             ref.shard().submit(new Shard.Refusable() {
                 @Override
                 public void run() {
@@ -193,6 +222,11 @@ public final class Receiver implements ConsumerHandle {
         return settlements.renewLock(address, lockToken);
     }
 
+    /** Unlocks a message without counting a delivery. */
+    CompletableFuture<Void> release(UUID lockToken) {
+        return settlements.release(address, lockToken);
+    }
+
     /** Renews the held session's lock. */
     public CompletableFuture<Long> renewSessionLock() {
         String sid = sessionId;
@@ -219,8 +253,13 @@ public final class Receiver implements ConsumerHandle {
         if (refs == null) {
             return;
         }
+        RemoteFeed[] f = feeds;
         for (int i = 0; i < refs.length; i++) {
             int index = i;
+            if (f[i] != null) {
+                f[i].close();
+                continue;
+            }
             refs[i].shard().submit(() -> {
                 ConsumerSlot slot = slots[index];
                 if (slot != null) {
@@ -237,6 +276,9 @@ public final class Receiver implements ConsumerHandle {
         while (true) {
             long c = credit.get();
             if (c <= 0 || closed) {
+                if (!closed) {
+                    preemptRemotePolls();
+                }
                 return false;
             }
             if (credit.compareAndSet(c, c - 1)) {
@@ -250,6 +292,47 @@ public final class Receiver implements ConsumerHandle {
         credit.incrementAndGet();
     }
 
+    /**
+     * Cluster mode: a partition served here has a message and no credit is left while remote polls hold some: they
+     * are ended (answering with what they have), so that the credit comes back and is shared out again.
+     */
+    private void preemptRemotePolls() {
+        RemoteFeed[] f = feeds;
+        if (f == null || f.length < 2) {
+            return;
+        }
+        for (RemoteFeed feed : f) {
+            if (feed != null) {
+                feed.preempt();
+            }
+        }
+    }
+
+    /**
+     * Takes up to {@code max} units of credit at once for a remote poll, and at most an even share of what is left
+     * among the receiver's partitions (at least one); returns how many.
+     */
+    int takeCredit(int max) {
+        int ways = partitions.length;
+        while (true) {
+            long c = credit.get();
+            if (c <= 0 || closed) {
+                return 0;
+            }
+            int n = (int) Math.min(Math.max(1, c / ways), max);
+            if (credit.compareAndSet(c, c - n)) {
+                return n;
+            }
+        }
+    }
+
+    /** Gives back credit a remote poll took and did not use. */
+    void giveBackCredit(int n) {
+        if (n > 0) {
+            credit.addAndGet(n);
+        }
+    }
+
     @Override
     public void deliver(ReceivedMessage message) {
         stats.onDelivered(); // ops (metrics)
@@ -259,6 +342,14 @@ public final class Receiver implements ConsumerHandle {
     @Override
     public void closedByEngine(BrokerException error) {
         closed = true;
+        RemoteFeed[] f = feeds;
+        if (f != null) {
+            for (RemoteFeed feed : f) {
+                if (feed != null) {
+                    feed.close();
+                }
+            }
+        }
         sink.onClosed(this, error);
     }
 

@@ -15,8 +15,12 @@ import io.buslane.engine.partition.EngineTimer;
 import io.buslane.engine.partition.SessionWaiter;
 import io.buslane.engine.partition.SubQueueState;
 import io.buslane.engine.routing.PartitionDirectory;
+import io.buslane.engine.routing.PartitionOp;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -25,6 +29,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * session-enabled entity has only session receivers, and the reverse) is checked here.
  */
 public final class Receivers {
+
+    /** The longest a node holds another's accept-next open (below the cluster channel's answer timeout). */
+    static final long REMOTE_ACCEPT_WAIT_MS = 8_000;
 
     private final Namespace namespace;
     private final PartitionDirectory directory;
@@ -53,11 +60,15 @@ public final class Receivers {
     }
 
     /**
-     * Cluster mode: a receiver gets messages from the partitions this node serves; one on an entity none of whose
-     * partitions is served here would never get any, so it is refused with SERVER_BUSY (retriable: the SDKs attach
-     * again, and the shard may be served here by then).
+     * Cluster mode without a channel to the other nodes: a receiver gets messages from the partitions this node
+     * serves; one on an entity none of whose partitions is served here would never get any, so it is refused with
+     * SERVER_BUSY (retriable: the SDKs attach again, and the shard may be served here by then). With the channel,
+     * partitions served elsewhere are fed by long polls to their node.
      */
-    private static void requireAPartitionServedHere(Source source) {
+    private void requireAPartitionServedHere(Source source) {
+        if (directory.remote() != null) {
+            return;
+        }
         for (PartitionRef ref : source.partitions()) {
             if (ref.shard().serving()) {
                 return;
@@ -65,6 +76,17 @@ public final class Receivers {
         }
         throw new BrokerException(ErrorKind.SERVER_BUSY, "No partition of '" + source.address()
                 + "' is served by this node now. Retry later.");
+    }
+
+    /** Whether partition {@code ref} is served by another node that the channel reaches (cluster mode). */
+    private boolean remote(PartitionRef ref) {
+        return directory.remote() != null && !ref.shard().serving();
+    }
+
+    private RemoteFeed feed(Receiver receiver, PartitionRef ref, int partitions, java.util.UUID holder) {
+        return new RemoteFeed(receiver, directory.remote(), ref.shard().index(), receiver.address().toString(),
+                ref.partition().index(), holder, partitions == 1 ? RemoteFeed.WAIT_MS
+                : RemoteFeed.SHARED_CREDIT_WAIT_MS);
     }
 
     /** Whether the receivable entity an address names requires sessions (its main queue). */
@@ -86,6 +108,10 @@ public final class Receivers {
         for (int i = 0; i < source.partitions().length; i++) {
             int index = i;
             PartitionRef ref = source.partitions()[i];
+            if (remote(ref)) {
+                receiver.bindRemote(i, feed(receiver, ref, source.partitions().length, null));
+                continue;
+            }
             ref.shard().submit(() -> {
                 if (receiver.isClosed()) {
                     return;
@@ -120,6 +146,13 @@ public final class Receivers {
             if (sessionId != null) {
                 PartitionRef ref = directory.forSession(source.partitions(), sessionId);
                 receiver.bind(new PartitionRef[] {ref});
+                if (remote(ref)) {
+                    return acceptRemote(ref, receiver, sessionId, 0).thenApply(grant -> {
+                        receiver.bindRemote(0, feed(receiver, ref, 1, grant.holder()));
+                        receiver.bindSession(grant.sessionId(), grant.lockedUntilMs());
+                        return receiver;
+                    });
+                }
                 return ref.shard().call(() -> {
                     SubQueueState q = Source.subQueue(ref, address);
                     var slot = q.acceptSession(sessionId, receiver, ref.shard().nowMs());
@@ -175,7 +208,16 @@ public final class Receivers {
             }
         };
         EntityAddress address = source.address();
+        PartitionRef first = null;
+        List<PartitionRef> elsewhere = new ArrayList<>();
         for (PartitionRef ref : refs) {
+            if (remote(ref)) {
+                elsewhere.add(ref);
+                continue;
+            }
+            if (first == null && ref.shard().serving()) {
+                first = ref; // cluster mode: the timer must live on a shard this node serves
+            }
             ref.shard().submit(() -> {
                 try {
                     Source.subQueue(ref, address).acceptNextSession(waiter);
@@ -186,28 +228,80 @@ public final class Receivers {
                 }
             });
         }
-        PartitionRef first = null;
-        for (PartitionRef ref : refs) {
-            if (ref.shard().serving()) {
-                first = ref; // cluster mode: the timer must live on a shard this node serves
-                break;
-            }
-        }
-        if (first == null) {
+        if (first == null && elsewhere.isEmpty()) {
             return CompletableFuture.failedFuture(new BrokerException(ErrorKind.SERVER_BUSY, "No partition of '"
                     + address + "' is served by this node now. Retry later."));
+        }
+        Runnable timedOut = () -> {
+            if (waiter.tryClaim()) {
+                result.completeExceptionally(new BrokerException(ErrorKind.TIMEOUT, "No session available to "
+                        + "accept on '" + address + "' within " + timeoutMs + " ms."));
+            }
+        };
+        long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.min(timeoutMs, 1L << 40));
+        for (PartitionRef ref : elsewhere) {
+            acceptNextElsewhere(ref, receiver, waiter, result, deadlineNanos);
+        }
+        if (first == null) {
+            RemoteFeed.schedule(timedOut, timeoutMs);
+            return result;
         }
         PartitionRef timerRef = first;
         timerRef.shard().submit(() -> timerRef.shard().schedule(new EngineTimer() {
             @Override
             public void onTimer(long nowMs) {
-                if (waiter.tryClaim()) {
-                    result.completeExceptionally(new BrokerException(ErrorKind.TIMEOUT, "No session available to "
-                            + "accept on '" + address + "' within " + timeoutMs + " ms."));
-                }
+                timedOut.run();
             }
         }, saturatedAdd(timerRef.shard().nowMs(), Math.max(0, timeoutMs))));
         return result;
+    }
+
+    /**
+     * Cluster mode: waits for a session on a partition another node serves, in turns of at most
+     * {@link #REMOTE_ACCEPT_WAIT_MS} (an answer must come within the channel's timeout) until the deadline or until
+     * another partition gave the receiver its session; a session granted too late is let go at once.
+     */
+    private void acceptNextElsewhere(PartitionRef ref, Receiver receiver, SessionWaiter waiter,
+                                     CompletableFuture<Receiver> result, long deadlineNanos) {
+        long remainingMs = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+        if (waiter.isClaimed() || remainingMs <= 0) {
+            return; // the deadline's timer answers
+        }
+        acceptRemote(ref, receiver, null, Math.min(remainingMs, REMOTE_ACCEPT_WAIT_MS)).whenComplete((grant, f) -> {
+            if (f == null) {
+                if (waiter.tryClaim()) {
+                    receiver.bind(new PartitionRef[] {ref});
+                    receiver.bindRemote(0, feed(receiver, ref, 1, grant.holder()));
+                    receiver.bindSession(grant.sessionId(), grant.lockedUntilMs());
+                    result.complete(receiver);
+                } else {
+                    directory.remote().call(ref.shard().index(), PartitionOp.of(PartitionOp.Kind.RELEASE_SESSION,
+                            receiver.address().toString(), ref.partition().index())
+                            .withReceive(null, grant.holder(), 0, null, 0)).exceptionally(e -> null);
+                }
+                return;
+            }
+            Throwable cause = f instanceof java.util.concurrent.CompletionException && f.getCause() != null
+                    ? f.getCause() : f;
+            BrokerException e = cause instanceof BrokerException be ? be
+                    : new BrokerException(ErrorKind.SERVER_BUSY, String.valueOf(cause));
+            if (e.kind() == ErrorKind.TIMEOUT) {
+                acceptNextElsewhere(ref, receiver, waiter, result, deadlineNanos);
+            } else if (e.kind() == ErrorKind.SERVER_BUSY) {
+                RemoteFeed.schedule(() -> acceptNextElsewhere(ref, receiver, waiter, result, deadlineNanos), 200);
+            } else if (waiter.tryClaim()) {
+                result.completeExceptionally(e);
+            }
+        });
+    }
+
+    /** Cluster mode: asks the node serving {@code ref} to lock a session (null: the next free one) for us. */
+    private CompletableFuture<PartitionOp.SessionGrant> acceptRemote(PartitionRef ref, Receiver receiver,
+                                                                     String sessionId, long waitMs) {
+        PartitionOp op = PartitionOp.of(PartitionOp.Kind.ACCEPT_SESSION, receiver.address().toString(),
+                ref.partition().index()).withSession(sessionId, null, receiver.mode())
+                .withReceive(null, null, 1, receiver.mode(), waitMs);
+        return directory.remote().call(ref.shard().index(), op).thenApply(r -> (PartitionOp.SessionGrant) r);
     }
 
     private static long saturatedAdd(long a, long b) {

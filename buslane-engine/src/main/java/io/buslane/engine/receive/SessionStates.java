@@ -26,12 +26,17 @@ public final class SessionStates {
     private final PartitionDirectory directory;
     private final Clock clock;
     private final Storage storage;
+    /** Cluster mode: the session holders this node keeps for receivers on other nodes, by id. */
+    private final java.util.function.Function<java.util.UUID, io.buslane.engine.partition.ConsumerHandle> holders;
 
-    public SessionStates(Namespace namespace, PartitionDirectory directory, Clock clock, Storage storage) {
+    public SessionStates(Namespace namespace, PartitionDirectory directory, Clock clock, Storage storage,
+                         java.util.function.Function<java.util.UUID, io.buslane.engine.partition.ConsumerHandle>
+                                 holders) {
         this.namespace = namespace;
         this.directory = directory;
         this.clock = clock;
         this.storage = storage;
+        this.holders = holders;
     }
 
     private <T> CompletableFuture<T> onSession(EntityAddress address, String sessionId,
@@ -70,9 +75,22 @@ public final class SessionStates {
      * @param by the receiver that must hold the lock (the request's associated link), or null for any holder
      */
     public CompletableFuture<Long> renewSessionLock(EntityAddress address, String sessionId, Receiver by) {
-        return onSession(address, sessionId, by == null ? i -> sessionOp(PartitionOp.Kind.RENEW_SESSION_LOCK,
-                address, i, sessionId, null) : null, q -> q.renewSessionLock(sessionId, q.partition().ctxNowMs(),
-                by));
+        return onSession(address, sessionId, carried(PartitionOp.Kind.RENEW_SESSION_LOCK, address, sessionId, by),
+                q -> q.renewSessionLock(sessionId, q.partition().ctxNowMs(), by));
+    }
+
+    /**
+     * How a session operation is carried to the node serving the session: for any holder, or (cluster mode) for
+     * the holder the owner keeps for a receiver attached here; null for a local receiver, whose session is here.
+     */
+    private static java.util.function.IntFunction<PartitionOp> carried(PartitionOp.Kind kind, EntityAddress address,
+                                                                       String sessionId, Receiver by) {
+        if (by == null) {
+            return i -> sessionOp(kind, address, i, sessionId, null);
+        }
+        java.util.UUID holder = by.remoteSessionHolder();
+        return holder == null ? null : i -> sessionOp(kind, address, i, sessionId, null)
+                .withLock(holder, null, null, null);
     }
 
     /**
@@ -91,8 +109,8 @@ public final class SessionStates {
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return onSession(address, sessionId, by == null ? i -> sessionOp(PartitionOp.Kind.CHECK_SESSION_LOCKED,
-                address, i, sessionId, null) : null, q -> {
+        return onSession(address, sessionId, carried(PartitionOp.Kind.CHECK_SESSION_LOCKED, address, sessionId, by),
+                q -> {
             q.sessionLockedUntil(sessionId, q.partition().ctxNowMs(), by);
             return null;
         });
@@ -142,6 +160,14 @@ public final class SessionStates {
             Source source = Source.of(namespace, address, clock.epochMillis());
             PartitionRef ref = Source.partition(source, op.partition());
             String id = op.sessionId();
+            io.buslane.engine.partition.ConsumerHandle by = null;
+            if (op.lockToken() != null) {
+                by = holders.apply(op.lockToken());
+                if (by == null) {
+                    throw new BrokerException(ErrorKind.SESSION_LOCK_LOST, SubQueueState.SESSION_LOCK_LOST_TEXT);
+                }
+            }
+            io.buslane.engine.partition.ConsumerHandle holder = by;
             return ref.shard().call(() -> {
                 SubQueueState q = Source.subQueue(ref, address);
                 long now = q.partition().ctxNowMs();
@@ -151,9 +177,9 @@ public final class SessionStates {
                     }
                     case SET_SESSION_STATE -> q.setSessionState(id, op.state(), now);
                     case RENEW_SESSION_LOCK -> {
-                        return q.renewSessionLock(id, now, null);
+                        return q.renewSessionLock(id, now, holder);
                     }
-                    case CHECK_SESSION_LOCKED -> q.sessionLockedUntil(id, now, null);
+                    case CHECK_SESSION_LOCKED -> q.sessionLockedUntil(id, now, holder);
                     default -> throw new BrokerException(ErrorKind.INTERNAL, "Not a session operation: "
                             + op.kind());
                 }

@@ -31,6 +31,14 @@ public final class Settlements {
     private final PartitionDirectory directory;
     private final Clock clock;
     private final EngineStats stats;
+    /** Cluster mode: the session holders this node keeps for receivers on other nodes, by id. */
+    private volatile java.util.function.Function<UUID, io.buslane.engine.partition.ConsumerHandle> holders =
+            id -> null;
+
+    /** Cluster mode: where the session holders kept for receivers on other nodes are found. */
+    public void holders(java.util.function.Function<UUID, io.buslane.engine.partition.ConsumerHandle> lookup) {
+        this.holders = lookup;
+    }
 
     public Settlements(Namespace namespace, PartitionDirectory directory, Clock clock, EngineStats stats) {
         this.namespace = namespace;
@@ -99,8 +107,14 @@ public final class Settlements {
             Source source = Source.of(namespace, address, clock.epochMillis());
             PartitionRef ref = Source.partition(source, op.partition());
             if (op.kind() == PartitionOp.Kind.RECEIVE_DEFERRED) {
+                io.buslane.engine.partition.ConsumerHandle by = null;
+                if (op.lockToken() != null && (by = holders.apply(op.lockToken())) == null) {
+                    throw new BrokerException(ErrorKind.SESSION_LOCK_LOST,
+                            io.buslane.engine.partition.SubQueueState.SESSION_LOCK_LOST_TEXT);
+                }
+                io.buslane.engine.partition.ConsumerHandle holder = by;
                 return stats.countDelivered(ref.shard().call(() -> Source.subQueue(ref, address).receiveDeferred(
-                        op.sequences(), op.mode(), op.sessionId(), null, ref.shard().nowMs()))).thenApply(x -> x);
+                        op.sequences(), op.mode(), op.sessionId(), holder, ref.shard().nowMs()))).thenApply(x -> x);
             }
             EngineStats.Outcome settled = outcome(op.kind());
             return ref.shard().call(() -> settle(Source.subQueue(ref, address), op),
@@ -154,10 +168,13 @@ public final class Settlements {
                 long[] seqs = e.getValue().stream().mapToLong(Long::longValue).toArray();
                 java.util.function.Supplier<List<ReceivedMessage>> local = () -> Source.subQueue(ref, address)
                         .receiveDeferred(seqs, mode, sessionId, by, ref.shard().nowMs());
-                // a session receiver (by) holds its session on this node: only a request for any holder is carried
-                all.add(by != null ? ref.shard().call(local) : directory.call(ref, () -> PartitionOp.of(
-                        PartitionOp.Kind.RECEIVE_DEFERRED, address.toString(), ref.partition().index())
-                        .withSequences(seqs, 0).withSession(sessionId, null, mode), local));
+                // a session receiver (by) attached here holds its session here, unless (cluster mode) the node
+                // serving the session keeps a holder for it: then the request is carried for that holder
+                UUID holder = by == null ? null : by.remoteSessionHolder();
+                all.add(by != null && holder == null ? ref.shard().call(local) : directory.call(ref,
+                        () -> PartitionOp.of(PartitionOp.Kind.RECEIVE_DEFERRED, address.toString(),
+                                ref.partition().index()).withSequences(seqs, 0).withSession(sessionId, null, mode)
+                                .withLock(holder, null, null, null), local));
             }
             return stats.countDelivered(CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).thenApply(x -> {
                 List<ReceivedMessage> out = new ArrayList<>();

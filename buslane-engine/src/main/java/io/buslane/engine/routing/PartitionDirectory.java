@@ -39,6 +39,11 @@ public final class PartitionDirectory implements ShardPlacement {
         this.remote = remotePartitions;
     }
 
+    /** Cluster mode: the channel to the other nodes, or null. */
+    public RemotePartitions remote() {
+        return remote;
+    }
+
     /**
      * Runs {@code local} on the partition's shard when this node serves it (or outside cluster mode), else runs the
      * operation {@code op} describes on the node that serves it.

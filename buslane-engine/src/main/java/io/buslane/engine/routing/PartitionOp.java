@@ -25,11 +25,17 @@ import java.util.UUID;
  * @param max         PEEK, PEEK_SCHEDULED: how many at most
  * @param sessionId   session operations, PEEK and RECEIVE_DEFERRED
  * @param state       SET_SESSION_STATE: the state (null clears it)
- * @param mode        RECEIVE_DEFERRED: the receive mode
+ * @param mode        RECEIVE_DEFERRED, RECEIVE, ACCEPT_SESSION: the receive mode
+ * @param waitMs      RECEIVE, ACCEPT_SESSION: how long the owner may wait for a message or a session
+ *
+ * <p>Remote receivers: RECEIVE takes up to {@code max} messages for a receiver on another node (a long poll,
+ * identified by {@code key} so that END_RECEIVE can end it early); with a {@code lockToken} it receives for the
+ * remote session holder of that id, which ACCEPT_SESSION created. RENEW_SESSION_LOCK and CHECK_SESSION_LOCKED with
+ * a {@code lockToken} require that holder to hold the session.
  */
 public record PartitionOp(Kind kind, String path, int partition, List<Message> messages, String key, UUID lockToken,
                           Map<String, Object> properties, String reason, String description, long[] sequences,
-                          int max, String sessionId, byte[] state, ReceiveMode mode) {
+                          int max, String sessionId, byte[] state, ReceiveMode mode, long waitMs) {
 
     /** The operations; the result type is in brackets. */
     public enum Kind {
@@ -66,31 +72,52 @@ public record PartitionOp(Kind kind, String path, int partition, List<Message> m
         /** [Long] the new locked-until time. */
         RENEW_SESSION_LOCK,
         /** [null] fails with SESSION_LOCK_LOST unless locked. */
-        CHECK_SESSION_LOCKED
+        CHECK_SESSION_LOCKED,
+        /** [List of ReceivedMessage] a remote receiver's long poll: at most max, after at most waitMs. */
+        RECEIVE,
+        /** [null] ends the RECEIVE whose key is given now, with what it has. */
+        END_RECEIVE,
+        /** [SessionGrant] locks the named session (or the next free one) for a holder on the owner. */
+        ACCEPT_SESSION,
+        /** [null] the remote session holder of lockToken lets its session go. */
+        RELEASE_SESSION
+    }
+
+    /**
+     * What ACCEPT_SESSION answers: the id of the holder the owner keeps for the remote receiver, the session, and
+     * when its lock expires (epoch ms).
+     */
+    public record SessionGrant(UUID holder, String sessionId, long lockedUntilMs) {
     }
 
     /** An operation with only kind, path and partition. */
     public static PartitionOp of(Kind kind, String path, int partition) {
-        return new PartitionOp(kind, path, partition, null, null, null, null, null, null, null, 0, null, null, null);
+        return new PartitionOp(kind, path, partition, null, null, null, null, null, null, null, 0, null, null, null, 0);
     }
 
     public PartitionOp withMessages(List<Message> batch, String transferKey) {
         return new PartitionOp(kind, path, partition, batch, transferKey, lockToken, properties, reason, description,
-                sequences, max, sessionId, state, mode);
+                sequences, max, sessionId, state, mode, waitMs);
     }
 
     public PartitionOp withLock(UUID token, Map<String, Object> props, String why, String text) {
         return new PartitionOp(kind, path, partition, messages, key, token, props, why, text, sequences, max,
-                sessionId, state, mode);
+                sessionId, state, mode, waitMs);
     }
 
     public PartitionOp withSequences(long[] seqs, int count) {
         return new PartitionOp(kind, path, partition, messages, key, lockToken, properties, reason, description, seqs,
-                count, sessionId, state, mode);
+                count, sessionId, state, mode, waitMs);
     }
 
     public PartitionOp withSession(String session, byte[] sessionState, ReceiveMode receiveMode) {
         return new PartitionOp(kind, path, partition, messages, key, lockToken, properties, reason, description,
-                sequences, max, session, sessionState, receiveMode);
+                sequences, max, session, sessionState, receiveMode, waitMs);
+    }
+
+    /** A remote receiver's request: at most {@code count} messages (or sessions), waiting up to {@code wait} ms. */
+    public PartitionOp withReceive(String pollKey, UUID holder, int count, ReceiveMode receiveMode, long wait) {
+        return new PartitionOp(kind, path, partition, messages, pollKey, holder, properties, reason, description,
+                sequences, count, sessionId, state, receiveMode, wait);
     }
 }

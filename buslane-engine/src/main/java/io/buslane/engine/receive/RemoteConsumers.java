@@ -1,0 +1,380 @@
+package io.buslane.engine.receive;
+
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import io.buslane.common.time.Clock;
+import io.buslane.engine.api.EntityAddress;
+import io.buslane.engine.api.ReceiveMode;
+import io.buslane.engine.message.ReceivedMessage;
+import io.buslane.engine.namespace.Namespace;
+import io.buslane.engine.namespace.PartitionRef;
+import io.buslane.engine.partition.ConsumerHandle;
+import io.buslane.engine.partition.ConsumerSlot;
+import io.buslane.engine.partition.EngineTimer;
+import io.buslane.engine.partition.SessionWaiter;
+import io.buslane.engine.partition.SubQueueState;
+import io.buslane.engine.routing.PartitionOp;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The owner's side of receivers attached on other nodes (cluster mode). A remote receiver asks for messages with
+ * long polls ({@link PartitionOp.Kind#RECEIVE}): each poll is a consumer of the partition's sub-queue with a credit
+ * of its own, and answers as soon as it has delivered something (after the records behind the deliveries are
+ * durable, as for a local receiver), or empty when its wait runs out or the requester ends it
+ * ({@link PartitionOp.Kind#END_RECEIVE}). A remote session receiver is a <em>holder</em> kept here
+ * ({@link PartitionOp.Kind#ACCEPT_SESSION}): it holds the session lock like a local session receiver, its polls
+ * take the session's messages, and it goes when released, when the session lock runs out (a requester that died
+ * stops renewing) or when this node stops serving the partition.
+ */
+public final class RemoteConsumers {
+
+    private final Namespace namespace;
+    private final Clock clock;
+    private final Map<UUID, Holder> holders = new ConcurrentHashMap<>();
+    private final Map<String, Poll> polls = new ConcurrentHashMap<>();
+
+    public RemoteConsumers(Namespace namespace, Clock clock) {
+        this.namespace = namespace;
+        this.clock = clock;
+    }
+
+    /** The session holder of a remote receiver, or null when it is gone (its lock is then lost). */
+    public ConsumerHandle holder(UUID id) {
+        return id == null ? null : holders.get(id);
+    }
+
+    /** Remote session holders kept here (a metric, and for tests). */
+    public int holders() {
+        return holders.size();
+    }
+
+    /** Runs a remote receiver's operation on this node, which serves the partition. */
+    public CompletableFuture<Object> runHere(PartitionOp op) {
+        try {
+            switch (op.kind()) {
+                case END_RECEIVE -> {
+                    return endReceive(op.key());
+                }
+                case RELEASE_SESSION -> {
+                    return release(op.lockToken());
+                }
+                default -> {
+                    // resolved below
+                }
+            }
+            EntityAddress address = EntityAddress.parse(op.path());
+            Source source = Source.of(namespace, address, clock.epochMillis());
+            source.requireReceivable();
+            PartitionRef ref = Source.partition(source, op.partition());
+            return switch (op.kind()) {
+                case RECEIVE -> receive(ref, address, op);
+                case ACCEPT_SESSION -> accept(ref, address, op);
+                default -> CompletableFuture.failedFuture(new BrokerException(ErrorKind.INTERNAL,
+                        "Not a remote receiver operation: " + op.kind()));
+            };
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ polls
+
+    private CompletableFuture<Object> receive(PartitionRef ref, EntityAddress address, PartitionOp op) {
+        Holder holder = null;
+        if (op.lockToken() != null) {
+            holder = holders.get(op.lockToken());
+            if (holder == null) {
+                return CompletableFuture.failedFuture(new BrokerException(ErrorKind.SESSION_LOCK_LOST,
+                        SubQueueState.SESSION_LOCK_LOST_TEXT));
+            }
+        }
+        Poll poll = new Poll(op.key(), ref, Math.max(1, op.max()), holder,
+                op.mode() == null ? ReceiveMode.PEEK_LOCK : op.mode());
+        if (op.key() != null) {
+            polls.put(op.key(), poll);
+        }
+        Holder h = holder;
+        ref.shard().call(() -> {
+            if (h == null) {
+                SubQueueState q = Source.subQueue(ref, address);
+                poll.slot = q.addConsumer(poll);
+                q.pump();
+            } else {
+                if (h.poll != null) {
+                    h.poll.end(); // the requester gave up on it (its answer timed out) and asks again
+                }
+                h.poll = poll;
+                h.slot.queue().pumpSessionOf(h.slot);
+            }
+            poll.arm(Math.max(0, op.waitMs()));
+            return null;
+        }).whenComplete((x, failure) -> {
+            if (failure != null) {
+                polls.remove(op.key() == null ? "" : op.key());
+                poll.result.completeExceptionally(failure instanceof java.util.concurrent.CompletionException
+                        && failure.getCause() != null ? failure.getCause() : failure);
+            }
+        });
+        return poll.result;
+    }
+
+    private CompletableFuture<Object> endReceive(String key) {
+        Poll poll = key == null ? null : polls.get(key);
+        if (poll == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return poll.ref.shard().call(() -> {
+            poll.end();
+            return null;
+        });
+    }
+
+    /**
+     * One long poll: a consumer whose credit is the poll's size. Confined to the shard thread. It answers once
+     * every message it took credit for was handed to it, with something or when it ends.
+     */
+    private final class Poll extends EngineTimer implements ConsumerHandle {
+        final String key;
+        final PartitionRef ref;
+        final int max;
+        final Holder holder;
+        final ReceiveMode mode;
+        final CompletableFuture<Object> result = new CompletableFuture<>();
+        final List<ReceivedMessage> got = new ArrayList<>();
+        ConsumerSlot slot;
+        int acquired;
+        boolean ending;
+        boolean armed;
+        BrokerException error;
+
+        Poll(String key, PartitionRef ref, int max, Holder holder, ReceiveMode mode) {
+            this.key = key;
+            this.ref = ref;
+            this.max = max;
+            this.holder = holder;
+            this.mode = holder != null ? holder.mode : mode;
+        }
+
+        void arm(long waitMs) {
+            if (result.isDone()) {
+                return;
+            }
+            if (waitMs == 0) {
+                end();
+                return;
+            }
+            armed = true;
+            ref.shard().schedule(this, ref.shard().nowMs() + waitMs);
+        }
+
+        @Override
+        public void onTimer(long nowMs) {
+            armed = false;
+            end();
+        }
+
+        void end() {
+            ending = true;
+            maybeFinish();
+        }
+
+        private void maybeFinish() {
+            if (result.isDone() || got.size() < acquired || !ending && got.isEmpty()) {
+                return; // deliveries on their way, or nothing yet to answer with
+            }
+            ending = true;
+            if (key != null) {
+                polls.remove(key);
+            }
+            if (armed) {
+                armed = false;
+                ref.shard().cancel(this);
+            }
+            if (slot != null) {
+                slot.queue().removeConsumer(slot);
+            }
+            if (holder != null && holder.poll == this) {
+                holder.poll = null;
+            }
+            if (got.isEmpty() && error != null) {
+                result.completeExceptionally(error);
+            } else {
+                result.complete(List.copyOf(got));
+            }
+        }
+
+        @Override
+        public ReceiveMode mode() {
+            return mode;
+        }
+
+        @Override
+        public boolean tryAcquireCredit() {
+            if (ending || acquired >= max) {
+                return false;
+            }
+            acquired++;
+            return true;
+        }
+
+        @Override
+        public void releaseCredit() {
+            acquired--;
+            if (ending) {
+                ref.shard().afterSync(this::maybeFinish); // not now: the pump that gave it back is still running
+            }
+        }
+
+        @Override
+        public void deliver(ReceivedMessage message) {
+            got.add(message);
+            maybeFinish();
+        }
+
+        @Override
+        public void closedByEngine(BrokerException why) {
+            error = why;
+            acquired = got.size(); // what was not handed over stays locked (or is gone) at this node
+            end();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ sessions
+
+    private CompletableFuture<Object> accept(PartitionRef ref, EntityAddress address, PartitionOp op) {
+        Holder holder = new Holder(UUID.randomUUID(), ref, op.mode() == null ? ReceiveMode.PEEK_LOCK : op.mode());
+        if (op.sessionId() != null) {
+            return ref.shard().call(() -> {
+                SubQueueState q = Source.subQueue(ref, address);
+                long now = ref.shard().nowMs();
+                holder.slot = q.acceptSession(op.sessionId(), holder, now);
+                holders.put(holder.id, holder);
+                return new PartitionOp.SessionGrant(holder.id, op.sessionId(),
+                        q.sessionLockedUntil(op.sessionId(), now, null));
+            });
+        }
+        CompletableFuture<Object> result = new CompletableFuture<>();
+        AtomicBoolean claimed = new AtomicBoolean();
+        SessionWaiter waiter = new SessionWaiter() {
+            @Override
+            public ConsumerHandle consumer() {
+                return holder;
+            }
+
+            @Override
+            public boolean tryClaim() {
+                return claimed.compareAndSet(false, true);
+            }
+
+            @Override
+            public boolean isClaimed() {
+                return claimed.get();
+            }
+
+            @Override
+            public void onFailed(BrokerException error) {
+                if (tryClaim()) {
+                    result.completeExceptionally(error);
+                }
+            }
+
+            @Override
+            public void onAccepted(ConsumerSlot slot, String id, long lockedUntilMs) {
+                holder.slot = slot;
+                holders.put(holder.id, holder);
+                result.complete(new PartitionOp.SessionGrant(holder.id, id, lockedUntilMs));
+            }
+        };
+        long waitMs = Math.max(0, op.waitMs());
+        ref.shard().call(() -> {
+            Source.subQueue(ref, address).acceptNextSession(waiter);
+            ref.shard().schedule(new EngineTimer() {
+                @Override
+                public void onTimer(long nowMs) {
+                    if (waiter.tryClaim()) {
+                        result.completeExceptionally(new BrokerException(ErrorKind.TIMEOUT, "No session available "
+                                + "to accept on '" + address + "' within " + waitMs + " ms."));
+                    }
+                }
+            }, ref.shard().nowMs() + waitMs);
+            return null;
+        }).whenComplete((x, failure) -> {
+            if (failure != null && waiter.tryClaim()) {
+                result.completeExceptionally(failure instanceof java.util.concurrent.CompletionException
+                        && failure.getCause() != null ? failure.getCause() : failure);
+            }
+        });
+        return result;
+    }
+
+    private CompletableFuture<Object> release(UUID id) {
+        Holder holder = id == null ? null : holders.remove(id);
+        if (holder == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return holder.ref.shard().call(() -> {
+            if (holder.poll != null) {
+                holder.poll.end();
+            }
+            holder.slot.queue().removeConsumer(holder.slot); // the session is free again, no delivery counted
+            return null;
+        });
+    }
+
+    /**
+     * A remote session receiver's stand-in: holds the session lock; its current poll takes the credit and the
+     * messages. Confined to the shard thread, except its registration.
+     */
+    private final class Holder implements ConsumerHandle {
+        final UUID id;
+        final PartitionRef ref;
+        final ReceiveMode mode;
+        ConsumerSlot slot;
+        Poll poll;
+
+        Holder(UUID id, PartitionRef ref, ReceiveMode mode) {
+            this.id = id;
+            this.ref = ref;
+            this.mode = mode;
+        }
+
+        @Override
+        public ReceiveMode mode() {
+            return mode;
+        }
+
+        @Override
+        public boolean tryAcquireCredit() {
+            return poll != null && poll.tryAcquireCredit();
+        }
+
+        @Override
+        public void releaseCredit() {
+            if (poll != null) {
+                poll.releaseCredit();
+            }
+        }
+
+        @Override
+        public void deliver(ReceivedMessage message) {
+            if (poll != null) {
+                poll.deliver(message);
+            } // else its poll ended by a failure: the message stays locked under the session until released
+        }
+
+        @Override
+        public void closedByEngine(BrokerException error) {
+            holders.remove(id);
+            if (poll != null) {
+                poll.closedByEngine(error);
+            }
+        }
+    }
+}

@@ -1,0 +1,248 @@
+package io.buslane.engine.receive;
+
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import io.buslane.engine.api.ReceiveMode;
+import io.buslane.engine.message.ReceivedMessage;
+import io.buslane.engine.routing.PartitionOp;
+import io.buslane.engine.routing.RemotePartitions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Cluster mode: a receiver's messages from one partition served by another node. One long poll at a time
+ * ({@link PartitionOp.Kind#RECEIVE}) takes up to {@link #BATCH} units of the receiver's shared credit; its answer
+ * hands the messages to the receiver, gives back the unused credit and polls again while credit is left. A drain
+ * ends the poll in flight at once. A poll that fails retriably (the shard is moving, the owner is busy or did not
+ * answer) is retried with a growing pause; any other failure (the session lock was lost, the entity is gone)
+ * closes the receiver as the engine would. Thread-safe.
+ */
+final class RemoteFeed {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RemoteFeed.class);
+    /** The most messages one poll asks for. */
+    static final int BATCH = 256;
+    /** How long the owner may hold a poll open: well below the cluster channel's answer timeout. */
+    static final long WAIT_MS = 5_000;
+    /** A shorter wait when the entity has other partitions, which the credit a poll holds may be wanted for. */
+    static final long SHARED_CREDIT_WAIT_MS = 1_000;
+    private static final ScheduledExecutorService RETRIES = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "buslane-remote-receive-retry");
+        t.setDaemon(true);
+        return t;
+    });
+
+    /** Runs {@code action} after {@code delayMs} on the feeds' timer thread. */
+    static void schedule(Runnable action, long delayMs) {
+        RETRIES.schedule(action, Math.max(0, delayMs), TimeUnit.MILLISECONDS);
+    }
+
+    private final Receiver receiver;
+    private final RemotePartitions remote;
+    private final int shard;
+    private final String path;
+    private final int partition;
+    private final UUID holder;
+    private final long waitMs;
+    private boolean inFlight;
+    private String pollKey;
+    private boolean closed;
+    private boolean draining;
+    private boolean preempted;
+    private CompletableFuture<Void> drained;
+    private int failures;
+
+    RemoteFeed(Receiver receiver, RemotePartitions remote, int shard, String path, int partition, UUID holder,
+               long waitMs) {
+        this.receiver = receiver;
+        this.remote = remote;
+        this.shard = shard;
+        this.path = path;
+        this.partition = partition;
+        this.holder = holder;
+        this.waitMs = waitMs;
+    }
+
+    /** The owner's session holder this feed receives for, or null for a non-session receiver. */
+    UUID holder() {
+        return holder;
+    }
+
+    /** Polls if credit is left and no poll is in flight. */
+    void kick() {
+        PartitionOp op;
+        int taken;
+        synchronized (this) {
+            if (closed || inFlight || draining && drained == null) {
+                return;
+            }
+            taken = receiver.takeCredit(BATCH);
+            if (taken == 0) {
+                finishDrain();
+                return;
+            }
+            inFlight = true;
+            pollKey = UUID.randomUUID().toString();
+            op = PartitionOp.of(PartitionOp.Kind.RECEIVE, path, partition).withReceive(pollKey, holder, taken,
+                    receiver.mode(), draining ? 0 : waitMs);
+        }
+        remote.call(shard, op).whenComplete((result, failure) -> answered(taken, result, failure));
+    }
+
+    /**
+     * Hands over what is available now: ends the poll in flight (or polls once without waiting); completes when
+     * its answer was handed to the receiver. No poll starts after that until {@link #endDrain()}.
+     */
+    CompletableFuture<Void> drain() {
+        CompletableFuture<Void> done;
+        String key;
+        boolean poll;
+        synchronized (this) {
+            if (closed) {
+                return CompletableFuture.completedFuture(null);
+            }
+            draining = true;
+            drained = done = new CompletableFuture<>();
+            key = inFlight ? pollKey : null;
+            poll = !inFlight;
+        }
+        if (key != null) {
+            end(key);
+        } else if (poll) {
+            kick();
+        }
+        return done;
+    }
+
+    /** The receiver's drain is over: polls may start again. */
+    synchronized void endDrain() {
+        draining = false;
+        drained = null;
+    }
+
+    /** Ends the poll in flight, once, so that the credit it holds comes back (another partition has messages). */
+    void preempt() {
+        String key;
+        synchronized (this) {
+            if (!inFlight || preempted || closed) {
+                return;
+            }
+            preempted = true;
+            key = pollKey;
+        }
+        end(key);
+    }
+
+    /** Detaches: ends the poll in flight and lets the owner's session holder go. */
+    void close() {
+        String key;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            key = inFlight ? pollKey : null;
+            finishDrain();
+        }
+        if (key != null) {
+            end(key);
+        }
+        if (holder != null) {
+            PartitionOp op = PartitionOp.of(PartitionOp.Kind.RELEASE_SESSION, path, partition)
+                    .withReceive(null, holder, 0, null, 0);
+            remote.call(shard, op).exceptionally(e -> {
+                LOG.debug("Could not release the remote session of {}: {}", receiver, e.toString());
+                return null;
+            });
+        }
+    }
+
+    private void end(String key) {
+        remote.call(shard, PartitionOp.of(PartitionOp.Kind.END_RECEIVE, path, partition)
+                .withReceive(key, null, 0, null, 0)).exceptionally(e -> null);
+    }
+
+    @SuppressWarnings("unchecked")
+    private void answered(int taken, Object result, Throwable failure) {
+        List<ReceivedMessage> got = failure == null && result != null ? (List<ReceivedMessage>) result : List.of();
+        boolean wasClosed;
+        synchronized (this) {
+            inFlight = false;
+            pollKey = null;
+            preempted = false;
+            wasClosed = closed;
+        }
+        if (wasClosed) {
+            receiver.giveBackCredit(taken);
+            letGo(got);
+            return;
+        }
+        receiver.giveBackCredit(taken - got.size());
+        for (ReceivedMessage m : got) {
+            receiver.deliver(m);
+        }
+        if (failure != null) {
+            BrokerException error = brokerError(failure);
+            if (!retriable(error)) {
+                close();
+                receiver.closedByEngine(error);
+                return;
+            }
+            int n;
+            synchronized (this) {
+                n = ++failures;
+                finishDrain();
+            }
+            long pauseMs = Math.min(2_000, 50L << Math.min(n, 6));
+            RETRIES.schedule(this::kick, pauseMs, TimeUnit.MILLISECONDS);
+            return;
+        }
+        synchronized (this) {
+            failures = 0;
+            if (draining) {
+                finishDrain();
+                return;
+            }
+        }
+        receiver.kick(); // every partition: the credit given back may be wanted elsewhere, and this one polls again
+    }
+
+    /** Messages that came for a receiver that closed meanwhile: released (no delivery counted) when locked. */
+    private void letGo(List<ReceivedMessage> got) {
+        for (ReceivedMessage m : got) {
+            if (receiver.mode() == ReceiveMode.PEEK_LOCK && m.lockToken() != null && holder == null) {
+                receiver.release(m.lockToken());
+            } else if (receiver.mode() == ReceiveMode.RECEIVE_AND_DELETE) {
+                LOG.warn("A message received and deleted for {} arrived after it closed: sequence number {} is lost "
+                        + "(receive-and-delete gives at most once)", receiver, m.sequenceNumber());
+            }
+        }
+    }
+
+    private void finishDrain() {
+        CompletableFuture<Void> d = drained;
+        if (d != null) {
+            drained = null;
+            d.complete(null);
+        }
+    }
+
+    private static BrokerException brokerError(Throwable failure) {
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                ? failure.getCause() : failure;
+        return cause instanceof BrokerException be ? be : new BrokerException(ErrorKind.SERVER_BUSY,
+                "The node serving the partition did not answer: " + cause);
+    }
+
+    private static boolean retriable(BrokerException e) {
+        return e.kind() == ErrorKind.SERVER_BUSY || e.kind() == ErrorKind.TIMEOUT;
+    }
+}
