@@ -11,6 +11,7 @@ import com.azure.messaging.servicebus.administration.ServiceBusAdministrationCli
 import com.azure.messaging.servicebus.administration.ServiceBusAdministrationClientBuilder;
 import com.azure.messaging.servicebus.administration.models.CreateQueueOptions;
 import io.buslane.testsupport.BrokerProcess;
+import io.buslane.testsupport.TestCa;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -252,7 +253,7 @@ class TlsConformanceTest extends ConformanceBase {
         JsSdkConformanceTest.ensureSdkInstalled();
         JsSdkConformanceTest.Result result = JsSdkConformanceTest.run(List.of("node", "conformance.mjs"),
                 JsSdkConformanceTest.JS_DIR, Map.of("BUSLANE_CONNECTION_STRING", CONNECTION_STRING,
-                        "NODE_EXTRA_CA_CERTS", ca.caCert.toString(), "BUSLANE_WEBSOCKETS", webSockets), 2);
+                        "NODE_EXTRA_CA_CERTS", ca.caCert().toString(), "BUSLANE_WEBSOCKETS", webSockets), 2);
         System.out.println(result.output());
         assertThat(result.exitCode()).as("node conformance.mjs failed:\n%s\n--- broker log ---\n%s",
                 result.output(), broker.log()).isZero();
@@ -280,7 +281,7 @@ class TlsConformanceTest extends ConformanceBase {
                 try {
                     return JsSdkConformanceTest.run(List.of(python.toString(), "tls_conformance.py"), PY_DIR,
                             Map.of("BUSLANE_CONNECTION_STRING", CONNECTION_STRING, "BUSLANE_CA",
-                                    ca.caCert.toString(), "BUSLANE_WEBSOCKETS", webSockets), 2);
+                                    ca.caCert().toString(), "BUSLANE_WEBSOCKETS", webSockets), 2);
                 } catch (Exception e) {
                     return new JsSdkConformanceTest.Result(-1, e.toString());
                 }

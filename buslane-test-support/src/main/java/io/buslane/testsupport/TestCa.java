@@ -1,4 +1,4 @@
-package io.buslane.conformance;
+package io.buslane.testsupport;
 
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
@@ -15,12 +15,13 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A throw-away certificate authority made with {@code openssl} for the TLS tests: its certificate (to trust), and
- * server certificates it signs for {@code localhost}, valid or already expired.
+ * server certificates it signs for {@code localhost}, valid or already expired. JDK only (and the {@code openssl}
+ * command), like {@link BrokerProcess}: for the conformance suite's and the framework tests' TLS brokers.
  */
-final class TestCa {
+public final class TestCa {
 
-    final Path dir;
-    final Path caCert;
+    private final Path dir;
+    private final Path caCert;
     private final Path caKey;
 
     private TestCa(Path dir) {
@@ -29,7 +30,8 @@ final class TestCa {
         this.caKey = dir.resolve("ca.key");
     }
 
-    static TestCa create() throws Exception {
+    /** A new CA in a fresh temporary folder. */
+    public static TestCa create() throws Exception {
         TestCa ca = new TestCa(Files.createTempDirectory("buslane-tls-ca-"));
         openssl(ca.dir, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
                 "-days", "30", "-subj", "/CN=Buslane Test CA");
@@ -40,7 +42,7 @@ final class TestCa {
      * Signs a server certificate for {@code dnsName} into {@code name}.crt / {@code name}.key; {@code days} below
      * zero gives one that has already expired.
      */
-    Path[] issue(String name, String dnsName, int days) throws Exception {
+    public Path[] issue(String name, String dnsName, int days) throws Exception {
         openssl(dir, "req", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-out", name + ".csr",
                 "-subj", "/CN=" + dnsName);
         Files.writeString(dir.resolve(name + ".ext"), "subjectAltName=DNS:" + dnsName + "\n");
@@ -50,20 +52,25 @@ final class TestCa {
     }
 
     /** An SSL context that trusts this CA only. */
-    SSLContext sslContext() throws Exception {
+    public SSLContext sslContext() throws Exception {
         SSLContext context = SSLContext.getInstance("TLS");
         context.init(null, trustManagers().getTrustManagers(), null);
         return context;
     }
 
     /** A PKCS#12 trust store holding this CA (for {@code javax.net.ssl.trustStore}), password "changeit". */
-    Path trustStore() throws Exception {
+    public Path trustStore() throws Exception {
         KeyStore store = keyStore();
         Path file = dir.resolve("trust.p12");
         try (var out = Files.newOutputStream(file)) {
             store.store(out, "changeit".toCharArray());
         }
         return file;
+    }
+
+    /** The CA's certificate (PEM), for clients that take a file to trust. */
+    public Path caCert() {
+        return caCert;
     }
 
     private TrustManagerFactory trustManagers() throws Exception {
