@@ -60,9 +60,9 @@ import java.util.zip.CRC32C;
  * or kept by compaction, and {@link #append} refuses a record that would look like one.
  *
  * <p>The active segment rolls when the next record would take it past {@code segmentSizeBytes} (a larger record gets
- * a fresh segment of its own). Rolling writes and forces the old segment, creates the new file and fsyncs the
- directory, whatever the sync policy, so a sealed segment is always complete on disk: a bad record in one can only
- * be corruption, never a torn write.
+ * a fresh segment of its own; a batch-end marker may take it 19 bytes past). Rolling writes and forces the old
+ * segment, creates the new file and fsyncs the directory, whatever the sync policy, so a sealed segment is always
+ * complete on disk: a bad record in one can only be corruption, never a torn write.
  *
  * <p><b>Failures.</b> An {@link IOException} in {@code append} or {@code sync} becomes a {@link JournalException},
  * with {@code diskFull} set when it says "No space left on device" (or the quota/Windows equivalents). Before it is
