@@ -51,10 +51,18 @@ import java.util.zip.CRC32C;
  * {@code force(false)} once: the owner appends a whole batch and then syncs once (group commit). With
  * {@link SyncPolicy#NONE} nothing is forced and a WARN is logged at open.
  *
+ * <p><b>Batches are atomic.</b> {@code sync} ends the batch with a batch-end marker (a 19-byte frame, see
+ * {@link RecordFormat#MARKER_ID}) written before the buffer, and every segment starts with a marker: a batch-end
+ * marker, or a batch-continues marker when it was started in the middle of a batch. Since a full write buffer, and a
+ * roll, reach the file before the sync, a crash can leave part of a batch on disk, every frame of it valid: recovery
+ * drops such an unfinished batch whole (see below), so a shard's commit (a transaction's records) is never applied
+ * in part. Markers are invisible to the owner: they are not replayed, indexed, counted by {@link #appendedCount()}
+ * or kept by compaction, and {@link #append} refuses a record that would look like one.
+ *
  * <p>The active segment rolls when the next record would take it past {@code segmentSizeBytes} (a larger record gets
- * a fresh segment of its own). Rolling writes and forces the old segment, creates the new file and fsyncs the
- * directory, whatever the sync policy, so a sealed segment is always complete on disk: a bad record in one can only
- * be corruption, never a torn write.
+ * a fresh segment of its own; a batch-end marker may take it 19 bytes past). Rolling writes and forces the old
+ * segment, creates the new file and fsyncs the directory, whatever the sync policy, so a sealed segment is always
+ * complete on disk: a bad record in one can only be corruption, never a torn write.
  *
  * <p><b>Failures.</b> An {@link IOException} in {@code append} or {@code sync} becomes a {@link JournalException},
  * with {@code diskFull} set when it says "No space left on device" (or the quota/Windows equivalents). Before it is
@@ -71,8 +79,15 @@ import java.util.zip.CRC32C;
  *   <li>When opened: finish or undo a compaction that a crash interrupted (see {@link SegmentCompactor}).</li>
  *   <li>{@link #replay}: read the segments in order, verifying each record's magic, length (within bounds and the
  *       file), CRC and kind, delivering good records and indexing their liveness.</li>
+ *   <li>A segment that starts with a marker is read batch by batch: a record is delivered only once its batch's
+ *       end marker has been read, in the same segment or, for a batch a roll split, in a later one. A last batch
+ *       without its end marker (a crash while it was written, whether a frame was torn or not) is dropped whole:
+ *       the files are truncated after the last batch-end marker (later segments, which only that batch can have
+ *       reached, to nothing), and a WARN gives the records and bytes dropped. A segment without markers (written
+ *       before they existed, or by compaction) is read record by record, as below.</li>
  *   <li>At the first bad record of the <em>last</em> segment, truncate the file there (a torn tail: the crash cut a
- *       write short) and log at WARN how many bytes were dropped.</li>
+ *       write short) and log at WARN how many bytes were dropped. A last segment without markers is then sealed:
+ *       new batches go to a new segment, which starts with one.</li>
  *   <li>At the first bad record of a <em>sealed</em> segment (bit rot: sealed segments were forced when rolled),
  *       stop reading that segment and log at ERROR. <b>The remainder of that segment is skipped</b>: a damaged
  *       record's length cannot be trusted, so there is no safe way to find the next record, and guessing could
@@ -169,6 +184,8 @@ public final class FileJournal implements Journal {
     private long compactionStepBytes = COMPACTION_STEP_BYTES;
     private RecoveryReport recoveryReport;
     private boolean replayed;
+    /** Recovery found a non-empty last segment that does not start with a batch-end marker (an older format). */
+    private boolean activeSegmentUnmarked;
     private boolean closed;
     /** Set when the journal can no longer be used; every later call fails with it as the cause. */
     private RuntimeException failure;
@@ -270,35 +287,59 @@ public final class FileJournal implements Journal {
 
     private RecoveryReport recover(ReplayHandler handler) throws IOException {
         ByteBuffer readBuffer = ByteBuffer.allocate(READ_BUFFER_BYTES);
-        long records = 0;
-        long bytesReplayed = 0;
+        Replayed replayed = new Replayed(handler);
         long bytesTruncated = 0;
+        String torn = null;
+        boolean tornBatch = false;
         List<Corruption> corruptions = new ArrayList<>();
         long lastNumber = segments.isEmpty() ? -1 : segments.lastKey();
         index.sealedBelow(segments.isEmpty() ? Long.MAX_VALUE : lastNumber);
         for (Segment segment : segments.values()) {
+            boolean last = segment.number == lastNumber;
             try (SegmentReader reader = new SegmentReader(segment.path, readBuffer)) {
+                // a segment that starts with a marker holds each record back until its batch's end marker (a batch
+                // may go on in the next segment); one without (written before markers existed, or by compaction) is
+                // delivered record by record
+                boolean batched = false;
+                boolean first = true;
                 JournalRecord record;
                 while ((record = reader.next()) != null) {
-                    handler.onRecord(record);
-                    index.add(record.id(), record.kind(), segment.number,
-                            reader.position() - reader.lastFrameBytes(), reader.lastFrameBytes());
-                    records++;
-                    bytesReplayed += reader.lastFrameBytes();
+                    long offsetBytes = reader.position() - reader.lastFrameBytes();
+                    if (first) {
+                        batched = reader.lastIsMarker();
+                        replayed.startSegment(segment.number, batched && !reader.lastIsBatchEnd(),
+                                reader.position());
+                        first = false;
+                    }
+                    if (reader.lastIsBatchEnd()) {
+                        replayed.endBatch(segment.number, reader.position());
+                    } else if (batched && !reader.lastIsMarker()) {
+                        replayed.hold(record, segment.number, offsetBytes, reader.lastFrameBytes());
+                    } else if (!batched) {
+                        replayed.deliver(record, segment.number, offsetBytes, reader.lastFrameBytes());
+                    }
                 }
                 segment.sizeBytes = reader.fileSizeBytes();
+                if (last) {
+                    activeSegmentUnmarked = !batched && reader.position() > 0;
+                }
                 if (reader.failure() == null) {
                     continue;
                 }
                 long validBytes = reader.position();
                 long badBytes = reader.fileSizeBytes() - validBytes;
-                if (segment.number == lastNumber) {
+                if (last) {
                     truncate(segment.path, validBytes);
                     segment.sizeBytes = validBytes;
-                    bytesTruncated = badBytes;
-                    LOG.warn("Truncated the torn tail of {}: dropped {} bytes after offset {} ({})", segment.path,
-                            badBytes, validBytes, reader.failure());
+                    bytesTruncated += badBytes;
+                    torn = reader.failure();
+                    tornBatch = batched;
+                    if (!batched && !replayed.unfinished()) {
+                        LOG.warn("Truncated the torn tail of {}: dropped {} bytes after offset {} ({})",
+                                segment.path, badBytes, validBytes, torn);
+                    }
                 } else {
+                    replayed.endBatch(segment.number, validBytes); // as before markers: the valid prefix is served
                     segment.corrupt = true;
                     index.markCorrupt(segment.number);
                     corruptions.add(new Corruption(segment.path.getFileName().toString(), validBytes, badBytes,
@@ -309,8 +350,101 @@ public final class FileJournal implements Journal {
                 }
             }
         }
-        return new RecoveryReport(records, segments.size(), bytesReplayed, bytesTruncated, corruptions,
+        if (replayed.unfinished() || tornBatch) {
+            bytesTruncated += dropUnfinishedBatch(replayed, bytesTruncated, torn);
+        }
+        return new RecoveryReport(replayed.records, segments.size(), replayed.bytes, bytesTruncated, corruptions,
                 interruptedCompaction);
+    }
+
+    /**
+     * Drops the last batch, which has no end marker (a crash while it was written): its held records are never
+     * delivered, and every byte from where it starts (after the last batch-end marker) is truncated, in the segment
+     * it starts in and in every later one (which only it can have reached). Returns the bytes dropped on top of
+     * {@code tornBytes}, the torn tail already cut (for {@code torn}, a reason, or null).
+     */
+    private long dropUnfinishedBatch(Replayed replayed, long tornBytes, String torn) throws IOException {
+        long droppedBytes = 0;
+        for (Segment segment : segments.tailMap(replayed.batchSegment, true).values()) {
+            long keep = segment.number == replayed.batchSegment ? replayed.batchOffset : 0;
+            if (segment.sizeBytes > keep) {
+                droppedBytes += segment.sizeBytes - keep;
+                truncate(segment.path, keep);
+                segment.sizeBytes = keep;
+            }
+        }
+        LOG.warn("Truncated the torn tail of journal {}: dropped its unfinished last batch whole, {} complete records "
+                        + "and {} bytes in all from offset {} of segment {} on ({})", directory,
+                replayed.held.size(), tornBytes + droppedBytes, replayed.batchOffset, replayed.batchSegment,
+                torn != null ? torn : "no batch-end marker after them");
+        replayed.held.clear();
+        return droppedBytes;
+    }
+
+    /** A record read during recovery and held back until its batch's end marker. */
+    private record HeldRecord(JournalRecord record, long segmentNumber, long offsetBytes, int frameBytes) {
+    }
+
+    /**
+     * Delivers recovered records to the replay handler and indexes them, counting them for the report; holds the
+     * records of the batch being read until its end marker, and knows where that batch starts.
+     */
+    private final class Replayed {
+        private final ReplayHandler handler;
+        final List<HeldRecord> held = new ArrayList<>();
+        long records;
+        long bytes;
+        /** Where the batch being read starts: just after the last batch-end marker read. */
+        long batchSegment;
+        long batchOffset;
+
+        Replayed(ReplayHandler handler) {
+            this.handler = handler;
+        }
+
+        /**
+         * A segment begins: its first frame is a batch-continues marker ending at {@code offsetBytes}
+         * ({@code continues}), or anything else, before which the batch being read cannot go on.
+         */
+        void startSegment(long segmentNumber, boolean continues, long offsetBytes) {
+            if (!continues) {
+                deliverHeld();
+                batchSegment = segmentNumber;
+                batchOffset = 0;
+            } else if (held.isEmpty()) {
+                batchSegment = segmentNumber;
+                batchOffset = offsetBytes;
+            }
+        }
+
+        void hold(JournalRecord record, long segmentNumber, long offsetBytes, int frameBytes) {
+            held.add(new HeldRecord(record, segmentNumber, offsetBytes, frameBytes));
+        }
+
+        /** The batch being read ended at {@code offsetBytes}: its records are delivered. */
+        void endBatch(long segmentNumber, long offsetBytes) {
+            deliverHeld();
+            batchSegment = segmentNumber;
+            batchOffset = offsetBytes;
+        }
+
+        boolean unfinished() {
+            return !held.isEmpty();
+        }
+
+        void deliver(JournalRecord record, long segmentNumber, long offsetBytes, int frameBytes) {
+            handler.onRecord(record);
+            index.add(record.id(), record.kind(), segmentNumber, offsetBytes, frameBytes);
+            records++;
+            bytes += frameBytes;
+        }
+
+        private void deliverHeld() {
+            for (HeldRecord r : held) {
+                deliver(r.record(), r.segmentNumber(), r.offsetBytes(), r.frameBytes());
+            }
+            held.clear();
+        }
     }
 
     private static void truncate(Path file, long sizeBytes) throws IOException {
@@ -330,7 +464,9 @@ public final class FileJournal implements Journal {
         } else {
             activeSegment = segments.lastEntry().getValue();
             active = SegmentWriter.openAt(activeSegment.path, activeSegment.sizeBytes, io, writeBuffer, crc);
-            if (activeSegment.sizeBytes >= options.segmentSizeBytes()) {
+            // a last segment written before batch-end markers existed is sealed as it is: new batches go to a
+            // segment that starts with a marker, so that recovery reads it batch by batch
+            if (activeSegment.sizeBytes >= options.segmentSizeBytes() || activeSegmentUnmarked) {
                 roll();
             }
         }
@@ -356,6 +492,10 @@ public final class FileJournal implements Journal {
     public void append(RecordKind kind, long id, byte type, byte[] payload, int offset, int length) {
         Objects.requireNonNull(kind, "kind");
         Objects.checkFromIndexSize(offset, length, payload.length);
+        if (length == 0 && RecordFormat.isMarker(kind, id, type)) {
+            throw new IllegalArgumentException("a DELETE of id " + id + " with type " + type + " is reserved for the "
+                    + "journal's batch markers");
+        }
         checkUsable();
         int frameBytes = RecordFormat.frameBytes(length);
         long offsetBytes;
@@ -363,6 +503,11 @@ public final class FileJournal implements Journal {
             long sizeBytes = active.logicalSizeBytes();
             if (sizeBytes > 0 && sizeBytes + frameBytes > options.segmentSizeBytes()) {
                 roll();
+            }
+            if (active.logicalSizeBytes() == 0) {
+                // a segment starts with a marker, so that recovery reads it batch by batch; one started in the
+                // middle of a batch says that the batch goes on in it
+                writeMarker(pendingCount > 0 ? RecordFormat.BATCH_CONTINUES_TYPE : RecordFormat.BATCH_END_TYPE);
             }
             offsetBytes = active.logicalSizeBytes();
             active.append(kind, id, type, payload, offset, length);
@@ -455,6 +600,7 @@ public final class FileJournal implements Journal {
     private void syncPending() {
         long startNs = System.nanoTime(); // ops (metrics)
         try {
+            writeMarker(RecordFormat.BATCH_END_TYPE);
             active.flush();
             if (options.syncPolicy() == SyncPolicy.ALWAYS) {
                 active.force();
@@ -832,6 +978,11 @@ public final class FileJournal implements Journal {
     /** Number of record ids the liveness index tracks (for tests and metrics). */
     int indexedIdCount() {
         return index.idCount();
+    }
+
+    /** Ends the batch, or starts a segment, with a batch marker of this type; see {@link RecordFormat#MARKER_ID}. */
+    private void writeMarker(byte type) throws IOException {
+        active.append(RecordKind.DELETE, RecordFormat.MARKER_ID, type, RecordFormat.NO_PAYLOAD, 0, 0);
     }
 
     private void roll() throws IOException {

@@ -19,6 +19,9 @@ import java.util.zip.CRC32C;
  * 15+n       4    crc      CRC32C (Castagnoli) over bytes [5, 15+n): kind, type, id and payload, as an int
  * </pre>
  *
+ * <p>A frame of kind DELETE, id {@link Long#MIN_VALUE}, type 0x7F or 0x7E and no payload is a batch marker, not a
+ * record (see {@link #MARKER_ID}).
+ *
  * <p>The CRC does not cover the magic or the length: a damaged length either falls outside
  * [{@link #MIN_LENGTH}, {@link #MAX_LENGTH}], runs past the end of the file, or makes the CRC cover the wrong bytes.
  */
@@ -40,7 +43,29 @@ final class RecordFormat {
     static final int MAX_LENGTH = MAX_FRAME_BYTES - HEADER_BYTES;
     static final int MAX_PAYLOAD_BYTES = MAX_FRAME_BYTES - OVERHEAD_BYTES;
 
+    /**
+     * Batch markers: frames of kind DELETE with this id and no payload, never records of the owner's. A batch-end
+     * marker ({@link #BATCH_END_TYPE}) is written by {@link FileJournal} at the end of every synced batch and as the
+     * first frame of a segment started between batches; a segment started in the middle of a batch (a roll) starts
+     * with a batch-continues marker ({@link #BATCH_CONTINUES_TYPE}) instead. Recovery delivers the records of a
+     * segment that starts with a marker only once their batch's end marker has been read, so that a batch (a shard's
+     * commit: a transaction's records) is recovered whole or not at all. Markers are never indexed, replayed, read
+     * back or copied by compaction; {@link FileJournal#append} refuses a record that would look like one.
+     */
+    static final long MARKER_ID = Long.MIN_VALUE;
+    static final byte BATCH_END_TYPE = (byte) 0x7F;
+    static final byte BATCH_CONTINUES_TYPE = (byte) 0x7E;
+    static final byte[] NO_PAYLOAD = new byte[0];
+    /** Bytes a batch marker takes on disk. */
+    static final int MARKER_FRAME_BYTES = OVERHEAD_BYTES;
+
     private RecordFormat() {
+    }
+
+    /** Whether a frame with this kind, id and type is a batch marker (of either type). */
+    static boolean isMarker(RecordKind kind, long id, byte type) {
+        return id == MARKER_ID && kind == RecordKind.DELETE
+                && (type == BATCH_END_TYPE || type == BATCH_CONTINUES_TYPE);
     }
 
     /** Bytes the record with this payload length takes on disk. */

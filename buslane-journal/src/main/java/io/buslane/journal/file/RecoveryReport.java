@@ -9,7 +9,9 @@ import java.util.List;
  * @param recordsReplayed       records delivered to the handler
  * @param segmentsScanned       segment files read
  * @param bytesReplayed         bytes of the records delivered
- * @param bytesTruncated        bytes cut from the end of the last segment (a torn tail from a crash mid-write)
+ * @param bytesTruncated        bytes cut from the end of the journal by a crash mid-write: a torn tail, and the
+ *                              unfinished last batch, whose records were not replayed (in the last segment, or from
+ *                              an earlier one when a roll split that batch)
  * @param corruptions           records in non-last segments that failed verification; each segment's remainder was
  *                              skipped and left on disk untouched
  * @param interruptedCompaction what was done about a compaction that a crash interrupted

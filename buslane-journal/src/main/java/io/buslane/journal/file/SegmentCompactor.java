@@ -491,6 +491,9 @@ final class SegmentCompactor {
                     }
                     long startPosition = reader.position();
                     while (used + (reader.position() - startPosition) < budget && reader.nextFrame()) {
+                        if (reader.lastIsMarker()) {
+                            continue; // batch markers matter only until their batch is synced; outputs need none
+                        }
                         long outputOffset = writer == null ? 0 : writer.logicalSizeBytes();
                         int verdict = keep(reader.lastKind(), reader.lastId(), reader.lastFrameBytes(), source.number,
                                 reader.position() - reader.lastFrameBytes(), target, outputOffset, survivorsById,

@@ -114,6 +114,21 @@ final class SegmentReader implements AutoCloseable {
         return lastKind;
     }
 
+    /** The owner's type byte of the current frame. */
+    byte lastType() {
+        return lastType;
+    }
+
+    /** Whether the current frame is a batch marker (see {@link RecordFormat#MARKER_ID}). */
+    boolean lastIsMarker() {
+        return lastFrameBytes == RecordFormat.MARKER_FRAME_BYTES && RecordFormat.isMarker(lastKind, lastId, lastType);
+    }
+
+    /** Whether the current frame is a batch-end marker. */
+    boolean lastIsBatchEnd() {
+        return lastIsMarker() && lastType == RecordFormat.BATCH_END_TYPE;
+    }
+
     /** The record id of the current frame. */
     long lastId() {
         return lastId;

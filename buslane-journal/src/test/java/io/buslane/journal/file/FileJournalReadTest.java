@@ -98,8 +98,8 @@ class FileJournalReadTest {
             journal.append(JournalRecord.add(1, (byte) 1, bytes("first record")));
             journal.append(JournalRecord.add(2, (byte) 1, bytes("second record")));
             journal.sync();
-            // flip one payload byte of record 2: it starts after record 1's frame
-            int firstFrame = RecordFormat.frameBytes(bytes("first record").length);
+            // flip one payload byte of record 2: it starts after the segment's first batch marker and record 1's frame
+            int firstFrame = RecordFormat.MARKER_FRAME_BYTES + RecordFormat.frameBytes(bytes("first record").length);
             Path segment = JournalFiles.segmentFiles(directory).get(0);
             try (FileChannel channel = FileChannel.open(segment, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
                 ByteBuffer one = ByteBuffer.allocate(1);

@@ -26,6 +26,13 @@ class FileJournalRecoveryTest {
 
     private static final int PAYLOAD_BYTES = 24;
     private static final int FRAME_BYTES = RecordFormat.OVERHEAD_BYTES + PAYLOAD_BYTES;
+    private static final int MARKER_BYTES = RecordFormat.MARKER_FRAME_BYTES;
+    /**
+     * {@link #writeRecords} syncs every 5 records, so a 512-byte segment holds two batches: a batch marker, 5 records,
+     * a batch-end marker, 5 records and a batch-end marker (487 bytes); the next record rolls.
+     */
+    private static final int RECORDS_PER_SEGMENT = 10;
+    private static final int BATCH_BYTES = 5 * FRAME_BYTES + MARKER_BYTES;
 
     @TempDir
     Path temp;
@@ -53,20 +60,22 @@ class FileJournalRecoveryTest {
     }
 
     @Test
-    void recordFrameIsNineteenBytesPlusPayload() {
+    void recordFrameIsNineteenBytesPlusPayloadAndTwoBatchesFillASegment() {
         assertThat(FRAME_BYTES).isEqualTo(43);
-        assertThat(SMALL.segmentSizeBytes() / FRAME_BYTES).isEqualTo(11);
+        assertThat(MARKER_BYTES).isEqualTo(19);
+        assertThat(MARKER_BYTES + 2 * BATCH_BYTES).isEqualTo(487).isLessThanOrEqualTo((int) SMALL.segmentSizeBytes())
+                .isGreaterThan((int) SMALL.segmentSizeBytes() - FRAME_BYTES);
     }
 
     @Test
-    void tornTailAtEveryByteOffsetOfTheLastRecordIsTruncated() throws IOException {
+    void tornTailAtEveryByteOffsetOfTheLastBatchDropsThatBatchWhole() throws IOException {
         Path pristine = temp.resolve("pristine");
-        List<JournalRecord> written = writeRecords(pristine, 30); // 11 + 11 + 8 records in three segments
+        List<JournalRecord> written = writeRecords(pristine, 30); // 10 + 10 + 10 records in three segments
         List<Path> segments = JournalFiles.segmentFiles(pristine);
         assertThat(segments).hasSize(3);
         Path last = segments.get(2);
         byte[] full = Files.readAllBytes(last);
-        int validBytes = full.length - FRAME_BYTES;
+        int validBytes = full.length - BATCH_BYTES; // up to the end marker of the batch before the last
 
         for (int length = validBytes; length < full.length; length++) {
             Path directory = JournalFiles.copyDirectory(pristine, temp.resolve("torn-" + length));
@@ -76,10 +85,12 @@ class FileJournalRecoveryTest {
             try (FileJournal journal = new FileJournal(directory, SMALL)) {
                 List<JournalRecord> replayed = replay(journal);
 
+                // a crash anywhere in the last batch, even after its last record, loses all of it and nothing else
                 assertThat(describe(replayed)).as("torn at %d", length)
-                        .containsExactlyElementsOf(describe(written.subList(0, written.size() - 1)));
+                        .containsExactlyElementsOf(describe(written.subList(0, written.size() - 5)));
                 RecoveryReport report = journal.recoveryReport();
                 assertThat(report.bytesTruncated()).isEqualTo(length - validBytes);
+                assertThat(report.recordsReplayed()).isEqualTo(written.size() - 5);
                 assertThat(report.corruptions()).isEmpty();
                 assertThat(Files.size(torn)).isEqualTo(validBytes);
 
@@ -88,7 +99,7 @@ class FileJournalRecoveryTest {
             }
             try (FileJournal journal = new FileJournal(directory, SMALL)) {
                 List<JournalRecord> replayed = replay(journal);
-                assertThat(replayed).hasSize(written.size());
+                assertThat(replayed).hasSize(written.size() - 5 + 1);
                 assertThat(replayed.get(replayed.size() - 1).id()).isEqualTo(1000);
                 assertThat(journal.recoveryReport().isClean()).isTrue();
             }
@@ -96,21 +107,23 @@ class FileJournalRecoveryTest {
     }
 
     @Test
-    void tornTailIsLoggedAtWarnWithTheBytesDropped() throws IOException {
+    void tornTailIsLoggedAtWarnWithTheRecordsAndBytesDropped() throws IOException {
         Path directory = temp.resolve("journal");
-        writeRecords(directory, 3);
+        writeRecords(directory, 8); // a batch of 5, then one of 3
         Path segment = JournalFiles.segmentFiles(directory).get(0);
         byte[] full = Files.readAllBytes(segment);
-        Files.write(segment, Arrays.copyOf(full, full.length - 5));
+        Files.write(segment, Arrays.copyOf(full, full.length - 5)); // into the last batch's end marker
+        int dropped = 3 * FRAME_BYTES + MARKER_BYTES - 5;
 
         try (LogCapture log = LogCapture.of(FileJournal.class);
              FileJournal journal = new FileJournal(directory, SMALL)) {
             replay(journal);
 
             assertThat(log.messages(Level.WARN)).singleElement().asString()
-                    .contains("torn tail").contains("dropped " + (FRAME_BYTES - 5) + " bytes");
+                    .contains("torn tail").contains("unfinished last batch").contains("3 complete records")
+                    .contains(dropped + " bytes");
             assertThat(log.messages(Level.INFO)).singleElement().asString()
-                    .contains("2 records").contains("torn tail truncated: " + (FRAME_BYTES - 5) + " bytes");
+                    .contains("5 records").contains("torn tail truncated: " + dropped + " bytes");
         }
     }
 
@@ -136,9 +149,9 @@ class FileJournalRecoveryTest {
         List<Path> segments = JournalFiles.segmentFiles(pristine);
         Path middle = segments.get(1);
         byte[] original = Files.readAllBytes(middle);
-        int recordsPerSegment = original.length / FRAME_BYTES;
-        int damagedRecord = recordsPerSegment / 2;
-        int damagedOffset = damagedRecord * FRAME_BYTES;
+        int recordsPerSegment = RECORDS_PER_SEGMENT;
+        int damagedRecord = 2; // in the segment's first batch: the records before it are served, as before markers
+        int damagedOffset = MARKER_BYTES + damagedRecord * FRAME_BYTES;
         List<JournalRecord> expected = new ArrayList<>(written.subList(0, recordsPerSegment + damagedRecord));
         expected.addAll(written.subList(2 * recordsPerSegment, written.size()));
 
@@ -173,16 +186,16 @@ class FileJournalRecoveryTest {
         writeRecords(directory, 30);
         Path middle = JournalFiles.segmentFiles(directory).get(1);
         byte[] damaged = Files.readAllBytes(middle);
-        damaged[FRAME_BYTES + 20] ^= 0x10;
+        damaged[MARKER_BYTES + FRAME_BYTES + 20] ^= 0x10; // in the segment's second record
         Files.write(middle, damaged);
 
         try (LogCapture log = LogCapture.of(FileJournal.class);
              FileJournal journal = new FileJournal(directory, SMALL)) {
             List<JournalRecord> replayed = replay(journal);
-            assertThat(replayed).hasSize(30 - 10);
+            assertThat(replayed).hasSize(30 - (RECORDS_PER_SEGMENT - 1));
             assertThat(log.messages(Level.ERROR)).singleElement().asString()
                     .contains("Corrupt record").contains(middle.getFileName().toString())
-                    .contains("offset " + FRAME_BYTES).contains("CRC mismatch");
+                    .contains("offset " + (MARKER_BYTES + FRAME_BYTES)).contains("CRC mismatch");
             assertThat(log.messages(Level.INFO)).singleElement().asString().contains("corrupt segments: 1");
 
             for (long id : JournalModel.liveOf(replayed).keySet()) {
@@ -268,7 +281,7 @@ class FileJournalRecoveryTest {
     @Test
     void emptyLastSegmentAfterARollIsFine() throws IOException {
         Path directory = temp.resolve("journal");
-        List<JournalRecord> written = writeRecords(directory, 11);
+        List<JournalRecord> written = writeRecords(directory, RECORDS_PER_SEGMENT); // fills segment 1
         Files.createFile(directory.resolve(SegmentFiles.segmentName(2)));
 
         try (FileJournal journal = new FileJournal(directory, SMALL)) {
