@@ -280,7 +280,8 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
     private static boolean resendable(PartitionOp op) {
         return switch (op.kind()) {
             case SEND -> op.key() != null;
-            case PEEK, PEEK_SCHEDULED, COUNTS, GET_SESSION_STATE, END_RECEIVE, RELEASE_SESSION -> true;
+            case PEEK, PEEK_SCHEDULED, COUNTS, GET_SESSION_STATE, END_RECEIVE, RELEASE_SESSION, LIST_SESSIONS,
+                 PURGE -> true;
             default -> false;
         };
     }

@@ -132,6 +132,14 @@ final class ClusterCodec {
                 w.writeLong(c.sizeInBytes());
             }
             case GET_SESSION_STATE -> w.writeBytes((byte[]) result);
+            case PURGE, DELETE_MESSAGES -> w.writeVarInt((Integer) result);
+            case LIST_SESSIONS -> {
+                List<String> ids = (List<String>) result;
+                w.writeVarInt(ids.size());
+                for (String id : ids) {
+                    w.writeString(id);
+                }
+            }
             case ACCEPT_SESSION -> {
                 PartitionOp.SessionGrant g = (PartitionOp.SessionGrant) result;
                 writeUuid(w, g.holder());
@@ -159,6 +167,15 @@ final class ClusterCodec {
                     r.readLong());
             case GET_SESSION_STATE -> r.readBytes();
             case ACCEPT_SESSION -> new PartitionOp.SessionGrant(readUuid(r), r.readString(), r.readLong());
+            case PURGE, DELETE_MESSAGES -> r.readVarInt();
+            case LIST_SESSIONS -> {
+                int n = r.readVarInt();
+                List<String> ids = new ArrayList<>(Math.min(n, 1024));
+                for (int i = 0; i < n; i++) {
+                    ids.add(r.readString());
+                }
+                yield ids;
+            }
             default -> null;
         };
     }

@@ -275,6 +275,12 @@ class ClusterRoutingTest {
         join(front.peek(EntityAddress.subscription(topicOnB, "s"), 0, 10, null))
                 .forEach(m -> seen.add("s " + describe(m)));
         seen.add("no subscription " + outcome(() -> join(front.counts(topicOnB + "/Subscriptions/none"))));
+
+        join(front.send(sessionsOnB, List.of(text("x1", "x").toBuilder().sessionId("s2").build())));
+        seen.add("sessions " + join(front.listSessions(s, Engine.ALL_ACTIVE_SESSIONS, 0, 10)));
+        seen.add("deleted " + join(front.deleteMessages(EntityAddress.parse(partitioned), 5, Long.MAX_VALUE)));
+        seen.add("purged " + join(front.purge(EntityAddress.parse(partitioned))));
+        seen.add("after purge " + join(front.counts(partitioned)));
         return seen;
     }
 

@@ -238,8 +238,8 @@ public final class Engine implements AutoCloseable {
             case COMPLETE, ABANDON, RELEASE, DEFER, DEAD_LETTER, RENEW_LOCK, RECEIVE_DEFERRED ->
                     settlements.runHere(op);
             case PEEK, PEEK_SCHEDULED -> browser.runHere(op);
-            case COUNTS -> counts.runHere(op);
-            case GET_SESSION_STATE, SET_SESSION_STATE, RENEW_SESSION_LOCK, CHECK_SESSION_LOCKED ->
+            case COUNTS, PURGE, DELETE_MESSAGES -> counts.runHere(op);
+            case GET_SESSION_STATE, SET_SESSION_STATE, RENEW_SESSION_LOCK, CHECK_SESSION_LOCKED, LIST_SESSIONS ->
                     sessions.runHere(op);
             case RECEIVE, END_RECEIVE, ACCEPT_SESSION, RELEASE_SESSION -> remoteConsumers.runHere(op);
         };

@@ -10,6 +10,7 @@ import io.buslane.engine.namespace.PartitionRef;
 import io.buslane.engine.namespace.QueueEntity;
 import io.buslane.engine.namespace.TopicEntity;
 import io.buslane.engine.partition.Partition;
+import io.buslane.engine.partition.SubQueueState;
 import io.buslane.engine.routing.PartitionDirectory;
 import io.buslane.engine.routing.PartitionOp;
 
@@ -42,8 +43,10 @@ public final class MessageCounts {
             CompletableFuture<Integer> chain = CompletableFuture.completedFuture(0);
             for (PartitionRef ref : source.partitions()) {
                 chain = chain.thenCompose(done -> done >= max ? CompletableFuture.completedFuture(done)
-                        : ref.shard().call(() -> Source.subQueue(ref, address).deleteMessages(max - done, beforeMs,
-                                sessionId)).thenApply(n -> done + n));
+                        : directory.call(ref, () -> PartitionOp.of(PartitionOp.Kind.DELETE_MESSAGES,
+                                address.toString(), ref.partition().index()).withSequences(new long[] {beforeMs},
+                                max - done).withSession(sessionId, null, null), () -> Source.subQueue(ref, address)
+                                .deleteMessages(max - done, beforeMs, sessionId)).thenApply(n -> done + n));
             }
             return chain;
         } catch (BrokerException e) {
@@ -55,8 +58,9 @@ public final class MessageCounts {
     public CompletableFuture<Integer> purge(EntityAddress address) {
         try {
             Source source = Source.of(namespace, address, clock.epochMillis());
-            return PartitionRef.onAll(source.partitions(),
-                            p -> Source.subQueue(source.partitions()[p.index()], address).purge())
+            return directory.onAll(source.partitions(), i -> PartitionOp.of(PartitionOp.Kind.PURGE,
+                            address.toString(), i), p -> Source.subQueue(source.partitions()[p.index()], address)
+                            .purge())
                     .thenApply(list -> list.stream().mapToInt(Integer::intValue).sum());
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
@@ -101,6 +105,9 @@ public final class MessageCounts {
      * refused with SERVER_BUSY (never carried on) when this node does not serve it.
      */
     public CompletableFuture<Object> runHere(PartitionOp op) {
+        if (op.kind() == PartitionOp.Kind.PURGE || op.kind() == PartitionOp.Kind.DELETE_MESSAGES) {
+            return deleteHere(op);
+        }
         try {
             EntityAddress address = EntityAddress.parse(op.path());
             if (address == null) {
@@ -124,6 +131,22 @@ public final class MessageCounts {
             PartitionRef ref = refs[op.partition()];
             return ref.shard().call(() -> address.subscription() == null ? ref.partition().counts()
                     : ref.partition().subscriptionCounts(address.subscription()));
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** The owner's side of PURGE and DELETE_MESSAGES another node carried here. */
+    private CompletableFuture<Object> deleteHere(PartitionOp op) {
+        try {
+            EntityAddress address = EntityAddress.parse(op.path());
+            Source source = Source.of(namespace, address, clock.epochMillis());
+            PartitionRef ref = Source.partition(source, op.partition());
+            return ref.shard().call(() -> {
+                SubQueueState q = Source.subQueue(ref, address);
+                return op.kind() == PartitionOp.Kind.PURGE ? q.purge()
+                        : q.deleteMessages(op.max(), op.sequences()[0], op.sessionId());
+            });
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }

@@ -159,6 +159,10 @@ public final class SessionStates {
             EntityAddress address = EntityAddress.parse(op.path());
             Source source = Source.of(namespace, address, clock.epochMillis());
             PartitionRef ref = Source.partition(source, op.partition());
+            if (op.kind() == PartitionOp.Kind.LIST_SESSIONS) {
+                return ref.shard().call(() -> sessionIdsOf(ref.partition(), address, op.sequences()[0],
+                        op.sessionId(), op.max()));
+            }
             String id = op.sessionId();
             io.buslane.engine.partition.ConsumerHandle by = null;
             if (op.lockToken() != null) {
@@ -190,6 +194,12 @@ public final class SessionStates {
         }
     }
 
+    private static List<String> sessionIdsOf(io.buslane.engine.partition.Partition p, EntityAddress address,
+                                             long since, String after, int limit) {
+        SubQueueState main = address.subscription() == null ? p.queue() : p.subscription(address.subscription());
+        return main == null ? List.<String>of() : main.sessionIds(since, after, limit);
+    }
+
     private long maxReceivableMessageBytes(EntityAddress address) {
         QueueEntity q = address.subscription() == null ? namespace.queue(address.entityPath()) : null;
         if (q != null) {
@@ -218,11 +228,10 @@ public final class SessionStates {
             int dropFirst = after != null || lastSessionId != null ? 0 : from;
             long want = (long) dropFirst + pageSize;
             int perPartition = (int) Math.min(Integer.MAX_VALUE, want);
-            return PartitionRef.onAll(source.partitions(), p -> {
-                SubQueueState main = source.address().subscription() == null ? p.queue()
-                        : p.subscription(source.address().subscription());
-                return main == null ? List.<String>of() : main.sessionIds(stateUpdatedSinceMs, after, perPartition);
-            }).thenApply(lists -> {
+            return directory.onAll(source.partitions(), i -> PartitionOp.of(PartitionOp.Kind.LIST_SESSIONS,
+                    address.toString(), i).withSequences(new long[] {stateUpdatedSinceMs}, perPartition)
+                    .withSession(after, null, null), p -> sessionIdsOf(p, source.address(), stateUpdatedSinceMs,
+                    after, perPartition)).thenApply(lists -> {
                 List<String> merged = new ArrayList<>();
                 lists.forEach(merged::addAll);
                 merged.sort(null); // at most partitions x (skip + top) ids, each partition's already in order

@@ -80,7 +80,13 @@ public record PartitionOp(Kind kind, String path, int partition, List<Message> m
         /** [SessionGrant] locks the named session (or the next free one) for a holder on the owner. */
         ACCEPT_SESSION,
         /** [null] the remote session holder of lockToken lets its session go. */
-        RELEASE_SESSION
+        RELEASE_SESSION,
+        /** [Integer] deletes every message of the sub-queue's partition. */
+        PURGE,
+        /** [Integer] deletes up to max unlocked messages enqueued before sequences[0] (of sessionId's session). */
+        DELETE_MESSAGES,
+        /** [List of String] up to max session ids after sessionId, state written since sequences[0]. */
+        LIST_SESSIONS
     }
 
     /**
