@@ -114,7 +114,7 @@ final class ClusterCodec {
     @SuppressWarnings("unchecked")
     static void writeResult(RecordWriter w, PartitionOp.Kind kind, Object result) {
         switch (kind) {
-            case SCHEDULE, RENEW_LOCK, RENEW_SESSION_LOCK -> w.writeLong((Long) result);
+            case SCHEDULE, RENEW_LOCK, RENEW_SESSION_LOCK, RESERVE_SCHEDULED -> w.writeLong((Long) result);
             case RECEIVE_DEFERRED, PEEK, PEEK_SCHEDULED, RECEIVE -> {
                 List<ReceivedMessage> list = (List<ReceivedMessage>) result;
                 w.writeVarInt(list.size());
@@ -154,7 +154,7 @@ final class ClusterCodec {
 
     static Object readResult(RecordReader r, PartitionOp.Kind kind) {
         return switch (kind) {
-            case SCHEDULE, RENEW_LOCK, RENEW_SESSION_LOCK -> r.readLong();
+            case SCHEDULE, RENEW_LOCK, RENEW_SESSION_LOCK, RESERVE_SCHEDULED -> r.readLong();
             case RECEIVE_DEFERRED, PEEK, PEEK_SCHEDULED, RECEIVE -> {
                 int n = r.readVarInt();
                 List<ReceivedMessage> list = new ArrayList<>(Math.min(n, 1024));

@@ -608,4 +608,42 @@ class ClusterRoutingTest {
                         e -> assertThat(e.kind()).isEqualTo(ErrorKind.TIMEOUT));
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
     }
+
+    @Test
+    void aTransactionOnBsQueueIsCommittedThroughAByB() throws Exception {
+        Cluster c = cluster();
+        EntityAddress q = EntityAddress.parse(onB);
+        join(c.a().send(onB, List.of(text("m1", "to settle"))));
+        Sink sink = new Sink();
+        Receiver r = c.a().createReceiver(q, ReceiveMode.PEEK_LOCK, sink);
+        r.addCredit(1);
+        ReceivedMessage m1 = sink.take();
+        long[] reserved = join(c.a().reserveScheduled(onB, List.of(text("later", "scheduled")
+                .toBuilder().scheduledEnqueueTimeMs(T0 + 3_600_000).build())));
+        io.buslane.engine.txn.TransactionalBatch batch = new io.buslane.engine.txn.TransactionalBatch()
+                .addSend(onB, List.of(text("t1", "sent in the transaction")))
+                .addSchedule(new io.buslane.engine.txn.TransactionalBatch.Schedule(onB, text("later", "scheduled")
+                        .toBuilder().scheduledEnqueueTimeMs(T0 + 3_600_000).build(), reserved[0]))
+                .addSettlement(new io.buslane.engine.txn.TransactionalBatch.Settle(q, m1.lockToken(),
+                        io.buslane.engine.txn.TransactionalBatch.SettleKind.COMPLETE, null, null, null));
+        assertThat(io.buslane.engine.txn.TransactionalBatchCodec.decode(
+                io.buslane.engine.txn.TransactionalBatchCodec.encode(batch)))
+                .usingRecursiveComparison().isEqualTo(batch);
+        join(c.a().commit(batch));
+        r.close();
+        var counts = join(c.b().counts(onB));
+        assertThat(counts.activeMessageCount()).as("m1 completed, t1 sent").isEqualTo(1);
+        assertThat(counts.scheduledMessageCount()).isEqualTo(1);
+        assertThat(join(c.b().peek(q, 0, 10, null))).extracting(m -> m.message().messageId())
+                .containsExactlyInAnyOrder("t1", "later");
+        // a lost lock fails the whole commit, nothing of it applied
+        join(c.a().send(onB, List.of(text("m2", "stays"))));
+        io.buslane.engine.txn.TransactionalBatch failing = new io.buslane.engine.txn.TransactionalBatch()
+                .addSend(onB, List.of(text("t2", "never")))
+                .addSettlement(new io.buslane.engine.txn.TransactionalBatch.Settle(q, m1.lockToken(),
+                        io.buslane.engine.txn.TransactionalBatch.SettleKind.COMPLETE, null, null, null));
+        assertThatThrownBy(() -> join(c.a().commit(failing))).isInstanceOfSatisfying(BrokerException.class,
+                e -> assertThat(e.kind()).isEqualTo(ErrorKind.MESSAGE_LOCK_LOST));
+        assertThat(join(c.b().counts(onB)).activeMessageCount()).isEqualTo(2);
+    }
 }

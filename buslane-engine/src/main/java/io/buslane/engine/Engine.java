@@ -234,7 +234,8 @@ public final class Engine implements AutoCloseable {
      */
     public CompletableFuture<Object> runOnPartition(PartitionOp op) {
         return switch (op.kind()) {
-            case SEND, SCHEDULE, CANCEL_SCHEDULED -> router.runHere(op);
+            case SEND, SCHEDULE, CANCEL_SCHEDULED, RESERVE_SCHEDULED -> router.runHere(op);
+            case COMMIT -> transactions.runHere(op);
             case COMPLETE, ABANDON, RELEASE, DEFER, DEAD_LETTER, RENEW_LOCK, RECEIVE_DEFERRED ->
                     settlements.runHere(op);
             case PEEK, PEEK_SCHEDULED -> browser.runHere(op);

@@ -86,7 +86,11 @@ public record PartitionOp(Kind kind, String path, int partition, List<Message> m
         /** [Integer] deletes up to max unlocked messages enqueued before sequences[0] (of sessionId's session). */
         DELETE_MESSAGES,
         /** [List of String] up to max session ids after sessionId, state written since sequences[0]. */
-        LIST_SESSIONS
+        LIST_SESSIONS,
+        /** [Long] a sequence number reserved for a message scheduled under a transaction (stored at commit). */
+        RESERVE_SCHEDULED,
+        /** [null] a transaction's work, all on the partition's shard, encoded in state (TransactionalBatchCodec). */
+        COMMIT
     }
 
     /**

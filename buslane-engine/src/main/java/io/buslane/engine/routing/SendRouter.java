@@ -214,6 +214,11 @@ public final class SendRouter implements Forwarding {
                     yield ref.shard().call(() -> ref.partition().scheduleRequested(m, m.scheduledEnqueueTimeMs(),
                             ref.shard().nowMs()), stats.sentCounter(), 1);
                 }
+                case RESERVE_SCHEDULED -> {
+                    target.requireSendable();
+                    Message m = op.messages().get(0);
+                    yield ref.shard().call(() -> ref.partition().reserveScheduled(m));
+                }
                 case CANCEL_SCHEDULED -> ref.shard().call(() -> {
                     for (long seq : op.sequences()) {
                         ref.partition().cancelScheduled(seq);
@@ -244,8 +249,9 @@ public final class SendRouter implements Forwarding {
      * ({@code TransactionCommit}, which also gives a message without a MessageId its id).
      */
     public CompletableFuture<long[]> reserveScheduled(String entityPath, List<Message> messages) {
-        return onEachScheduled(entityPath, messages, false, (ref, m) -> ref.shard().call(() ->
-                ref.partition().reserveScheduled(m)));
+        return onEachScheduled(entityPath, messages, false, (ref, m) -> directory.call(ref,
+                () -> op(PartitionOp.Kind.RESERVE_SCHEDULED, ref).withMessages(List.of(m), null),
+                () -> ref.partition().reserveScheduled(m)));
     }
 
     /**

@@ -12,6 +12,7 @@ import io.buslane.engine.partition.SubQueueState;
 import io.buslane.engine.receive.Source;
 import io.buslane.engine.routing.MessageIds;
 import io.buslane.engine.routing.PartitionDirectory;
+import io.buslane.engine.routing.PartitionOp;
 import io.buslane.engine.routing.SendRouter;
 import io.buslane.engine.routing.SendTarget;
 import io.buslane.engine.shard.Shard;
@@ -53,6 +54,23 @@ public final class TransactionCommit {
     }
 
     public CompletableFuture<Void> commit(TransactionalBatch batch) {
+        return commit(batch, true);
+    }
+
+    /**
+     * The owner's side of a commit another node carried here (cluster mode): the same work, every shard of it
+     * served here (else SERVER_BUSY, never carried on).
+     */
+    public CompletableFuture<Object> runHere(PartitionOp op) {
+        try {
+            return commit(TransactionalBatchCodec.decode(op.state()), false).thenApply(x -> null);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e instanceof BrokerException ? e
+                    : new BrokerException(ErrorKind.ARGUMENT, "A malformed transaction: " + e.getMessage()));
+        }
+    }
+
+    private CompletableFuture<Void> commit(TransactionalBatch batch, boolean mayCarry) {
         try {
             Map<PartitionRef, List<Message>> sends = new LinkedHashMap<>();
             Map<PartitionRef, List<ViaSend>> viaSends = new LinkedHashMap<>();
@@ -121,6 +139,10 @@ public final class TransactionCommit {
                     refs.add(ref);
                 }
             }
+            CompletableFuture<Void> carried = mayCarry ? carried(byShard, batch) : null;
+            if (carried != null) {
+                return carried;
+            }
             List<CompletableFuture<Object>> all = new ArrayList<>(byShard.size());
             for (Map.Entry<Shard, List<PartitionRef>> e : byShard.entrySet()) {
                 Shard shard = e.getKey();
@@ -134,6 +156,44 @@ public final class TransactionCommit {
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }
+    }
+
+    /**
+     * Cluster mode: a commit whose shard another node serves is carried there whole and applied by that node (the
+     * same code, one command on one shard); null when every shard of it is served here. A commit that would need
+     * shards served by different nodes, or by this one and another, is refused (retriable) rather than split.
+     */
+    private CompletableFuture<Void> carried(Map<Shard, List<PartitionRef>> byShard, TransactionalBatch batch) {
+        if (directory.remote() == null) {
+            return null;
+        }
+        boolean anyElsewhere = false;
+        for (Shard shard : byShard.keySet()) {
+            anyElsewhere |= !shard.serving();
+        }
+        if (!anyElsewhere) {
+            return null;
+        }
+        if (byShard.size() != 1) {
+            throw new BrokerException(ErrorKind.SERVER_BUSY, "This transaction's work is on shards served by "
+                    + "different nodes; in cluster mode a transaction is committed by the node serving its shard.");
+        }
+        Map.Entry<Shard, List<PartitionRef>> only = byShard.entrySet().iterator().next();
+        PartitionRef ref = only.getValue().get(0);
+        String path = anyPath(batch);
+        PartitionOp op = PartitionOp.of(PartitionOp.Kind.COMMIT, path, ref.partition().index())
+                .withSession(null, TransactionalBatchCodec.encode(batch), null);
+        return directory.remote().call(only.getKey().index(), op).thenApply(x -> null);
+    }
+
+    private static String anyPath(TransactionalBatch batch) {
+        if (!batch.sends().isEmpty()) {
+            return batch.sends().get(0).entityPath();
+        }
+        if (!batch.schedules().isEmpty()) {
+            return batch.schedules().get(0).entityPath();
+        }
+        return batch.settlements().get(0).address().toString();
     }
 
     /**
