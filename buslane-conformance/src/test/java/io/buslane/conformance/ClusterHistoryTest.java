@@ -67,9 +67,7 @@ class ClusterHistoryTest {
     private final Map<String, BrokerProcess> owners = new ConcurrentHashMap<>();
 
     private static BrokerProcess node(String storage, String id) throws Exception {
-        return BrokerProcess.builder().config(CONFIG).args("--storage", storage, "--node-id", id,
-                "--cluster-address", "127.0.0.1:" + BrokerProcess.freePort(), "--cluster-secret",
-                "test-cluster-secret-0123456789", "--shards", "6").start();
+        return ClusterProbe.node(CONFIG, storage, id, 6);
     }
 
     private static HttpResponse<String> call(BrokerProcess b, String method, String path, String body) {

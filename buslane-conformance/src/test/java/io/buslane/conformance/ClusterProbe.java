@@ -20,7 +20,60 @@ final class ClusterProbe {
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private static final Pattern SERVED = Pattern.compile("\"servedShards\":\\[([0-9,]*)]");
 
+    /** The cluster secret the test nodes share. */
+    static final String SECRET = "test-cluster-secret-0123456789";
+    private static final Pattern LIVE = Pattern.compile("\"liveNodes\":\\[([^]]*)]");
+
     private ClusterProbe() {
+    }
+
+    /** Starts a packaged node of a test cluster on {@code storage} with {@code shards} shards. */
+    static BrokerProcess node(String config, String storage, String id, int shards) throws Exception {
+        return BrokerProcess.builder().config(config).args("--storage", storage, "--node-id", id,
+                "--cluster-address", "127.0.0.1:" + BrokerProcess.freePort(), "--cluster-secret", SECRET,
+                "--shards", String.valueOf(shards)).start();
+    }
+
+    /** The shards a node serves now, from its {@code /health}. */
+    static java.util.Set<Integer> served(BrokerProcess b) {
+        String health = get(b, "/health", false);
+        Matcher m = health == null ? null : SERVED.matcher(health);
+        java.util.Set<Integer> out = new java.util.TreeSet<>();
+        if (m != null && m.find() && !m.group(1).isEmpty()) {
+            for (String s : m.group(1).split(",")) {
+                out.add(Integer.parseInt(s));
+            }
+        }
+        return out;
+    }
+
+    /** How many live nodes a node sees. */
+    static int liveNodes(BrokerProcess b) {
+        String health = get(b, "/health", false);
+        Matcher m = health == null ? null : LIVE.matcher(health);
+        return m != null && m.find() && !m.group(1).isEmpty() ? m.group(1).split(",").length : 0;
+    }
+
+    /** Waits until every shard is served by exactly one of {@code nodes} and each sees them all live. */
+    static void awaitSpread(List<BrokerProcess> nodes, int shards) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(40).toNanos();
+        while (System.nanoTime() < deadline) {
+            java.util.Set<Integer> all = new java.util.HashSet<>();
+            int total = 0;
+            boolean everyoneSeesAll = true;
+            for (BrokerProcess b : nodes) {
+                java.util.Set<Integer> s = served(b);
+                all.addAll(s);
+                total += s.size();
+                everyoneSeesAll &= liveNodes(b) == nodes.size();
+            }
+            if (all.size() == shards && total == shards && everyoneSeesAll) {
+                return;
+            }
+            Thread.sleep(200);
+        }
+        throw new AssertionError("the shards were not spread over " + nodes.size() + " nodes: "
+                + nodes.stream().map(ClusterProbe::served).toList());
     }
 
     private static String get(BrokerProcess b, String path, boolean auth) {

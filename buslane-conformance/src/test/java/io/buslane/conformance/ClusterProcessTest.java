@@ -14,9 +14,6 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.TreeSet;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -24,8 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Cluster mode as processes: three packaged brokers on one PostgreSQL database share the shards (rendezvous
  * placement, each shard served by exactly one node), see each other's namespace changes, and when the node serving
  * a queue is killed with kill -9 a survivor serves it again with every acknowledged message, within the issue's
- * 10 s at default settings; a clean shutdown hands the shards over at once. Routing between nodes is not there yet:
- * the test talks to the node that serves the queue (the REST API answers 503 on the others).
+ * 10 s at default settings; a clean shutdown hands the shards over at once. ClusterSdkTest drives the official
+ * Java SDK through one node on entities the others serve.
  */
 class ClusterProcessTest {
 
@@ -39,39 +36,13 @@ class ClusterProcessTest {
             """;
     private static final int SHARDS = 6;
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-    private static final Pattern SERVED = Pattern.compile("\"servedShards\":\\[([0-9,]*)]");
-    private static final Pattern LIVE = Pattern.compile("\"liveNodes\":\\[([^]]*)]");
 
     private static BrokerProcess node(String storage, String id) throws Exception {
-        int clusterPort = BrokerProcess.freePort();
-        return BrokerProcess.builder().config(CONFIG).args("--storage", storage, "--node-id", id,
-                "--cluster-address", "127.0.0.1:" + clusterPort, "--cluster-secret", "test-cluster-secret-0123456789",
-                "--shards", String.valueOf(SHARDS)).start();
-    }
-
-    private static String get(BrokerProcess b, String path) {
-        try {
-            return HTTP.send(HttpRequest.newBuilder(URI.create(b.baseUrl() + path)).timeout(Duration.ofSeconds(3))
-                    .build(), HttpResponse.BodyHandlers.ofString()).body();
-        } catch (Exception e) {
-            return "";
-        }
+        return ClusterProbe.node(CONFIG, storage, id, SHARDS);
     }
 
     private static Set<Integer> served(BrokerProcess b) {
-        Matcher m = SERVED.matcher(get(b, "/health"));
-        Set<Integer> out = new TreeSet<>();
-        if (m.find() && !m.group(1).isEmpty()) {
-            for (String s : m.group(1).split(",")) {
-                out.add(Integer.parseInt(s));
-            }
-        }
-        return out;
-    }
-
-    private static int liveNodes(BrokerProcess b) {
-        Matcher m = LIVE.matcher(get(b, "/health"));
-        return m.find() && !m.group(1).isEmpty() ? m.group(1).split(",").length : 0;
+        return ClusterProbe.served(b);
     }
 
     private static int send(BrokerProcess b, String queue, String body) {
@@ -120,24 +91,7 @@ class ClusterProcessTest {
     }
 
     private static void awaitSpread(List<BrokerProcess> nodes) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(40).toNanos();
-        while (System.nanoTime() < deadline) {
-            Set<Integer> all = new HashSet<>();
-            int total = 0;
-            boolean everyoneSeesAll = true;
-            for (BrokerProcess b : nodes) {
-                Set<Integer> s = served(b);
-                all.addAll(s);
-                total += s.size();
-                everyoneSeesAll &= liveNodes(b) == nodes.size();
-            }
-            if (all.size() == SHARDS && total == SHARDS && everyoneSeesAll) {
-                return;
-            }
-            Thread.sleep(200);
-        }
-        throw new AssertionError("the shards were not spread over " + nodes.size() + " nodes: "
-                + nodes.stream().map(ClusterProcessTest::served).toList());
+        ClusterProbe.awaitSpread(nodes, SHARDS);
     }
 
     @Test
