@@ -62,6 +62,11 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
         return peers.computeIfAbsent(address, Peer::new).request(op);
     }
 
+    @Override
+    public void schedule(Runnable action, long delayMs) {
+        vertx.setTimer(Math.max(1, delayMs), t -> action.run());
+    }
+
     /** Requests waiting for an answer from the node at {@code address} (a metric, and for tests). */
     public int inFlight(String address) {
         Peer p = peers.get(address);

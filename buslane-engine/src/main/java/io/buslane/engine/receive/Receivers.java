@@ -238,12 +238,12 @@ public final class Receivers {
                         + "accept on '" + address + "' within " + timeoutMs + " ms."));
             }
         };
-        long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.min(timeoutMs, 1L << 40));
+        long deadlineNanos = clock.monotonicNanos() + TimeUnit.MILLISECONDS.toNanos(Math.min(timeoutMs, 1L << 40));
         for (PartitionRef ref : elsewhere) {
             acceptNextElsewhere(ref, receiver, waiter, result, deadlineNanos);
         }
         if (first == null) {
-            RemoteFeed.schedule(timedOut, timeoutMs);
+            directory.remote().schedule(timedOut, timeoutMs);
             return result;
         }
         PartitionRef timerRef = first;
@@ -263,7 +263,7 @@ public final class Receivers {
      */
     private void acceptNextElsewhere(PartitionRef ref, Receiver receiver, SessionWaiter waiter,
                                      CompletableFuture<Receiver> result, long deadlineNanos) {
-        long remainingMs = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+        long remainingMs = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - clock.monotonicNanos());
         if (waiter.isClaimed() || remainingMs <= 0) {
             return; // the deadline's timer answers
         }
@@ -288,7 +288,8 @@ public final class Receivers {
             if (e.kind() == ErrorKind.TIMEOUT) {
                 acceptNextElsewhere(ref, receiver, waiter, result, deadlineNanos);
             } else if (e.kind() == ErrorKind.SERVER_BUSY) {
-                RemoteFeed.schedule(() -> acceptNextElsewhere(ref, receiver, waiter, result, deadlineNanos), 200);
+                directory.remote().schedule(() -> acceptNextElsewhere(ref, receiver, waiter, result, deadlineNanos),
+                        200);
             } else if (waiter.tryClaim()) {
                 result.completeExceptionally(e);
             }

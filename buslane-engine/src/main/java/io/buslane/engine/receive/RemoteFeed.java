@@ -13,9 +13,6 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Cluster mode: a receiver's messages from one partition served by another node. One long poll at a time
@@ -34,16 +31,6 @@ final class RemoteFeed {
     static final long WAIT_MS = 5_000;
     /** A shorter wait when the entity has other partitions, which the credit a poll holds may be wanted for. */
     static final long SHARED_CREDIT_WAIT_MS = 1_000;
-    private static final ScheduledExecutorService RETRIES = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "buslane-remote-receive-retry");
-        t.setDaemon(true);
-        return t;
-    });
-
-    /** Runs {@code action} after {@code delayMs} on the feeds' timer thread. */
-    static void schedule(Runnable action, long delayMs) {
-        RETRIES.schedule(action, Math.max(0, delayMs), TimeUnit.MILLISECONDS);
-    }
 
     private final Receiver receiver;
     private final RemotePartitions remote;
@@ -202,7 +189,7 @@ final class RemoteFeed {
                 finishDrain();
             }
             long pauseMs = Math.min(2_000, 50L << Math.min(n, 6));
-            RETRIES.schedule(this::kick, pauseMs, TimeUnit.MILLISECONDS);
+            remote.schedule(this::kick, pauseMs);
             return;
         }
         synchronized (this) {

@@ -15,4 +15,10 @@ public interface RemotePartitions {
      * Runs {@code op} on the node serving shard {@code shard}; the result's type is given by {@link PartitionOp.Kind}.
      */
     CompletableFuture<Object> call(int shard, PartitionOp op);
+
+    /**
+     * Runs {@code action} once, after {@code delayMs}, on the channel's own timer (the retries and deadlines of
+     * receivers fed from other nodes; the engine keeps no timer thread of its own outside its shards).
+     */
+    void schedule(Runnable action, long delayMs);
 }
