@@ -386,6 +386,24 @@ public final class Namespace {
         return true;
     }
 
+    /**
+     * Makes a namespace change under the meta lock: the namespace re-read first when another node changed it
+     * (cluster mode), the change checked and written; a write that loses the race to another node's change at
+     * commit is re-read, re-checked and retried, up to five times (then SERVER_BUSY).
+     */
+    private <T> T writeMeta(java.util.function.Supplier<T> change) {
+        synchronized (metaLock) {
+            for (int attempt = 1; ; attempt++) {
+                refreshLocked();
+                try {
+                    return change.get();
+                } catch (MetaJournal.ConflictException e) {
+                    giveUpAfter(attempt, e);
+                }
+            }
+        }
+    }
+
     /** A change lost the race to another node's change (read and re-checked each time): retry, up to five times. */
     private static void giveUpAfter(int attempt, MetaJournal.ConflictException e) {
         if (attempt >= 5) {
@@ -508,30 +526,22 @@ public final class Namespace {
 
     /** Creates a queue; completes once it is durable and its partitions exist. */
     public CompletableFuture<QueueEntity> createQueue(QueueProperties p) {
-        QueueEntity entity;
-        synchronized (metaLock) {
-            for (int attempt = 1; ; attempt++) {
-                refreshLocked();
-                try {
-                    requireNameFree(p.name());
-                    requireNoForwardingFromSessions(p.name(), p.requiresSession(), p.forwardTo());
-                    requireForwardTarget(p.forwardTo());
-                    requireForwardTarget(p.forwardDeadLetteredMessagesTo());
-                    long now = clock.epochMillis();
-                    long id = nextEntityId++;
-                    meta.putQueue(id, true, now, now, p);
-                    meta.putNamespace(nextEntityId, shardCount);
-                    meta.sync();
-                    entity = newQueueEntity(id, p, now, now);
-                    Map<String, QueueEntity> copy = new HashMap<>(queues);
-                    copy.put(key(p.name()), entity);
-                    queues = Map.copyOf(copy);
-                    break;
-                } catch (MetaJournal.ConflictException e) {
-                    giveUpAfter(attempt, e);
-                }
-            }
-        }
+        QueueEntity entity = writeMeta(() -> {
+            requireNameFree(p.name());
+            requireNoForwardingFromSessions(p.name(), p.requiresSession(), p.forwardTo());
+            requireForwardTarget(p.forwardTo());
+            requireForwardTarget(p.forwardDeadLetteredMessagesTo());
+            long now = clock.epochMillis();
+            long id = nextEntityId++;
+            meta.putQueue(id, true, now, now, p);
+            meta.putNamespace(nextEntityId, shardCount);
+            meta.sync();
+            QueueEntity found = newQueueEntity(id, p, now, now);
+            Map<String, QueueEntity> copy = new HashMap<>(queues);
+            copy.put(key(p.name()), found);
+            queues = Map.copyOf(copy);
+            return found;
+        });
         idle.watch(entity);
         QueueEntity created = entity;
         return registerPartitions(created.partitions).thenApply(x -> created);
@@ -539,36 +549,28 @@ public final class Namespace {
 
     /** Replaces a queue's description (partitioning and sessions cannot change). */
     public CompletableFuture<QueueEntity> updateQueue(QueueProperties p) {
-        QueueEntity entity;
-        synchronized (metaLock) {
-            for (int attempt = 1; ; attempt++) {
-                refreshLocked();
-                try {
-                    entity = requireQueue(p.name());
-                    QueueProperties old = entity.properties;
-                    if (old.enablePartitioning() != p.enablePartitioning()) {
-                        throw new BrokerException(ErrorKind.INVALID_OPERATION,
-                                "EnablePartitioning cannot be changed after the queue is created.");
-                    }
-                    if (old.requiresSession() != p.requiresSession()) {
-                        throw new BrokerException(ErrorKind.INVALID_OPERATION,
-                                "RequiresSession cannot be changed after the queue is created.");
-                    }
-                    requireNoForwardingFromSessions(old.name(), p.requiresSession(), p.forwardTo());
-                    requireForwardTarget(p.forwardTo());
-                    requireForwardTarget(p.forwardDeadLetteredMessagesTo());
-                    long now = clock.epochMillis();
-                    QueueProperties renamed = p.toBuilder().name(old.name()).build();
-                    meta.putQueue(entity.id, false, entity.createdAtMs, now, renamed);
-                    meta.sync();
-                    entity.properties = renamed;
-                    entity.updatedAtMs = now;
-                    break;
-                } catch (MetaJournal.ConflictException e) {
-                    giveUpAfter(attempt, e);
-                }
+        QueueEntity entity = writeMeta(() -> {
+            QueueEntity found = requireQueue(p.name());
+            QueueProperties old = found.properties;
+            if (old.enablePartitioning() != p.enablePartitioning()) {
+                throw new BrokerException(ErrorKind.INVALID_OPERATION,
+                        "EnablePartitioning cannot be changed after the queue is created.");
             }
-        }
+            if (old.requiresSession() != p.requiresSession()) {
+                throw new BrokerException(ErrorKind.INVALID_OPERATION,
+                        "RequiresSession cannot be changed after the queue is created.");
+            }
+            requireNoForwardingFromSessions(old.name(), p.requiresSession(), p.forwardTo());
+            requireForwardTarget(p.forwardTo());
+            requireForwardTarget(p.forwardDeadLetteredMessagesTo());
+            long now = clock.epochMillis();
+            QueueProperties renamed = p.toBuilder().name(old.name()).build();
+            meta.putQueue(found.id, false, found.createdAtMs, now, renamed);
+            meta.sync();
+            found.properties = renamed;
+            found.updatedAtMs = now;
+            return found;
+        });
         return pushQueue(entity);
     }
 
@@ -585,23 +587,15 @@ public final class Namespace {
 
     /** Deletes a queue and all its messages. */
     public CompletableFuture<Void> deleteQueue(String name) {
-        QueueEntity entity;
-        synchronized (metaLock) {
-            for (int attempt = 1; ; attempt++) {
-                refreshLocked();
-                try {
-                    entity = requireQueue(name);
-                    meta.delete(entity.id);
-                    meta.sync();
-                    Map<String, QueueEntity> copy = new HashMap<>(queues);
-                    copy.remove(key(name));
-                    queues = Map.copyOf(copy);
-                    break;
-                } catch (MetaJournal.ConflictException e) {
-                    giveUpAfter(attempt, e);
-                }
-            }
-        }
+        QueueEntity entity = writeMeta(() -> {
+            QueueEntity found = requireQueue(name);
+            meta.delete(found.id);
+            meta.sync();
+            Map<String, QueueEntity> copy = new HashMap<>(queues);
+            copy.remove(key(name));
+            queues = Map.copyOf(copy);
+            return found;
+        });
         return PartitionRef.onServing(entity.partitions, p -> {
             p.dropEverything();
             return null;
@@ -611,56 +605,40 @@ public final class Namespace {
     // ================================================================================================ topics
 
     public CompletableFuture<TopicEntity> createTopic(TopicProperties p) {
-        TopicEntity entity;
-        synchronized (metaLock) {
-            for (int attempt = 1; ; attempt++) {
-                refreshLocked();
-                try {
-                    requireNameFree(p.name());
-                    long now = clock.epochMillis();
-                    long id = nextEntityId++;
-                    meta.putTopic(id, true, now, now, p);
-                    meta.putNamespace(nextEntityId, shardCount);
-                    meta.sync();
-                    entity = newTopicEntity(id, p, now, now);
-                    Map<String, TopicEntity> copy = new HashMap<>(topics);
-                    copy.put(key(p.name()), entity);
-                    topics = Map.copyOf(copy);
-                    break;
-                } catch (MetaJournal.ConflictException e) {
-                    giveUpAfter(attempt, e);
-                }
-            }
-        }
+        TopicEntity entity = writeMeta(() -> {
+            requireNameFree(p.name());
+            long now = clock.epochMillis();
+            long id = nextEntityId++;
+            meta.putTopic(id, true, now, now, p);
+            meta.putNamespace(nextEntityId, shardCount);
+            meta.sync();
+            TopicEntity found = newTopicEntity(id, p, now, now);
+            Map<String, TopicEntity> copy = new HashMap<>(topics);
+            copy.put(key(p.name()), found);
+            topics = Map.copyOf(copy);
+            return found;
+        });
         idle.watch(entity);
         TopicEntity created = entity;
         return registerPartitions(created.partitions).thenApply(x -> created);
     }
 
     public CompletableFuture<TopicEntity> updateTopic(TopicProperties p) {
-        TopicEntity entity;
-        synchronized (metaLock) {
-            for (int attempt = 1; ; attempt++) {
-                refreshLocked();
-                try {
-                    entity = requireTopic(p.name());
-                    TopicProperties old = entity.properties;
-                    if (old.enablePartitioning() != p.enablePartitioning()) {
-                        throw new BrokerException(ErrorKind.INVALID_OPERATION,
-                                "EnablePartitioning cannot be changed after the topic is created.");
-                    }
-                    long now = clock.epochMillis();
-                    TopicProperties renamed = p.toBuilder().name(old.name()).build();
-                    meta.putTopic(entity.id, false, entity.createdAtMs, now, renamed);
-                    meta.sync();
-                    entity.properties = renamed;
-                    entity.updatedAtMs = now;
-                    break;
-                } catch (MetaJournal.ConflictException e) {
-                    giveUpAfter(attempt, e);
-                }
+        TopicEntity entity = writeMeta(() -> {
+            TopicEntity found = requireTopic(p.name());
+            TopicProperties old = found.properties;
+            if (old.enablePartitioning() != p.enablePartitioning()) {
+                throw new BrokerException(ErrorKind.INVALID_OPERATION,
+                        "EnablePartitioning cannot be changed after the topic is created.");
             }
-        }
+            long now = clock.epochMillis();
+            TopicProperties renamed = p.toBuilder().name(old.name()).build();
+            meta.putTopic(found.id, false, found.createdAtMs, now, renamed);
+            meta.sync();
+            found.properties = renamed;
+            found.updatedAtMs = now;
+            return found;
+        });
         return pushTopic(entity);
     }
 
@@ -686,26 +664,18 @@ public final class Namespace {
     }
 
     public CompletableFuture<Void> deleteTopic(String name) {
-        TopicEntity entity;
-        synchronized (metaLock) {
-            for (int attempt = 1; ; attempt++) {
-                refreshLocked();
-                try {
-                    entity = requireTopic(name);
-                    for (SubscriptionEntity s : entity.subscriptions.values()) {
-                        meta.delete(s.id);
-                    }
-                    meta.delete(entity.id);
-                    meta.sync();
-                    Map<String, TopicEntity> copy = new HashMap<>(topics);
-                    copy.remove(key(name));
-                    topics = Map.copyOf(copy);
-                    break;
-                } catch (MetaJournal.ConflictException e) {
-                    giveUpAfter(attempt, e);
-                }
+        TopicEntity entity = writeMeta(() -> {
+            TopicEntity found = requireTopic(name);
+            for (SubscriptionEntity s : found.subscriptions.values()) {
+                meta.delete(s.id);
             }
-        }
+            meta.delete(found.id);
+            meta.sync();
+            Map<String, TopicEntity> copy = new HashMap<>(topics);
+            copy.remove(key(name));
+            topics = Map.copyOf(copy);
+            return found;
+        });
         return PartitionRef.onServing(entity.partitions, p -> {
             p.dropEverything();
             return null;
@@ -719,55 +689,46 @@ public final class Namespace {
                                                                     List<RuleProperties> rules) {
         List<RuleProperties> effective = rules == null || rules.isEmpty() ? List.of(RuleProperties.defaultRule())
                 : List.copyOf(rules);
-        SubscriptionEntity sub;
-        TopicEntity topic;
-        synchronized (metaLock) {
-            for (int attempt = 1; ; attempt++) {
-                refreshLocked();
-                try {
-                    topic = requireTopic(p.topicName());
-                    if (topic.subscription(p.name()) != null) {
-                        throw new BrokerException(ErrorKind.ENTITY_ALREADY_EXISTS, "The messaging entity '"
-                                + topic.properties.name() + "/Subscriptions/" + p.name() + "' already exists.");
-                    }
-                    if (topic.subscriptions.size() >= Limits.MAX_SUBSCRIPTIONS_PER_TOPIC) {
-                        throw new BrokerException(ErrorKind.QUOTA_EXCEEDED, "The maximum number of subscriptions ("
-                                + Limits.MAX_SUBSCRIPTIONS_PER_TOPIC + ") for topic '" + topic.properties.name()
-                                + "' has been reached.");
-                    }
-                    requireNoForwardingFromSessions(p.topicName() + "/Subscriptions/" + p.name(), p.requiresSession(),
-                            p.forwardTo());
-                    requireForwardTarget(p.forwardTo());
-                    requireForwardTarget(p.forwardDeadLetteredMessagesTo());
-                    checkRules(topic, effective);
-                    SubscriptionProperties named = SubscriptionProperties.builder(topic.properties.name(), p.name())
-                            .lockDuration(p.lockDuration()).maxDeliveryCount(p.maxDeliveryCount())
-                            .requiresSession(p.requiresSession()).defaultMessageTimeToLive(p.defaultMessageTimeToLive())
-                            .deadLetteringOnMessageExpiration(p.deadLetteringOnMessageExpiration())
-                            .deadLetteringOnFilterEvaluationExceptions(p.deadLetteringOnFilterEvaluationExceptions())
-                            .forwardTo(p.forwardTo()).forwardDeadLetteredMessagesTo(p.forwardDeadLetteredMessagesTo())
-                            .status(p.status()).autoDeleteOnIdle(p.autoDeleteOnIdle())
-                            .enableBatchedOperations(p.enableBatchedOperations()).userMetadata(p.userMetadata())
-                            .build();
-                    long now = clock.epochMillis();
-                    long id = nextEntityId++;
-                    meta.putSubscription(id, true, topic.id, now, now, named, effective);
-                    meta.putNamespace(nextEntityId, shardCount);
-                    meta.sync();
-                    sub = new SubscriptionEntity(id, topic, named, effective, now, now);
-                    Map<String, SubscriptionEntity> subs = new LinkedHashMap<>(topic.subscriptions);
-                    subs.put(key(named.name()), sub);
-                    topic.subscriptions = Map.copyOf(subs);
-                    break;
-                } catch (MetaJournal.ConflictException e) {
-                    giveUpAfter(attempt, e);
-                }
+        SubscriptionEntity sub = writeMeta(() -> {
+            TopicEntity topic = requireTopic(p.topicName());
+            if (topic.subscription(p.name()) != null) {
+                throw new BrokerException(ErrorKind.ENTITY_ALREADY_EXISTS, "The messaging entity '"
+                        + topic.properties.name() + "/Subscriptions/" + p.name() + "' already exists.");
             }
-        }
+            if (topic.subscriptions.size() >= Limits.MAX_SUBSCRIPTIONS_PER_TOPIC) {
+                throw new BrokerException(ErrorKind.QUOTA_EXCEEDED, "The maximum number of subscriptions ("
+                        + Limits.MAX_SUBSCRIPTIONS_PER_TOPIC + ") for topic '" + topic.properties.name()
+                        + "' has been reached.");
+            }
+            requireNoForwardingFromSessions(p.topicName() + "/Subscriptions/" + p.name(), p.requiresSession(),
+                    p.forwardTo());
+            requireForwardTarget(p.forwardTo());
+            requireForwardTarget(p.forwardDeadLetteredMessagesTo());
+            checkRules(topic, effective);
+            SubscriptionProperties named = SubscriptionProperties.builder(topic.properties.name(), p.name())
+                    .lockDuration(p.lockDuration()).maxDeliveryCount(p.maxDeliveryCount())
+                    .requiresSession(p.requiresSession()).defaultMessageTimeToLive(p.defaultMessageTimeToLive())
+                    .deadLetteringOnMessageExpiration(p.deadLetteringOnMessageExpiration())
+                    .deadLetteringOnFilterEvaluationExceptions(p.deadLetteringOnFilterEvaluationExceptions())
+                    .forwardTo(p.forwardTo()).forwardDeadLetteredMessagesTo(p.forwardDeadLetteredMessagesTo())
+                    .status(p.status()).autoDeleteOnIdle(p.autoDeleteOnIdle())
+                    .enableBatchedOperations(p.enableBatchedOperations()).userMetadata(p.userMetadata())
+                    .build();
+            long now = clock.epochMillis();
+            long id = nextEntityId++;
+            meta.putSubscription(id, true, topic.id, now, now, named, effective);
+            meta.putNamespace(nextEntityId, shardCount);
+            meta.sync();
+            SubscriptionEntity found = new SubscriptionEntity(id, topic, named, effective, now, now);
+            Map<String, SubscriptionEntity> subs = new LinkedHashMap<>(topic.subscriptions);
+            subs.put(key(named.name()), found);
+            topic.subscriptions = Map.copyOf(subs);
+            return found;
+        });
         idle.watch(sub);
-        QueueSettings settings = subscriptionSettings(topic.properties, sub.properties);
+        QueueSettings settings = subscriptionSettings(sub.topic.properties, sub.properties);
         SubscriptionEntity s = sub;
-        return PartitionRef.onServing(topic.partitions, p0 -> {
+        return PartitionRef.onServing(sub.topic.partitions, p0 -> {
             p0.addSubscription(s.properties.name(), s.id, settings, s.rules)
                     .setForwarding(s.properties.forwardTo(), s.properties.forwardDeadLetteredMessagesTo());
             return null;
@@ -785,32 +746,24 @@ public final class Namespace {
     }
 
     public CompletableFuture<SubscriptionEntity> updateSubscription(SubscriptionProperties p) {
-        SubscriptionEntity sub;
-        synchronized (metaLock) {
-            for (int attempt = 1; ; attempt++) {
-                refreshLocked();
-                try {
-                    TopicEntity topic = requireTopic(p.topicName());
-                    sub = requireSubscription(topic, p.name());
-                    if (sub.properties.requiresSession() != p.requiresSession()) {
-                        throw new BrokerException(ErrorKind.INVALID_OPERATION,
-                                "RequiresSession cannot be changed after the subscription is created.");
-                    }
-                    requireNoForwardingFromSessions(p.topicName() + "/Subscriptions/" + p.name(), p.requiresSession(),
-                            p.forwardTo());
-                    requireForwardTarget(p.forwardTo());
-                    requireForwardTarget(p.forwardDeadLetteredMessagesTo());
-                    long now = clock.epochMillis();
-                    meta.putSubscription(sub.id, false, topic.id, sub.createdAtMs, now, p, sub.rules);
-                    meta.sync();
-                    sub.properties = p;
-                    sub.updatedAtMs = now;
-                    break;
-                } catch (MetaJournal.ConflictException e) {
-                    giveUpAfter(attempt, e);
-                }
+        SubscriptionEntity sub = writeMeta(() -> {
+            TopicEntity topic = requireTopic(p.topicName());
+            SubscriptionEntity found = requireSubscription(topic, p.name());
+            if (found.properties.requiresSession() != p.requiresSession()) {
+                throw new BrokerException(ErrorKind.INVALID_OPERATION,
+                        "RequiresSession cannot be changed after the subscription is created.");
             }
-        }
+            requireNoForwardingFromSessions(p.topicName() + "/Subscriptions/" + p.name(), p.requiresSession(),
+                    p.forwardTo());
+            requireForwardTarget(p.forwardTo());
+            requireForwardTarget(p.forwardDeadLetteredMessagesTo());
+            long now = clock.epochMillis();
+            meta.putSubscription(found.id, false, topic.id, found.createdAtMs, now, p, found.rules);
+            meta.sync();
+            found.properties = p;
+            found.updatedAtMs = now;
+            return found;
+        });
         return pushSubscription(sub);
     }
 
@@ -830,27 +783,18 @@ public final class Namespace {
     }
 
     public CompletableFuture<Void> deleteSubscription(String topicName, String name) {
-        TopicEntity topic;
-        SubscriptionEntity sub;
-        synchronized (metaLock) {
-            for (int attempt = 1; ; attempt++) {
-                refreshLocked();
-                try {
-                    topic = requireTopic(topicName);
-                    sub = requireSubscription(topic, name);
-                    meta.delete(sub.id);
-                    meta.sync();
-                    Map<String, SubscriptionEntity> subs = new LinkedHashMap<>(topic.subscriptions);
-                    subs.remove(key(name));
-                    topic.subscriptions = Map.copyOf(subs);
-                    break;
-                } catch (MetaJournal.ConflictException e) {
-                    giveUpAfter(attempt, e);
-                }
-            }
-        }
+        SubscriptionEntity sub = writeMeta(() -> {
+            TopicEntity topic = requireTopic(topicName);
+            SubscriptionEntity found = requireSubscription(topic, name);
+            meta.delete(found.id);
+            meta.sync();
+            Map<String, SubscriptionEntity> subs = new LinkedHashMap<>(topic.subscriptions);
+            subs.remove(key(name));
+            topic.subscriptions = Map.copyOf(subs);
+            return found;
+        });
         String subName = sub.properties.name();
-        return PartitionRef.onServing(topic.partitions, p -> {
+        return PartitionRef.onServing(sub.topic.partitions, p -> {
             p.removeSubscription(subName);
             return null;
         }).thenApply(x -> null);
@@ -860,57 +804,41 @@ public final class Namespace {
 
     /** Adds a rule to a subscription. */
     public CompletableFuture<SubscriptionEntity> addRule(String topicName, String subscription, RuleProperties rule) {
-        SubscriptionEntity sub;
-        synchronized (metaLock) {
-            for (int attempt = 1; ; attempt++) {
-                refreshLocked();
-                try {
-                    sub = requireSubscription(requireTopic(topicName), subscription);
-                    for (RuleProperties r : sub.rules) {
-                        if (r.name().equalsIgnoreCase(rule.name())) {
-                            throw new BrokerException(ErrorKind.ENTITY_ALREADY_EXISTS, "The messaging entity '"
-                                    + sub.properties.path() + "/Rules/" + rule.name() + "' already exists.");
-                        }
-                    }
-                    checkRules(sub.topic, List.of(rule));
-                    List<RuleProperties> rules = new ArrayList<>(sub.rules);
-                    rules.add(rule);
-                    long now = clock.epochMillis();
-                    meta.putSubscription(sub.id, false, sub.topic.id, sub.createdAtMs, now, sub.properties, rules);
-                    meta.sync();
-                    sub.rules = List.copyOf(rules);
-                    break;
-                } catch (MetaJournal.ConflictException e) {
-                    giveUpAfter(attempt, e);
+        SubscriptionEntity sub = writeMeta(() -> {
+            SubscriptionEntity found = requireSubscription(requireTopic(topicName), subscription);
+            for (RuleProperties r : found.rules) {
+                if (r.name().equalsIgnoreCase(rule.name())) {
+                    throw new BrokerException(ErrorKind.ENTITY_ALREADY_EXISTS, "The messaging entity '"
+                            + found.properties.path() + "/Rules/" + rule.name() + "' already exists.");
                 }
             }
-        }
+            checkRules(found.topic, List.of(rule));
+            List<RuleProperties> rules = new ArrayList<>(found.rules);
+            rules.add(rule);
+            long now = clock.epochMillis();
+            meta.putSubscription(found.id, false, found.topic.id, found.createdAtMs, now, found.properties, rules);
+            meta.sync();
+            found.rules = List.copyOf(rules);
+            return found;
+        });
         return pushSubscription(sub);
     }
 
     /** Removes a rule from a subscription. */
     public CompletableFuture<SubscriptionEntity> removeRule(String topicName, String subscription, String ruleName) {
-        SubscriptionEntity sub;
-        synchronized (metaLock) {
-            for (int attempt = 1; ; attempt++) {
-                refreshLocked();
-                try {
-                    sub = requireSubscription(requireTopic(topicName), subscription);
-                    List<RuleProperties> rules = new ArrayList<>(sub.rules);
-                    if (!rules.removeIf(r -> r.name().equalsIgnoreCase(ruleName))) {
-                        throw new BrokerException(ErrorKind.ENTITY_NOT_FOUND, "The messaging entity '"
-                                + sub.properties.path() + "/Rules/" + ruleName + "' could not be found.");
-                    }
-                    long now = clock.epochMillis();
-                    meta.putSubscription(sub.id, false, sub.topic.id, sub.createdAtMs, now, sub.properties, rules);
-                    meta.sync();
-                    sub.rules = List.copyOf(rules);
-                    break;
-                } catch (MetaJournal.ConflictException e) {
-                    giveUpAfter(attempt, e);
-                }
+        SubscriptionEntity sub = writeMeta(() -> {
+            SubscriptionEntity found = requireSubscription(requireTopic(topicName), subscription);
+            List<RuleProperties> rules = new ArrayList<>(found.rules);
+            if (!rules.removeIf(r -> r.name().equalsIgnoreCase(ruleName))) {
+                throw new BrokerException(ErrorKind.ENTITY_NOT_FOUND, "The messaging entity '"
+                        + found.properties.path() + "/Rules/" + ruleName + "' could not be found.");
             }
-        }
+            long now = clock.epochMillis();
+            meta.putSubscription(found.id, false, found.topic.id, found.createdAtMs, now, found.properties, rules);
+            meta.sync();
+            found.rules = List.copyOf(rules);
+            return found;
+        });
         return pushSubscription(sub);
     }
 }
