@@ -9,7 +9,6 @@ import io.buslane.engine.api.ReceiveMode;
 import io.buslane.engine.api.SubQueue;
 import io.buslane.engine.namespace.Namespace;
 import io.buslane.engine.namespace.PartitionRef;
-import io.buslane.engine.partition.ConsumerHandle;
 import io.buslane.engine.partition.ConsumerSlot;
 import io.buslane.engine.partition.EngineTimer;
 import io.buslane.engine.partition.SessionWaiter;
@@ -21,7 +20,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Attaches receivers: plain receivers on every partition of a queue, a subscription or a dead-letter queue, and
@@ -170,30 +168,7 @@ public final class Receivers {
     private CompletableFuture<Receiver> acceptNext(Source source, Receiver receiver, long timeoutMs) {
         CompletableFuture<Receiver> result = new CompletableFuture<>();
         PartitionRef[] refs = source.partitions();
-        AtomicBoolean claimed = new AtomicBoolean();
-        SessionWaiter waiter = new SessionWaiter() {
-            @Override
-            public ConsumerHandle consumer() {
-                return receiver;
-            }
-
-            @Override
-            public boolean tryClaim() {
-                return claimed.compareAndSet(false, true);
-            }
-
-            @Override
-            public boolean isClaimed() {
-                return claimed.get();
-            }
-
-            @Override
-            public void onFailed(BrokerException error) {
-                if (tryClaim()) {
-                    result.completeExceptionally(error);
-                }
-            }
-
+        SessionWaiter waiter = new OnceWaiter(receiver, result) {
             @Override
             public void onAccepted(ConsumerSlot slot, String id, long lockedUntilMs) {
                 for (int i = 0; i < refs.length; i++) {

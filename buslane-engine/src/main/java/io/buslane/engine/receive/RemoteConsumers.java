@@ -21,7 +21,6 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The owner's side of receivers attached on other nodes (cluster mode). A remote receiver asks for messages with
@@ -261,30 +260,7 @@ public final class RemoteConsumers {
             });
         }
         CompletableFuture<Object> result = new CompletableFuture<>();
-        AtomicBoolean claimed = new AtomicBoolean();
-        SessionWaiter waiter = new SessionWaiter() {
-            @Override
-            public ConsumerHandle consumer() {
-                return holder;
-            }
-
-            @Override
-            public boolean tryClaim() {
-                return claimed.compareAndSet(false, true);
-            }
-
-            @Override
-            public boolean isClaimed() {
-                return claimed.get();
-            }
-
-            @Override
-            public void onFailed(BrokerException error) {
-                if (tryClaim()) {
-                    result.completeExceptionally(error);
-                }
-            }
-
+        SessionWaiter waiter = new OnceWaiter(holder, result) {
             @Override
             public void onAccepted(ConsumerSlot slot, String id, long lockedUntilMs) {
                 holder.slot = slot;
