@@ -120,6 +120,8 @@ final class PostgresJournal implements SharedJournal {
         return journalId;
     }
 
+    private volatile long leaseExtendedAtNanos = System.nanoTime();
+
     long epoch() {
         return epoch;
     }
@@ -193,6 +195,21 @@ final class PostgresJournal implements SharedJournal {
         return !pending.isEmpty() || fencedBy != null;
     }
 
+    /**
+     * When ({@link System#nanoTime()}) the last statement that extended this journal's lease was sent: a sync that
+     * held the fence (it sets the lease too) or a renewal. Until then plus the lease no other node can take it.
+     */
+    long leaseExtendedAtNanos() {
+        return leaseExtendedAtNanos;
+    }
+
+    /** A renewal sent at {@code startedNs} extended the lease. */
+    void leaseExtended(long startedNs) {
+        if (startedNs - leaseExtendedAtNanos > 0) {
+            leaseExtendedAtNanos = startedNs;
+        }
+    }
+
     @Override
     public void sync() {
         if (fencedBy != null) {
@@ -218,12 +235,14 @@ final class PostgresJournal implements SharedJournal {
                 }
             }
             Batch batch = Batch.of(pending);
+            long startedNs = System.nanoTime();
             boolean fenceHeld = batch.statements() == 1 ? syncInOneStatement(c, batch) : syncInTransaction(c, batch);
             if (!fenceHeld) {
                 pending.clear();
                 fence(factory.ownerOf(name));
                 throw fenced();
             }
+            leaseExtended(startedNs);
             pending.clear();
             factory.available();
         } catch (SQLException e) {

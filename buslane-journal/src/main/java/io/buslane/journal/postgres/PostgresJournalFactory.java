@@ -87,12 +87,21 @@ public final class PostgresJournalFactory implements JournalFactory {
     }
 
     /**
-     * When ({@link System#nanoTime()}) the last renewal of every lease that succeeded was started: until that time
-     * plus the lease, no other node can have taken a journal from this one. A node cut off from the database stops
+     * When ({@link System#nanoTime()}) the oldest of this node's leases was last extended (by a renewal, or by the
+     * journal's own sync, which sets the lease in the same statement): until that time plus the lease, no other node
+     * can have taken a journal from this one. A node cut off from the database stops
      * serving its shards before that moment passes (see the cluster's shard controller).
      */
     public long leasesSecuredAtNanos() {
-        return leasesSecuredAtNanos;
+        boolean any = false;
+        long secured = 0;
+        for (PostgresJournal j : open.values()) {
+            if (j.fencedBy() == null && !j.shared() && (!any || j.leaseExtendedAtNanos() - secured < 0)) {
+                secured = j.leaseExtendedAtNanos();
+                any = true;
+            }
+        }
+        return any ? secured : leasesSecuredAtNanos;
     }
 
     /** The names of the journals this node has open and still owns (not fenced). */
@@ -302,8 +311,11 @@ public final class PostgresJournalFactory implements JournalFactory {
                 ensureAdmin();
                 try (PreparedStatement up = admin.prepareStatement("UPDATE buslane_journal SET lease_until = now() + ?"
                         + " * interval '1 millisecond' WHERE journal_id = ? AND epoch = ?")) {
+                    long recentNs = options.lease().toNanos() / 6;
                     for (PostgresJournal j : journals) {
-                        if (j.fencedBy() != null || j.shared()) {
+                        if (j.fencedBy() != null || j.shared() || startedNs - j.leaseExtendedAtNanos() < recentNs) {
+                            // a journal whose own sync extended its lease a moment ago is left alone: renewing it
+                            // would wait behind its syncs' row locks, which is what delays renewals under load
                             continue;
                         }
                         up.setLong(1, options.lease().toMillis());
@@ -311,6 +323,8 @@ public final class PostgresJournalFactory implements JournalFactory {
                         up.setLong(3, j.epoch());
                         if (up.executeUpdate() == 0) {
                             j.fence(ownerOf(j.name()));
+                        } else {
+                            j.leaseExtended(startedNs);
                         }
                     }
                 }

@@ -36,6 +36,51 @@ class PostgresOwnershipTest {
         return out;
     }
 
+    /**
+     * Under load a renewal waits behind the journal's own syncs (they update the same row); a sync that held the
+     * fence extended the lease itself, so the node's leases count as secured by it: a busy journal whose renewals
+     * do not run keeps the node from fencing itself, an idle one without renewals does not.
+     */
+    @Test
+    void aJournalsOwnSyncsSecureItsLeaseWhenRenewalsDoNotRun() throws Exception {
+        String url = TestPostgres.sharedOrSkip().newDatabase();
+        try (PostgresJournalFactory a = new PostgresJournalFactory(
+                PostgresTestDatabase.options(url, "node-a", Duration.ofMillis(600)))) {
+            Journal busy = a.open("shard-0");
+            replay(busy);
+            a.pauseRenewalForTest(true);
+            long pausedAt = System.nanoTime();
+            for (int i = 0; System.nanoTime() - pausedAt < Duration.ofMillis(1_500).toNanos(); i++) {
+                busy.append(JournalRecord.add(i + 1, (byte) 1, bytes("m" + i)));
+                busy.sync();
+                Thread.sleep(20);
+            }
+            assertThat(Duration.ofNanos(System.nanoTime() - a.leasesSecuredAtNanos()))
+                    .as("secured by the syncs (paused renewals alone: 1.5 s)").isLessThan(Duration.ofMillis(1_000));
+
+            Journal idle = a.open("shard-1");
+            replay(idle);
+            long openedAt = System.nanoTime();
+            while (System.nanoTime() - openedAt < Duration.ofMillis(800).toNanos()) {
+                busy.append(JournalRecord.add(System.nanoTime(), (byte) 1, bytes("more")));
+                busy.sync();
+                Thread.sleep(20);
+            }
+            assertThat(Duration.ofNanos(System.nanoTime() - a.leasesSecuredAtNanos()))
+                    .as("the idle journal's lease was not renewed").isGreaterThan(Duration.ofMillis(700));
+            a.pauseRenewalForTest(false);
+            long resumedAt = System.nanoTime();
+            while (System.nanoTime() - a.leasesSecuredAtNanos() > Duration.ofMillis(300).toNanos()
+                    && System.nanoTime() - resumedAt < Duration.ofSeconds(5).toNanos()) {
+                Thread.sleep(20);
+            }
+            assertThat(Duration.ofNanos(System.nanoTime() - a.leasesSecuredAtNanos()))
+                    .as("renewed again").isLessThan(Duration.ofMillis(1_000));
+            busy.close();
+            idle.close();
+        }
+    }
+
     @Test
     void aTakeoverFencesTheOldOwnerWhoseLaterCommitsAreRefusedAndNeverVisible() throws Exception {
         String url = TestPostgres.sharedOrSkip().newDatabase();
