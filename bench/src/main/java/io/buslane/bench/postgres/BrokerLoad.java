@@ -44,6 +44,11 @@ final class BrokerLoad implements AutoCloseable {
     final AtomicLong claimed = new AtomicLong();
     final AtomicLong sent = new AtomicLong();
     final AtomicLong received = new AtomicLong();
+    /** Sends the broker settled without accepting them (e.g. server-busy): each is sent again, as an SDK retries. */
+    final AtomicLong refused = new AtomicLong();
+    final AtomicReference<String> firstRefusal = new AtomicReference<>();
+    /** Refused sends not sent again yet. */
+    private final AtomicLong resend = new AtomicLong();
     /** Longest send-to-settlement time of a pipelined send (the oldest unsettled transfer, awaited). */
     final AtomicLong maxSendNanos = new AtomicLong();
     /** One-at-a-time probe sends: settled count and their latencies. */
@@ -125,7 +130,8 @@ final class BrokerLoad implements AutoCloseable {
             list.add(spawn("sender-" + i, () -> {
                 ArrayDeque<Tracker> unsettled = new ArrayDeque<>(WINDOW);
                 ArrayDeque<Long> sentAt = new ArrayDeque<>(WINDOW);
-                while (!stop.get() && System.nanoTime() < deadlineNanos && claimed.incrementAndGet() <= limit) {
+                while (!stop.get() && System.nanoTime() < deadlineNanos
+                        && (takeResend() || claimed.incrementAndGet() <= limit)) {
                     while (gate > 0 && claimed.get() - received.get() > gate && !stop.get()) {
                         LockSupport.parkNanos(20_000);
                     }
@@ -136,12 +142,29 @@ final class BrokerLoad implements AutoCloseable {
                         settleOldest(unsettled, sentAt);
                     }
                 }
-                while (!unsettled.isEmpty()) {
-                    settleOldest(unsettled, sentAt);
+                while (!stop.get() && (!unsettled.isEmpty() || resend.get() > 0)) {
+                    if (!unsettled.isEmpty()) {
+                        settleOldest(unsettled, sentAt);
+                    } else if (takeResend()) {
+                        long now = System.nanoTime();
+                        unsettled.add(sender.send(message(now)));
+                        sentAt.add(now);
+                    }
                 }
             }));
         }
         return list;
+    }
+
+    private boolean takeResend() {
+        long r;
+        do {
+            r = resend.get();
+            if (r <= 0) {
+                return false;
+            }
+        } while (!resend.compareAndSet(r, r - 1));
+        return true;
     }
 
     private void settleOldest(ArrayDeque<Tracker> unsettled, ArrayDeque<Long> sentAt) throws Exception {
@@ -151,6 +174,12 @@ final class BrokerLoad implements AutoCloseable {
             throw new IllegalStateException("a send was not settled within 120 s");
         }
         maxSendNanos.accumulateAndGet(took, Math::max);
+        if (t.remoteState() == null || !t.remoteState().isAccepted()) {
+            refused.incrementAndGet();
+            firstRefusal.compareAndSet(null, String.valueOf(t.remoteState()));
+            resend.incrementAndGet();
+            return;
+        }
         sent.incrementAndGet();
     }
 

@@ -30,7 +30,7 @@ import java.util.regex.Pattern;
  * a queue against the other node (the cost of a forwarded request).
  *
  * <p>Arguments: {@code --pg-port P --pg-data DIR [--quick] [--jar buslane.jar] [--work DIR] [--docs FILE]
- * [--no-docs] [--nodes 1,2,3]}.
+ * [--no-docs] [--nodes 1,2,3] [--lease-seconds 15]}.
  */
 public final class ClusterBench {
 
@@ -62,6 +62,12 @@ public final class ClusterBench {
     final int latencyOps;
     final int latencyWarmup;
     final String heap = "1g";
+    /**
+     * The nodes' {@code --lease-seconds}. Not the default 5: under this saturating load on two cores a node's lease
+     * renewal once started more than 3.5 s (70 % of 5 s) before its next one succeeded and the node fenced itself
+     * (benchmarks.md, "Cluster mode"); {@code --lease-seconds 5} measures with the default.
+     */
+    int leaseSeconds = 15;
     List<Integer> nodeCounts = List.of(1, 2, 3);
     final List<Row> rows = new ArrayList<>();
     final List<Latency> latencies = new ArrayList<>();
@@ -76,7 +82,8 @@ public final class ClusterBench {
      * serves them.
      */
     record Row(int nodes, long messages, double seconds, List<Double> nodeCpuS, double pgCpuS, double clientCpuS,
-               double machineBusyS, long commits, long walBytes, int localClients, double maxSendMs, double jitCpuS) {
+               double machineBusyS, long commits, long walBytes, int localClients, double maxSendMs, double jitCpuS,
+               long refusedSends) {
         double rate() {
             return messages / seconds;
         }
@@ -127,6 +134,7 @@ public final class ClusterBench {
         int pgPort = 0;
         Path pgData = null;
         String nodes = null;
+        int lease = 15;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--quick" -> quick = true;
@@ -137,6 +145,7 @@ public final class ClusterBench {
                 case "--pg-port" -> pgPort = Integer.parseInt(args[++i]);
                 case "--pg-data" -> pgData = Path.of(args[++i]);
                 case "--nodes" -> nodes = args[++i];
+                case "--lease-seconds" -> lease = Integer.parseInt(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
@@ -146,6 +155,7 @@ public final class ClusterBench {
         long start = System.nanoTime();
         ClusterBench bench = new ClusterBench(quick, jar.toAbsolutePath(), work.toAbsolutePath(),
                 new PgServer(pgPort, pgData));
+        bench.leaseSeconds = lease;
         if (nodes != null) {
             bench.nodeCounts = java.util.Arrays.stream(nodes.split(",")).map(Integer::valueOf).toList();
         }
@@ -184,7 +194,8 @@ public final class ClusterBench {
             for (int i = 0; i < n; i++) {
                 List<String> args = List.of("--shards", Integer.toString(SHARDS), "--sync", "always", "--storage",
                         pg.storageUrl(db), "--node-id", NODE_IDS.get(i), "--cluster-address",
-                        "127.0.0.1:" + BrokerProcess.freePort(), "--cluster-secret", SECRET);
+                        "127.0.0.1:" + BrokerProcess.freePort(), "--cluster-secret", SECRET,
+                        "--lease-seconds", Integer.toString(leaseSeconds));
                 nodes.add(PostgresBench.launchBroker(jar, work, configJson, n + "-" + NODE_IDS.get(i), heap, args));
             }
             awaitPlacement(nodes, Duration.ofSeconds(60));
@@ -215,6 +226,9 @@ public final class ClusterBench {
     }
 
     /** A receiver and a sender on every queue: the sender of queue i on node i % n, its receiver on (i + 1) % n. */
+    /** Sends refused (and sent again) by the last {@link #endToEnd} run. */
+    long lastRefused;
+
     double endToEnd(int[] ports, long count) throws Exception {
         try (BrokerLoad load = new BrokerLoad(ports)) {
             List<Thread> r = new ArrayList<>();
@@ -229,6 +243,11 @@ public final class ClusterBench {
             BrokerLoad.start(s);
             load.join(s, 900_000);
             load.awaitReceived(count, 900_000);
+            lastRefused = load.refused.get();
+            if (lastRefused > 0) {
+                System.out.println(lastRefused + " sends refused and sent again; the first: "
+                        + load.firstRefusal.get());
+            }
             return load.maxSendNanos.get() / 1e6;
         }
     }
@@ -254,7 +273,7 @@ public final class ClusterBench {
         PgServer.Snapshot s1 = pg.snapshot(db, true);
         Row row = new Row(n, messages, (t1 - t0) / 1e9, nodeCpu, (pgCpu1 - s0.cpuMicros()) / 1e6, (c1 - c0) / 1e6,
                 (busy1 - busy0) / 1e6, s1.commits() - s0.commits(), s1.walBytes() - s0.walBytes(), local, maxSend,
-                (jit1 - jit0) / 1e6);
+                (jit1 - jit0) / 1e6, lastRefused);
         rows.add(row);
         System.out.printf(Locale.ROOT, "%d node(s): %d msgs in %.2f s = %.0f msgs/s; nodes %s s CPU, postgres %.1f s,"
                         + " client %.1f s, machine busy %.2f cores; %d commits; max send %.0f ms%n", n, messages,

@@ -37,10 +37,10 @@ final class ClusterReport {
         for (ClusterBench.Row r : b.rows) {
             out.add(f("RESULT cluster end_to_end nodes=%d msgs_per_s=%.0f broker_cpu_us_per_msg=%.1f "
                     + "pg_cpu_us_per_msg=%.1f client_cpu_us_per_msg=%.1f machine_cores_busy=%.2f commits_per_s=%.0f "
-                    + "local_clients=%d/%d", r.nodes(), r.rate(), r.brokerCpuS() * 1e6 / r.messages(),
+                    + "local_clients=%d/%d refused_sends=%d", r.nodes(), r.rate(), r.brokerCpuS() * 1e6 / r.messages(),
                     r.pgCpuS() * 1e6 / r.messages(), r.clientCpuS() * 1e6 / r.messages(),
                     r.machineBusyS() / r.seconds(), r.commits() / r.seconds(), r.localClients(),
-                    2 * ClusterBench.QUEUES));
+                    2 * ClusterBench.QUEUES, r.refusedSends()));
         }
         for (ClusterBench.Latency l : b.latencies) {
             out.add(f("RESULT cluster one_at_a_time op=%s via=%s ops_per_s=%.0f p50_ms=%.2f p99_ms=%.2f max_ms=%.1f "
@@ -66,10 +66,10 @@ final class ClusterReport {
                 + "defaults (fsync ").append(b.pg.setting("fsync")).append(", synchronous_commit ")
                 .append(b.pg.setting("synchronous_commit")).append("), a fresh database per cluster size\n");
         m.append(f("- Nodes: the packaged jar, each its own JVM (-Xms%s -Xmx%s), `--storage postgresql://...`, "
-                + "`--shards %d`, `--node-id`, `--cluster-address`, `--cluster-secret`, the default 5 s lease; the "
+                + "`--shards %d`, `--node-id`, `--cluster-address`, `--cluster-secret`, `--lease-seconds %d`; the "
                 + "run starts once every node sees all nodes live and each shard is served by one node; node ids %s "
                 + "(chosen so that the queues spread evenly over two and three nodes, see the notes)%n",
-                b.heap, b.heap, ClusterBench.SHARDS, String.join(", ", ClusterBench.NODE_IDS)));
+                b.heap, b.heap, ClusterBench.SHARDS, b.leaseSeconds, String.join(", ", ClusterBench.NODE_IDS)));
         m.append(f("- End to end: %d queues (non-partitioned, so each lives on one shard), one sender and one "
                 + "peek-lock receiver per queue, each on its own AMQP connection, the connections spread round-robin "
                 + "over the nodes (queue i's sender on node i mod n, its receiver on node (i + 1) mod n); %,d durable "
@@ -92,17 +92,18 @@ final class ClusterReport {
     private void throughput(StringBuilder m) {
         m.append("| Nodes | msgs/s | Broker CPU µs/msg (all nodes) | CPU s per node | PostgreSQL CPU µs/msg "
                 + "| Client CPU µs/msg | Machine busy (cores of 2) | commits/s | WAL bytes/msg | Clients on "
-                + "their queue's node | Longest send (ms) | Nodes' CPU idle (cores) |\n");
-        m.append("|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                + "their queue's node | Longest send (ms) | Sends refused, sent again "
+                + "| Nodes' CPU idle (cores) |\n");
+        m.append("|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (int i = 0; i < b.rows.size(); i++) {
             ClusterBench.Row r = b.rows.get(i);
             String idle = i < b.idleCores.size() ? f("%.3f", b.idleCores.get(i)) : "–";
             String perNode = r.nodeCpuS().stream().map(x -> f("%.1f", x)).collect(Collectors.joining(" / "));
-            m.append(f("| %d | %.0f | %.1f | %s | %.1f | %.1f | %.2f | %.0f | %.0f | %d of %d | %.0f | %s |%n",
+            m.append(f("| %d | %.0f | %.1f | %s | %.1f | %.1f | %.2f | %.0f | %.0f | %d of %d | %.0f | %d | %s |%n",
                     r.nodes(), r.rate(), r.brokerCpuS() * 1e6 / r.messages(), perNode, r.pgCpuS() * 1e6 / r.messages(),
                     r.clientCpuS() * 1e6 / r.messages(), r.machineBusyS() / r.seconds(), r.commits() / r.seconds(),
                     (double) r.walBytes() / r.messages(), r.localClients(), 2 * ClusterBench.QUEUES, r.maxSendMs(),
-                    idle));
+                    r.refusedSends(), idle));
         }
     }
 
