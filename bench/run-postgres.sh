@@ -38,7 +38,6 @@ while [ "$#" -gt 0 ]; do
   shift
 done
 [ "$write_docs" = 1 ] || args+=(--no-docs)
-[ -x "$PGBIN/initdb" ] || { echo "PostgreSQL 15 not found in $PGBIN (apt-get install postgresql-15)" >&2; exit 1; }
 
 # shellcheck source=bench/build-bench.sh
 . "$ROOT/bench/build-bench.sh"
@@ -49,33 +48,14 @@ else
 fi
 
 WORK="$ROOT/bench/target/postgres-bench"
-PGDIR="$WORK/pg"
-as_pg() { runuser -u postgres -- "$@"; }
-stop_pg() {
-  if [ -f "$PGDIR/data/postmaster.pid" ]; then
-    as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -m fast stop >/dev/null || true
-  fi
-}
-# A cluster left over by an interrupted run is stopped first; then a fresh one.
-stop_pg
-rm -rf "$WORK"
-mkdir -p "$PGDIR"
-chown postgres "$PGDIR"
-PGPORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-as_pg "$PGBIN/initdb" -D "$PGDIR/data" -U buslane --auth=trust -E UTF8 >"$WORK/initdb.log"
-trap stop_pg EXIT
-as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w start \
-  -o "-p $PGPORT -k $PGDIR -c listen_addresses=127.0.0.1 -c shared_preload_libraries=pg_stat_statements" >/dev/null
-echo "PostgreSQL 15 on 127.0.0.1:$PGPORT (data in $PGDIR/data, default durable settings)"
+# shellcheck source=bench/pg-bench.sh
+. "$ROOT/bench/pg-bench.sh"
+start_bench_pg "$WORK"
 
 CP="$ROOT/bench/target/classes:$(cat "$ROOT/bench/target/classpath.txt")"
-BENCH_COMMIT="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-BENCH_MEMORY="$(free -h | awk '/^Mem:/ {print $2}')"
-BENCH_CPU="$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') ($(nproc) CPUs)"
-BENCH_DISK="$(df -T "$WORK" | awk 'NR==2 {print $2 " on " $1 " (" $7 ")"}')"
 BENCH_COMMAND="bench/run-postgres.sh"
 [ "$quick" = 1 ] && BENCH_COMMAND="$BENCH_COMMAND --quick"
-export BENCH_COMMIT BENCH_MEMORY BENCH_CPU BENCH_DISK BENCH_COMMAND
+export BENCH_COMMAND
 
 echo "Running the PostgreSQL benchmark (holding $LOCK) ..."
 timeout 1500 flock "$LOCK" java -Xms512m -Xmx2g -Djava.awt.headless=true \

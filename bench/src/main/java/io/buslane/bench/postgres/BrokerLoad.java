@@ -33,7 +33,9 @@ final class BrokerLoad implements AutoCloseable {
     static final int WINDOW = 1000;
 
     private final Client client = Client.create();
-    private final int port;
+    /** The brokers' AMQP ports: connection k goes to {@code ports[k % ports.length]} (round-robin). */
+    private final int[] ports;
+    private int nextPort;
     private final List<Connection> connections = new ArrayList<>();
     private final List<Thread> threads = new ArrayList<>();
     private final AtomicBoolean stop = new AtomicBoolean();
@@ -42,6 +44,11 @@ final class BrokerLoad implements AutoCloseable {
     final AtomicLong claimed = new AtomicLong();
     final AtomicLong sent = new AtomicLong();
     final AtomicLong received = new AtomicLong();
+    /** Sends the broker settled without accepting them (e.g. server-busy): each is sent again, as an SDK retries. */
+    final AtomicLong refused = new AtomicLong();
+    final AtomicReference<String> firstRefusal = new AtomicReference<>();
+    /** Refused sends not sent again yet. */
+    private final AtomicLong resend = new AtomicLong();
     /** Longest send-to-settlement time of a pipelined send (the oldest unsettled transfer, awaited). */
     final AtomicLong maxSendNanos = new AtomicLong();
     /** One-at-a-time probe sends: settled count and their latencies. */
@@ -50,8 +57,16 @@ final class BrokerLoad implements AutoCloseable {
     /** Senders claim no more messages after this {@link System#nanoTime()} (default: never). */
     volatile long deadlineNanos = Long.MAX_VALUE;
 
-    BrokerLoad(int port) {
-        this.port = port;
+    BrokerLoad(int... ports) {
+        this.ports = ports.clone();
+    }
+
+    /** The next connection goes to {@code ports[index % ports.length]}, and the ones after it round-robin on. */
+    BrokerLoad nextOn(int index) {
+        synchronized (connections) {
+            nextPort = index;
+        }
+        return this;
     }
 
     private Connection connect() throws Exception {
@@ -59,6 +74,10 @@ final class BrokerLoad implements AutoCloseable {
         o.user("RootManageSharedAccessKey");
         o.password("SAS_KEY_VALUE");
         o.saslOptions().addAllowedMechanism("PLAIN");
+        int port;
+        synchronized (connections) {
+            port = ports[nextPort++ % ports.length];
+        }
         Connection c = client.connect("127.0.0.1", port, o);
         c.openFuture().get(30, TimeUnit.SECONDS);
         synchronized (connections) {
@@ -111,7 +130,8 @@ final class BrokerLoad implements AutoCloseable {
             list.add(spawn("sender-" + i, () -> {
                 ArrayDeque<Tracker> unsettled = new ArrayDeque<>(WINDOW);
                 ArrayDeque<Long> sentAt = new ArrayDeque<>(WINDOW);
-                while (!stop.get() && System.nanoTime() < deadlineNanos && claimed.incrementAndGet() <= limit) {
+                while (!stop.get() && System.nanoTime() < deadlineNanos
+                        && (takeResend() || claimed.incrementAndGet() <= limit)) {
                     while (gate > 0 && claimed.get() - received.get() > gate && !stop.get()) {
                         LockSupport.parkNanos(20_000);
                     }
@@ -122,12 +142,29 @@ final class BrokerLoad implements AutoCloseable {
                         settleOldest(unsettled, sentAt);
                     }
                 }
-                while (!unsettled.isEmpty()) {
-                    settleOldest(unsettled, sentAt);
+                while (!stop.get() && (!unsettled.isEmpty() || resend.get() > 0)) {
+                    if (!unsettled.isEmpty()) {
+                        settleOldest(unsettled, sentAt);
+                    } else if (takeResend()) {
+                        long now = System.nanoTime();
+                        unsettled.add(sender.send(message(now)));
+                        sentAt.add(now);
+                    }
                 }
             }));
         }
         return list;
+    }
+
+    private boolean takeResend() {
+        long r;
+        do {
+            r = resend.get();
+            if (r <= 0) {
+                return false;
+            }
+        } while (!resend.compareAndSet(r, r - 1));
+        return true;
     }
 
     private void settleOldest(ArrayDeque<Tracker> unsettled, ArrayDeque<Long> sentAt) throws Exception {
@@ -137,6 +174,12 @@ final class BrokerLoad implements AutoCloseable {
             throw new IllegalStateException("a send was not settled within 120 s");
         }
         maxSendNanos.accumulateAndGet(took, Math::max);
+        if (t.remoteState() == null || !t.remoteState().isAccepted()) {
+            refused.incrementAndGet();
+            firstRefusal.compareAndSet(null, String.valueOf(t.remoteState()));
+            resend.incrementAndGet();
+            return;
+        }
         sent.incrementAndGet();
     }
 
@@ -162,15 +205,52 @@ final class BrokerLoad implements AutoCloseable {
 
     /** A sender of one message at a time, each awaited, recording its latency (not started yet). */
     Thread probe(String queue, CountDownLatch done) throws Exception {
+        return probe(queue, done, Long.MAX_VALUE, 1_000_000);
+    }
+
+    /**
+     * A sender of one message at a time (up to {@code limit}), each awaited, recording its latency in {@link #probe},
+     * pausing {@code pauseNanos} between sends (not started yet).
+     */
+    Thread probe(String queue, CountDownLatch done, long limit, long pauseNanos) throws Exception {
         Sender sender = connect().openSender(queue);
         sender.openFuture().get(30, TimeUnit.SECONDS);
         return spawn("probe", () -> {
-            while (!stop.get() && done.getCount() > 0) {
+            while (!stop.get() && done.getCount() > 0 && probeSent.get() < limit) {
                 long t0 = System.nanoTime();
-                sender.send(message(t0)).awaitSettlement(120, TimeUnit.SECONDS);
+                Tracker t = sender.send(message(t0)).awaitSettlement(120, TimeUnit.SECONDS);
+                if (!t.remoteSettled()) {
+                    throw new IllegalStateException("a probe send was not settled within 120 s");
+                }
                 probe.record(t0, System.nanoTime() - t0);
                 probeSent.incrementAndGet();
-                LockSupport.parkNanos(1_000_000);
+                if (pauseNanos > 0) {
+                    LockSupport.parkNanos(pauseNanos);
+                }
+            }
+        });
+    }
+
+    /**
+     * A peek-lock receiver of one message at a time (not started yet): it grants one credit, waits for the delivery,
+     * accepts it (settled: the completion is not awaited, as {@link #receivers}) and records the time from the credit
+     * to the delivery in {@link #probe}, {@code limit} times.
+     */
+    Thread oneAtATimeReceiver(String queue, long limit) throws Exception {
+        Receiver r = connect().openSession().openReceiver(queue,
+                new ReceiverOptions().creditWindow(0).autoAccept(false));
+        r.openFuture().get(30, TimeUnit.SECONDS);
+        return spawn("probe-receiver", () -> {
+            while (!stop.get() && received.get() < limit) {
+                long t0 = System.nanoTime();
+                r.addCredit(1);
+                Delivery d = r.receive(60, TimeUnit.SECONDS);
+                if (d == null) {
+                    throw new IllegalStateException("no delivery within 60 s");
+                }
+                probe.record(t0, System.nanoTime() - t0);
+                d.accept();
+                received.incrementAndGet();
             }
         });
     }

@@ -72,8 +72,6 @@ public final class PostgresBench {
     final List<String> failures = new ArrayList<>();
     /** Which parts run: pg, file, hand, recovery, table (default all). */
     java.util.Set<String> only = java.util.Set.of("pg", "file", "hand", "recovery", "table");
-    /** Extra JVM options of the brokers ({@code BENCH_BUSLANE_JVM_OPTS}, e.g. a JFR recording). */
-    final String brokerJvmOptions = System.getenv().getOrDefault("BENCH_BUSLANE_JVM_OPTS", "");
     Recovery recovery;
     /** When the table-size run's longest probe send started, in seconds from the run's start. */
     double maxProbeAtS = Double.NaN;
@@ -206,16 +204,29 @@ public final class PostgresBench {
 
     /** A fresh broker (fresh data directory), on database {@code db} or on files when it is null; started. */
     BrokerProcess broker(String name, int shards, String db) throws Exception {
-        Path dir = work.resolve("broker-" + name);
-        deleteTree(dir);
         List<String> args = new ArrayList<>(List.of("--shards", Integer.toString(shards), "--sync", "always"));
         if (db != null) {
             args.addAll(List.of("--storage", pg.storageUrl(db)));
         }
+        return launchBroker(jar, work, configJson, name, heap, args);
+    }
+
+    /**
+     * A fresh broker process named {@code name} (data directory and log in {@code work}), the packaged jar with
+     * {@code -Xms/-Xmx heap}, the {@code BENCH_BUSLANE_JVM_OPTS} (NAME in them becomes {@code name}), the config
+     * file and {@code args}; started (its {@code /health} answered 200).
+     */
+    static BrokerProcess launchBroker(Path jar, Path work, Path config, String name, String heap, List<String> args)
+            throws Exception {
+        Path dir = work.resolve("broker-" + name);
+        deleteTree(dir);
         List<String> jvm = new ArrayList<>(List.of("-Xms" + heap, "-Xmx" + heap, "-Djava.awt.headless=true"));
-        jvm.addAll(List.of(brokerJvmOptions.replace("NAME", name).trim().split("\\s+")));
+        String extra = System.getenv().getOrDefault("BENCH_BUSLANE_JVM_OPTS", "").replace("NAME", name).trim();
+        if (!extra.isEmpty()) {
+            jvm.addAll(List.of(extra.split("\\s+")));
+        }
         BrokerProcess p = BrokerProcess.builder().jar(jar).jvmOptions(jvm).dataDir(dir)
-                .log(work.resolve("broker-" + name + ".log")).configFile(configJson)
+                .log(work.resolve("broker-" + name + ".log")).configFile(config)
                 .args(args.toArray(new String[0])).startTimeout(Duration.ofSeconds(180))
                 .stopTimeout(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(10)).build();
         p.launch();
