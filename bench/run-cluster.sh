@@ -10,9 +10,9 @@
 #   bench/run-cluster.sh --quick    short run (20,000 messages, 300 operations; about 3 minutes); prints the
 #                                   RESULT lines and leaves the docs alone (add --docs to write them)
 #   --nodes 1,2,3                   the cluster sizes to run (another list leaves the docs alone)
-#   --lease-seconds N               the nodes' lease (default 15; with the default 5 of ./buslane a node of two
-#                                   fenced itself under this load, see benchmarks.md; another value leaves the docs
-#                                   alone)
+#   --lease-seconds N               the nodes' lease (default 15, as the recorded table; before ec9d79b the default
+#                                   5 of ./buslane made a node fence itself under this load, see benchmarks.md;
+#                                   another value leaves the docs alone)
 #
 # Needs Debian's PostgreSQL 15 (/usr/lib/postgresql/15/bin), as bench/run-postgres.sh (bench/pg-bench.sh starts it
 # in bench/target/cluster-bench/pg). The build and the measurement both hold the shared lock /tmp/buslane-mvn.lock
