@@ -23,7 +23,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.function.IntPredicate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -44,13 +43,7 @@ class ShardHandoverTest {
     }
 
     private static <T> T await(Engine e, CompletableFuture<T> f) {
-        e.runUntilIdle();
-        assertThat(f).isDone();
-        try {
-            return f.join();
-        } catch (CompletionException x) {
-            throw (RuntimeException) x.getCause();
-        }
+        return Await.await(e, f);
     }
 
     private static int shardOf(Engine e, String queue, int partition) {

@@ -20,7 +20,6 @@ import org.junit.jupiter.api.Test;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -44,13 +43,7 @@ class SharedNamespaceTest {
     }
 
     private static <T> T await(Engine e, CompletableFuture<T> f) {
-        e.runUntilIdle();
-        assertThat(f).isDone();
-        try {
-            return f.join();
-        } catch (CompletionException x) {
-            throw (RuntimeException) x.getCause();
-        }
+        return Await.await(e, f);
     }
 
     @Test
