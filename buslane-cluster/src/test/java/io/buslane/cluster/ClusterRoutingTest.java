@@ -646,4 +646,61 @@ class ClusterRoutingTest {
                 e -> assertThat(e.kind()).isEqualTo(ErrorKind.MESSAGE_LOCK_LOST));
         assertThat(join(c.b().counts(onB)).activeMessageCount()).isEqualTo(2);
     }
+
+    @Test
+    void aReceiverClosedBecauseOneOfItsShardsWentAwayLeavesItsOtherPartitionsToo() throws Exception {
+        Cluster c = cluster();
+        var refs = c.a().queue(partitioned).partitions();
+        assertThat(java.util.Arrays.stream(refs).map(ref -> ref.shard().index())).contains(0, 1);
+        Sink zombie = new Sink();
+        Receiver r = c.a().createReceiver(EntityAddress.parse(partitioned), ReceiveMode.PEEK_LOCK, zombie);
+        r.addCredit(100);
+        c.a().stopServingShard(0, "moved away for the test");
+        assertThat(zombie.closed.get(10, TimeUnit.SECONDS).kind()).isEqualTo(ErrorKind.SERVER_BUSY);
+
+        int stored = 0;
+        for (int i = 0; i < 24; i++) {
+            try {
+                join(c.a().send(partitioned, List.of(text("z" + i, "after").toBuilder().partitionKey("key" + i)
+                        .build())));
+                stored++;
+            } catch (BrokerException notServed) {
+                assertThat(notServed.kind()).isEqualTo(ErrorKind.SERVER_BUSY); // a partition of shard 0
+            }
+        }
+        assertThat(stored).isPositive();
+        Sink fresh = new Sink();
+        Receiver r2 = c.a().createReceiver(EntityAddress.parse(partitioned), ReceiveMode.PEEK_LOCK, fresh);
+        r2.addCredit(100);
+        for (int i = 0; i < stored; i++) {
+            fresh.take(); // none went to the closed receiver's slots on shard 1's partitions
+        }
+        assertThat(zombie.messages).isEmpty();
+        r2.close();
+    }
+
+    @Test
+    void withOneUnitOfCreditAMessageOnAPartitionServedHereIsNotHeldUpByPollsOfTheOtherNode() throws Exception {
+        Cluster c = cluster();
+        var refs = c.a().queue(partitioned).partitions();
+        Message local = null;
+        for (int i = 0; local == null; i++) {
+            Message m = text("l" + i, "here").toBuilder().partitionKey("key" + i).build();
+            int p = io.buslane.engine.routing.PartitionDirectory.partitionIndexFor(m, false, refs.length, 0);
+            if (refs[p].shard().index() < 2) {
+                local = m;
+            }
+        }
+        Sink sink = new Sink();
+        Receiver r = c.a().createReceiver(EntityAddress.parse(partitioned), ReceiveMode.PEEK_LOCK, sink);
+        for (int round = 0; round < 5; round++) {
+            r.addCredit(1); // the remote polls take the unit first, B has nothing (and its clock stands still)
+            Thread.sleep(50);
+            join(c.a().send(partitioned, List.of(local.toBuilder().messageId("l-" + round).build())));
+            ReceivedMessage m = sink.take();
+            assertThat(m.message().messageId()).isEqualTo("l-" + round);
+            join(r.complete(m.lockToken()));
+        }
+        r.close();
+    }
 }

@@ -129,11 +129,18 @@ public final class Receiver implements ConsumerHandle {
     }
 
     void kick() {
+        kick(true);
+    }
+
+    /** Pumps the partitions served here, and polls those served elsewhere when {@code remoteToo}. */
+    void kick(boolean remoteToo) {
         PartitionRef[] refs = partitions;
         RemoteFeed[] f = feeds;
         for (int i = 0; i < refs.length; i++) {
             if (f[i] != null) {
-                f[i].kick();
+                if (remoteToo) {
+                    f[i].kick();
+                }
                 continue;
             }
             AtomicBoolean flag = kickScheduled[i];
@@ -173,12 +180,18 @@ public final class Receiver implements ConsumerHandle {
             PartitionRef ref = refs[i];
             Runnable answered = () -> {
                 if (remaining.decrementAndGet() == 0) {
-                    done.complete(credit.getAndSet(0));
+                    long drained = credit.getAndSet(0);
+                    boolean anyFeed = false;
                     for (RemoteFeed feed : f) {
                         if (feed != null) {
                             feed.endDrain();
+                            anyFeed = true;
                         }
                     }
+                    if (anyFeed && credit.get() > 0) {
+                        kick(); // credit granted while the drain finished: the feeds poll again for it
+                    }
+                    done.complete(drained);
                 }
             };
             if (f[i] != null) {
@@ -249,6 +262,11 @@ public final class Receiver implements ConsumerHandle {
             return;
         }
         closed = true;
+        detach();
+    }
+
+    /** Leaves every partition: the remote feeds end their polls, the local slots are removed on their shards. */
+    private void detach() {
         PartitionRef[] refs = partitions;
         if (refs == null) {
             return;
@@ -263,7 +281,7 @@ public final class Receiver implements ConsumerHandle {
             refs[i].shard().submit(() -> {
                 ConsumerSlot slot = slots[index];
                 if (slot != null) {
-                    slot.queue().removeConsumer(slot);
+                    slot.queue().removeConsumer(slot); // nothing for the slot the engine closed already
                 }
             });
         }
@@ -342,14 +360,7 @@ public final class Receiver implements ConsumerHandle {
     @Override
     public void closedByEngine(BrokerException error) {
         closed = true;
-        RemoteFeed[] f = feeds;
-        if (f != null) {
-            for (RemoteFeed feed : f) {
-                if (feed != null) {
-                    feed.close();
-                }
-            }
-        }
+        detach(); // the other partitions (cluster mode: one stopped serving, or a remote one failed) let go too
         sink.onClosed(this, error);
     }
 

@@ -34,6 +34,9 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class RemoteConsumers {
 
+    /** How long an ended poll still waits for deliveries its credit was taken for (they follow the next sync). */
+    private static final long DELIVERY_GRACE_MS = 2_000;
+
     private final Namespace namespace;
     private final Clock clock;
     private final Map<UUID, Holder> holders = new ConcurrentHashMap<>();
@@ -106,8 +109,13 @@ public final class RemoteConsumers {
                 poll.slot = q.addConsumer(poll);
                 q.pump();
             } else {
-                if (h.poll != null) {
-                    h.poll.end(); // the requester gave up on it (its answer timed out) and asks again
+                Poll old = h.poll;
+                if (old != null) {
+                    // the requester gave up on it (its answer timed out) and asks again: what the old poll took
+                    // and has not been handed yet comes to this one, and the old one answers now (to nobody)
+                    poll.acquired += old.acquired - old.got.size();
+                    old.acquired = old.got.size();
+                    old.end();
                 }
                 h.poll = poll;
                 h.slot.queue().pumpSessionOf(h.slot);
@@ -176,12 +184,21 @@ public final class RemoteConsumers {
         @Override
         public void onTimer(long nowMs) {
             armed = false;
+            if (ending) {
+                // the grace below ran out: deliveries that never came (a failed sync drops them; their messages
+                // stay locked until their lock expires) are not waited for any longer
+                acquired = got.size();
+            }
             end();
         }
 
         void end() {
             ending = true;
             maybeFinish();
+            if (!result.isDone() && !armed) {
+                armed = true; // deliveries on their way (after the sync): a little more time for them
+                ref.shard().schedule(this, ref.shard().nowMs() + DELIVERY_GRACE_MS);
+            }
         }
 
         private void maybeFinish() {

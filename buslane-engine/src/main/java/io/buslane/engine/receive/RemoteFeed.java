@@ -96,6 +96,9 @@ final class RemoteFeed {
             if (closed) {
                 return CompletableFuture.completedFuture(null);
             }
+            if (draining && drained != null) {
+                return drained; // a drain under way: this one ends with it
+            }
             draining = true;
             drained = done = new CompletableFuture<>();
             key = inFlight ? pollKey : null;
@@ -161,9 +164,11 @@ final class RemoteFeed {
     private void answered(int taken, Object result, Throwable failure) {
         List<ReceivedMessage> got = failure == null && result != null ? (List<ReceivedMessage>) result : List.of();
         boolean wasClosed;
+        boolean wasPreempted;
         synchronized (this) {
             inFlight = false;
             pollKey = null;
+            wasPreempted = preempted;
             preempted = false;
             wasClosed = closed;
         }
@@ -198,6 +203,13 @@ final class RemoteFeed {
                 finishDrain();
                 return;
             }
+        }
+        if (wasPreempted && got.isEmpty()) {
+            // ended for a partition served here that has messages: it gets the credit first, this one polls a
+            // moment later (else the two would take the same credit from each other without end)
+            receiver.kick(false);
+            remote.schedule(this::kick, 50);
+            return;
         }
         receiver.kick(); // every partition: the credit given back may be wanted elsewhere, and this one polls again
     }
