@@ -85,8 +85,8 @@ public final class Engine implements AutoCloseable {
         this.settlements = new Settlements(namespace, directory, config.clock(), stats);
         this.remoteConsumers = new RemoteConsumers(namespace, config.clock());
         this.sessions = new SessionStates(namespace, directory, config.clock(), config.storage(),
-                remoteConsumers::holder);
-        settlements.holders(remoteConsumers::holder);
+                remoteConsumers::requireHolder);
+        settlements.holders(remoteConsumers::requireHolder);
         this.receivers = new Receivers(namespace, directory, config.clock(), stats, settlements, sessions);
         this.browser = new Browser(namespace, directory, config.clock());
         this.counts = new MessageCounts(namespace, directory, config.clock());

@@ -256,10 +256,7 @@ public final class Receivers {
                 }
                 return;
             }
-            Throwable cause = f instanceof java.util.concurrent.CompletionException && f.getCause() != null
-                    ? f.getCause() : f;
-            BrokerException e = cause instanceof BrokerException be ? be
-                    : new BrokerException(ErrorKind.SERVER_BUSY, String.valueOf(cause));
+            BrokerException e = RemoteFeed.brokerError(f);
             if (e.kind() == ErrorKind.TIMEOUT) {
                 acceptNextElsewhere(ref, receiver, waiter, result, deadlineNanos);
             } else if (e.kind() == ErrorKind.SERVER_BUSY) {

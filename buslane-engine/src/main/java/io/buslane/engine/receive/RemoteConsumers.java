@@ -47,9 +47,20 @@ public final class RemoteConsumers {
         this.clock = clock;
     }
 
-    /** The session holder of a remote receiver, or null when it is gone (its lock is then lost). */
-    public ConsumerHandle holder(UUID id) {
-        return id == null ? null : holders.get(id);
+    /**
+     * The session holder of a remote receiver that an operation names, or null when it names none; fails with
+     * SESSION_LOCK_LOST when that holder is gone (its lock was lost with it).
+     */
+    public ConsumerHandle requireHolder(UUID id) {
+        return id == null ? null : holder(id);
+    }
+
+    private Holder holder(UUID id) {
+        Holder holder = holders.get(id);
+        if (holder == null) {
+            throw new BrokerException(ErrorKind.SESSION_LOCK_LOST, SubQueueState.SESSION_LOCK_LOST_TEXT);
+        }
+        return holder;
     }
 
     /** Remote session holders kept here (a metric, and for tests). */
@@ -89,14 +100,7 @@ public final class RemoteConsumers {
     // ------------------------------------------------------------------------------------------------ polls
 
     private CompletableFuture<Object> receive(PartitionRef ref, EntityAddress address, PartitionOp op) {
-        Holder holder = null;
-        if (op.lockToken() != null) {
-            holder = holders.get(op.lockToken());
-            if (holder == null) {
-                return CompletableFuture.failedFuture(new BrokerException(ErrorKind.SESSION_LOCK_LOST,
-                        SubQueueState.SESSION_LOCK_LOST_TEXT));
-            }
-        }
+        Holder holder = op.lockToken() == null ? null : holder(op.lockToken());
         Poll poll = new Poll(op.key(), ref, Math.max(1, op.max()), holder,
                 op.mode() == null ? ReceiveMode.PEEK_LOCK : op.mode());
         if (op.key() != null) {
@@ -125,8 +129,7 @@ public final class RemoteConsumers {
         }).whenComplete((x, failure) -> {
             if (failure != null) {
                 polls.remove(op.key() == null ? "" : op.key());
-                poll.result.completeExceptionally(failure instanceof java.util.concurrent.CompletionException
-                        && failure.getCause() != null ? failure.getCause() : failure);
+                poll.result.completeExceptionally(RemoteFeed.cause(failure));
             }
         });
         return poll.result;
@@ -300,8 +303,7 @@ public final class RemoteConsumers {
             return null;
         }).whenComplete((x, failure) -> {
             if (failure != null && waiter.tryClaim()) {
-                result.completeExceptionally(failure instanceof java.util.concurrent.CompletionException
-                        && failure.getCause() != null ? failure.getCause() : failure);
+                result.completeExceptionally(RemoteFeed.cause(failure));
             }
         });
         return result;

@@ -234,9 +234,14 @@ final class RemoteFeed {
         }
     }
 
-    private static BrokerException brokerError(Throwable failure) {
-        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-                ? failure.getCause() : failure;
+    /** The failure a future completed with, without the CompletionException around it. */
+    static Throwable cause(Throwable failure) {
+        return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    }
+
+    /** A remote operation's failure as the engine's error (anything else: the other node did not answer). */
+    static BrokerException brokerError(Throwable failure) {
+        Throwable cause = cause(failure);
         return cause instanceof BrokerException be ? be : new BrokerException(ErrorKind.SERVER_BUSY,
                 "The node serving the partition did not answer: " + cause);
     }

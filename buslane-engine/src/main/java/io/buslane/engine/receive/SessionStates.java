@@ -164,14 +164,7 @@ public final class SessionStates {
                         op.sessionId(), op.max()));
             }
             String id = op.sessionId();
-            io.buslane.engine.partition.ConsumerHandle by = null;
-            if (op.lockToken() != null) {
-                by = holders.apply(op.lockToken());
-                if (by == null) {
-                    throw new BrokerException(ErrorKind.SESSION_LOCK_LOST, SubQueueState.SESSION_LOCK_LOST_TEXT);
-                }
-            }
-            io.buslane.engine.partition.ConsumerHandle holder = by;
+            io.buslane.engine.partition.ConsumerHandle holder = holders.apply(op.lockToken());
             return ref.shard().call(() -> {
                 SubQueueState q = Source.subQueue(ref, address);
                 long now = q.partition().ctxNowMs();

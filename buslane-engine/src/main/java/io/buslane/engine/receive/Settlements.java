@@ -31,7 +31,7 @@ public final class Settlements {
     private final PartitionDirectory directory;
     private final Clock clock;
     private final EngineStats stats;
-    /** Cluster mode: the session holders this node keeps for receivers on other nodes, by id. */
+    /** Cluster mode: the session holder this node keeps for a receiver on another node, by id (null for none). */
     private volatile java.util.function.Function<UUID, io.buslane.engine.partition.ConsumerHandle> holders =
             id -> null;
 
@@ -107,12 +107,7 @@ public final class Settlements {
             Source source = Source.of(namespace, address, clock.epochMillis());
             PartitionRef ref = Source.partition(source, op.partition());
             if (op.kind() == PartitionOp.Kind.RECEIVE_DEFERRED) {
-                io.buslane.engine.partition.ConsumerHandle by = null;
-                if (op.lockToken() != null && (by = holders.apply(op.lockToken())) == null) {
-                    throw new BrokerException(ErrorKind.SESSION_LOCK_LOST,
-                            io.buslane.engine.partition.SubQueueState.SESSION_LOCK_LOST_TEXT);
-                }
-                io.buslane.engine.partition.ConsumerHandle holder = by;
+                io.buslane.engine.partition.ConsumerHandle holder = holders.apply(op.lockToken());
                 return stats.countDelivered(ref.shard().call(() -> Source.subQueue(ref, address).receiveDeferred(
                         op.sequences(), op.mode(), op.sessionId(), holder, ref.shard().nowMs()))).thenApply(x -> x);
             }
