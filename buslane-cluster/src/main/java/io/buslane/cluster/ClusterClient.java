@@ -170,6 +170,11 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
                         socket.close();
                     }
                 }, socket::close, () -> Frames.MAX_FRAME_BYTES));
+                // the client speaks first: the server answers only once this handler is in place (see Frames)
+                RecordWriter hello = new RecordWriter(40);
+                hello.writeByte(Frames.HELLO);
+                hello.writeRaw(clientNonce, 0, clientNonce.length);
+                socket.write(Frames.frame(hello));
             });
             return ready.future();
         }
@@ -179,25 +184,34 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
             byte type = r.readByte();
             switch (type) {
                 case Frames.CHALLENGE -> {
+                    if (ready.future().isComplete()) {
+                        socket.close(); // a second challenge: not a node of this cluster
+                        return;
+                    }
                     byte[] nonce = new byte[Frames.NONCE_BYTES];
                     r.readRaw(nonce, 0, nonce.length);
-                    RecordWriter w = new RecordWriter(80);
+                    byte[] proof = new byte[Frames.MAC_BYTES];
+                    r.readRaw(proof, 0, proof.length);
+                    if (!MessageDigest.isEqual(proof, Frames.mac(secret, Frames.SERVER, clientNonce))) {
+                        ready.tryFail("The cluster node " + address + " does not know this cluster's secret; "
+                                + "closed the connection");
+                        socket.close();
+                        return;
+                    }
+                    RecordWriter w = new RecordWriter(40);
                     w.writeByte(Frames.AUTH);
                     byte[] mac = Frames.mac(secret, Frames.CLIENT, nonce);
                     w.writeRaw(mac, 0, mac.length);
-                    w.writeRaw(clientNonce, 0, clientNonce.length);
                     socket.write(Frames.frame(w));
+                    ready.tryComplete(socket); // requests follow the AUTH on this connection
                 }
-                case Frames.AUTH_OK -> {
-                    byte[] answer = new byte[Frames.MAC_BYTES];
-                    r.readRaw(answer, 0, answer.length);
-                    if (MessageDigest.isEqual(answer, Frames.mac(secret, Frames.SERVER, clientNonce))) {
-                        ready.tryComplete(socket);
+                case Frames.OK, Frames.ERROR -> {
+                    if (ready.future().succeeded()) {
+                        answer(r, type);
                     } else {
-                        socket.close(); // not a node of this cluster
+                        socket.close(); // an answer before the server proved itself
                     }
                 }
-                case Frames.OK, Frames.ERROR -> answer(r, type);
                 default -> socket.close();
             }
         }

@@ -20,10 +20,11 @@ import java.security.SecureRandom;
 import java.util.concurrent.CompletionException;
 
 /**
- * The owner's side of the cluster channel: a Vert.x TCP server on the cluster address. A connecting node must answer
- * the server's random challenge with the HMAC of the shared cluster secret within the handshake time, else it is
- * closed without an answer. Then each REQUEST runs through {@link Engine#runOnPartition} (which refuses partitions
- * this node does not serve) and is answered with OK or ERROR (the engine's error kind and text). At most
+ * The owner's side of the cluster channel: a Vert.x TCP server on the cluster address. A connecting node must say
+ * hello and answer the server's random challenge with the HMAC of the shared cluster secret within the handshake
+ * time, else it is closed without an answer (the handshake is in {@link Frames}). Then each REQUEST runs through
+ * {@link Engine#runOnPartition} (which refuses partitions this node does not serve) and is answered with OK or ERROR
+ * (the engine's error kind and text). At most
  * {@code maxInFlight} requests per connection run at a time; more are answered SERVER_BUSY at once.
  */
 public final class ClusterServer implements AutoCloseable {
@@ -67,6 +68,8 @@ public final class ClusterServer implements AutoCloseable {
         private final NetSocket socket;
         private final Context context;
         private final byte[] nonce = new byte[Frames.NONCE_BYTES];
+        private boolean challenged;
+        private boolean refused;
         private boolean authenticated;
         private int inFlight;
 
@@ -79,10 +82,6 @@ public final class ClusterServer implements AutoCloseable {
             random.nextBytes(nonce);
             socket.handler(Frames.parser(this::frame, this::refuse,
                     () -> authenticated ? Frames.MAX_FRAME_BYTES : Frames.MAX_HANDSHAKE_FRAME_BYTES));
-            RecordWriter w = new RecordWriter(40);
-            w.writeByte(Frames.CHALLENGE);
-            w.writeRaw(nonce, 0, nonce.length);
-            socket.write(Frames.frame(w));
             vertx.setTimer(HANDSHAKE_MS, t -> {
                 if (!authenticated) {
                     refuse();
@@ -91,6 +90,10 @@ public final class ClusterServer implements AutoCloseable {
         }
 
         private void refuse() {
+            if (refused) {
+                return; // the rest of a chunk read with the bad frame
+            }
+            refused = true;
             LOG.warn("Refusing the cluster connection from {}: no valid handshake", socket.remoteAddress());
             socket.close();
         }
@@ -114,7 +117,19 @@ public final class ClusterServer implements AutoCloseable {
         }
 
         private void handshake(byte type, RecordReader r, int length) {
-            if (type != Frames.AUTH || length != 1 + Frames.MAC_BYTES + Frames.NONCE_BYTES) {
+            if (type == Frames.HELLO && !challenged && length == 1 + Frames.NONCE_BYTES) {
+                byte[] clientNonce = new byte[Frames.NONCE_BYTES];
+                r.readRaw(clientNonce, 0, clientNonce.length);
+                challenged = true;
+                RecordWriter w = new RecordWriter(80);
+                w.writeByte(Frames.CHALLENGE);
+                w.writeRaw(nonce, 0, nonce.length);
+                byte[] proof = Frames.mac(secret, Frames.SERVER, clientNonce);
+                w.writeRaw(proof, 0, proof.length);
+                socket.write(Frames.frame(w));
+                return;
+            }
+            if (type != Frames.AUTH || !challenged || length != 1 + Frames.MAC_BYTES) {
                 refuse();
                 return;
             }
@@ -124,14 +139,7 @@ public final class ClusterServer implements AutoCloseable {
                 refuse();
                 return;
             }
-            byte[] clientNonce = new byte[Frames.NONCE_BYTES];
-            r.readRaw(clientNonce, 0, clientNonce.length);
             authenticated = true;
-            RecordWriter w = new RecordWriter(40);
-            w.writeByte(Frames.AUTH_OK);
-            byte[] mac = Frames.mac(secret, Frames.SERVER, clientNonce);
-            w.writeRaw(mac, 0, mac.length);
-            socket.write(Frames.frame(w));
         }
 
         private void request(RecordReader r) {

@@ -18,20 +18,25 @@ import java.util.function.IntSupplier;
  * the type's fields in the engine's record encoding. Also the connect handshake's MAC.
  *
  * <pre>
- * CHALLENGE  server → client  32 random bytes (the server's nonce)
- * AUTH       client → server  HMAC-SHA256(secret, "buslane-cluster-1 client" + server nonce), 32 random bytes
- *                             (the client's nonce)
- * AUTH_OK    server → client  HMAC-SHA256(secret, "buslane-cluster-1 server" + client nonce)
+ * HELLO      client → server  32 random bytes (the client's nonce)
+ * CHALLENGE  server → client  32 random bytes (the server's nonce),
+ *                             HMAC-SHA256(secret, "buslane-cluster-2 server" + client nonce)
+ * AUTH       client → server  HMAC-SHA256(secret, "buslane-cluster-2 client" + server nonce)
  * REQUEST    client → server  request id (long), op code (var-int), the operation
  * OK         server → client  request id, the result
  * ERROR      server → client  request id, error kind name, description
+ * </pre>
+ * The client speaks first, and writes nothing before it has read the server's proof: a Vert.x client socket's data
+ * handler is installed by the connect future's callback, which runs as a later task on the event loop, so bytes a
+ * server wrote at once on accept could be read (and dropped) before it. A client sends requests right after its
+ * AUTH; the server closes a connection whose AUTH is wrong before reading anything more from it.
  * </pre>
  */
 final class Frames {
 
     static final byte CHALLENGE = 1;
     static final byte AUTH = 2;
-    static final byte AUTH_OK = 3;
+    static final byte HELLO = 3;
     static final byte REQUEST = 4;
     static final byte OK = 5;
     static final byte ERROR = 6;
@@ -40,8 +45,8 @@ final class Frames {
     static final int MAX_FRAME_BYTES = 256 * 1024 * 1024;
     static final int MAC_BYTES = 32;
     /** Whose answer a MAC is (so that a peer cannot reflect the other's challenge back at it). */
-    static final byte[] CLIENT = "buslane-cluster-1 client".getBytes(StandardCharsets.US_ASCII);
-    static final byte[] SERVER = "buslane-cluster-1 server".getBytes(StandardCharsets.US_ASCII);
+    static final byte[] CLIENT = "buslane-cluster-2 client".getBytes(StandardCharsets.US_ASCII);
+    static final byte[] SERVER = "buslane-cluster-2 server".getBytes(StandardCharsets.US_ASCII);
 
     private Frames() {
     }
