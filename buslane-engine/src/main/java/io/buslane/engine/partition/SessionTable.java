@@ -337,7 +337,7 @@ final class SessionTable {
         s.lastUpdatedMs = Math.max(s.lastUpdatedMs, lastUpdatedMs);
         s.stateUpdatedMs = lastUpdatedMs; // the record is written when the state is, with that time
         stateBytes += state.length;
-        ctx.sessionStates().admitDurable(s); // replay never holds more states than the budget
+        ctx.sessionStates().admitDurable(s); // replay holds none: each is read back from its record when needed
     }
 
     /** Forgets a session's state whose DELETE record was replayed. */

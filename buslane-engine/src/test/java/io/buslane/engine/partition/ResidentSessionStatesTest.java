@@ -52,4 +52,21 @@ class ResidentSessionStatesTest {
         states.forget(a);
         assertThat(states.residentBytes()).isZero();
     }
+
+    @Test
+    void aReplayedStateIsReadBackFromItsRecordWhenFirstNeededNotHeldFromTheStart() {
+        ResidentSessionStates states = new ResidentSessionStates(1_000, journal::get);
+        SessionEntry a = entry(1, 100);
+        states.admitDurable(a);
+        assertThat(a.state).isNull();
+        assertThat(states.residentBytes()).isZero();
+        assertThat(states.get(a)[0]).isEqualTo((byte) 1);
+        assertThat(states.reads()).isEqualTo(1);
+        assertThat(states.residentBytes()).isEqualTo(100);
+
+        ResidentSessionStates unlimited = ResidentSessionStates.unlimited(); // cannot read back: keeps it
+        SessionEntry b = entry(2, 100);
+        unlimited.admitDurable(b);
+        assertThat(b.state).isNotNull();
+    }
 }
