@@ -245,12 +245,21 @@ final class AmqpLoad implements AutoCloseable {
 
     /** Sends {@code sessions × perSession} messages, session id {@code s-<n>}, round-robin over sessions. */
     void sendSessions(String address, int sessions, int perSession, int window) throws Exception {
+        sendSessions(address, "s-", 0, sessions, perSession, window);
+    }
+
+    /**
+     * Sends {@code sessions × perSession} messages to sessions {@code <prefix><first>} onwards, round-robin over the
+     * sessions (each session's messages spread over the whole send); blocks until all are settled.
+     */
+    void sendSessions(String address, String prefix, long first, long sessions, int perSession, int window)
+            throws Exception {
         Sender sender = openSender(address);
         ArrayDeque<Tracker> unsettled = new ArrayDeque<>(window);
         for (int k = 0; k < perSession; k++) {
-            for (int s = 0; s < sessions; s++) {
+            for (long s = first; s < first + sessions; s++) {
                 Message<byte[]> m = message(System.nanoTime());
-                m.groupId("s-" + s);
+                m.groupId(prefix + s);
                 unsettled.add(sender.send(m));
                 if (unsettled.size() >= window) {
                     unsettled.poll().awaitSettlement(60, TimeUnit.SECONDS);
@@ -335,6 +344,120 @@ final class AmqpLoad implements AutoCloseable {
                 }
             });
         }
+    }
+
+    /**
+     * A session processor as the SDKs run one: {@code connections} connections with {@code slots} slots each, each
+     * slot on its own AMQP session, repeatedly accepting the next available session (attach with an empty session
+     * filter), receiving and accepting {@code perSession} messages (credit {@code perSession}) and detaching. Counts
+     * sessions in {@code sessionsDone} and messages in {@link #received}; runs until {@link #stop()} or until
+     * {@code limit} sessions were claimed.
+     */
+    void sessionProcessors(String address, int connections, int slots, int perSession, long limit,
+                           AtomicLong sessionsDone) throws Exception {
+        AtomicLong claimed = new AtomicLong();
+        for (int c = 0; c < connections; c++) {
+            Connection connection = connect();
+            for (int slot = 0; slot < slots; slot++) {
+                spawn("session-slot-" + c + "-" + slot, () -> {
+                    org.apache.qpid.protonj2.client.Session session = connection.openSession();
+                    session.openFuture().get(30, TimeUnit.SECONDS);
+                    while (!stop.get() && claimed.incrementAndGet() <= limit) {
+                        ReceiverOptions ro = new ReceiverOptions().creditWindow(perSession).autoAccept(false);
+                        Map<String, Object> filters = new HashMap<>();
+                        filters.put(SESSION_FILTER, null);
+                        ro.sourceOptions().filters(filters);
+                        Receiver r = session.openReceiver(address, ro);
+                        if (!awaitOpen(r)) {
+                            return;
+                        }
+                        for (int i = 0; i < perSession; i++) {
+                            Delivery d = receiveOrStop(r);
+                            if (d == null) {
+                                return;
+                            }
+                            d.accept();
+                            received.incrementAndGet();
+                        }
+                        r.closeAsync();
+                        sessionsDone.incrementAndGet();
+                    }
+                });
+            }
+        }
+    }
+
+    /** Attaches a session receiver for {@code sessionId} and detaches it: true when attached within the timeout. */
+    boolean acceptNamedSession(String address, String sessionId, long timeoutMs) throws Exception {
+        ReceiverOptions ro = new ReceiverOptions().creditWindow(1).autoAccept(false);
+        Map<String, Object> filters = new HashMap<>();
+        filters.put(SESSION_FILTER, sessionId);
+        ro.sourceOptions().filters(filters);
+        Receiver r = connect().openSession().openReceiver(address, ro);
+        r.openFuture().get(timeoutMs, TimeUnit.MILLISECONDS);
+        r.closeAsync();
+        return true;
+    }
+
+    /** Waits for a receiver's attach to be answered, or for {@link #stop()}: false when stopped first. */
+    private boolean awaitOpen(Receiver r) throws Exception {
+        while (true) {
+            try {
+                r.openFuture().get(100, TimeUnit.MILLISECONDS);
+                return true;
+            } catch (java.util.concurrent.TimeoutException e) {
+                if (stop.get()) {
+                    return false;
+                }
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (stop.get()) {
+                    return false;
+                }
+                throw e;
+            }
+        }
+    }
+
+    /** The next delivery (within 30 s, else fails), or null when stopped first. */
+    private Delivery receiveOrStop(Receiver r) throws Exception {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (!stop.get()) {
+            Delivery d = r.receive(100, TimeUnit.MILLISECONDS);
+            if (d != null) {
+                return d;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("a session receiver waited 30 s for a message of its session");
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Keeps the number of sessions with messages where it is: for each session {@code sessionsDone} counts, one
+     * message to a new session {@code <prefix><next>} (pipelined on a connection of its own, window {@code window}).
+     */
+    void refillSessions(String address, String prefix, AtomicLong next, AtomicLong sessionsDone, int window)
+            throws Exception {
+        Sender sender = openSender(address);
+        spawn("session-refill", () -> {
+            ArrayDeque<Tracker> unsettled = new ArrayDeque<>(window);
+            long issued = 0;
+            while (!stop.get()) {
+                while (!unsettled.isEmpty() && unsettled.peek().remoteSettled()) {
+                    unsettled.poll();
+                    sent.incrementAndGet();
+                }
+                if (issued < sessionsDone.get() && unsettled.size() < window) {
+                    Message<byte[]> m = message(System.nanoTime());
+                    m.groupId(prefix + next.getAndIncrement());
+                    unsettled.add(sender.send(m));
+                    issued++;
+                } else {
+                    LockSupport.parkNanos(50_000);
+                }
+            }
+        });
     }
 
     /** Receives (accepts) until {@code count} deliveries arrived on {@code address}, or the timeout; true if all. */

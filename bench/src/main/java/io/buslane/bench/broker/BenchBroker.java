@@ -43,7 +43,12 @@ final class BenchBroker implements AutoCloseable {
     }
 
     static BenchBroker buslane(BenchConfig cfg, Path dataDir, Path configJson) throws Exception {
-        return new BenchBroker(Kind.BUSLANE, common(cfg, cfg.buslaneJvmOptions, dataDir).jar(cfg.buslaneJar)
+        return buslane(cfg, dataDir, configJson, cfg.heap);
+    }
+
+    /** Buslane with another heap than the others' (the million-session workloads). */
+    static BenchBroker buslane(BenchConfig cfg, Path dataDir, Path configJson, String heap) throws Exception {
+        return new BenchBroker(Kind.BUSLANE, common(cfg, cfg.buslaneJvmOptions, dataDir, heap).jar(cfg.buslaneJar)
                 .configFile(configJson).args("--shards", Integer.toString(cfg.shards), "--sync", "always").build());
     }
 
@@ -65,7 +70,11 @@ final class BenchBroker implements AutoCloseable {
 
     /** The same heap for every process, headless, the extra options; the log next to the data directory. */
     private static BrokerProcess.Builder common(BenchConfig cfg, String extraJvmOptions, Path dataDir) {
-        List<String> jvm = new ArrayList<>(List.of("-Xms" + cfg.heap, "-Xmx" + cfg.heap, "-Djava.awt.headless=true"));
+        return common(cfg, extraJvmOptions, dataDir, cfg.heap);
+    }
+
+    private static BrokerProcess.Builder common(BenchConfig cfg, String extraJvmOptions, Path dataDir, String heap) {
+        List<String> jvm = new ArrayList<>(List.of("-Xms" + heap, "-Xmx" + heap, "-Djava.awt.headless=true"));
         jvm.addAll(List.of(extraJvmOptions.trim().split("\\s+")));
         return BrokerProcess.builder().jvmOptions(jvm).dataDir(dataDir)
                 .log(dataDir.resolveSibling(dataDir.getFileName() + ".log"))

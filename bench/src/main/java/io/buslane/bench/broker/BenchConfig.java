@@ -26,6 +26,13 @@ final class BenchConfig {
     final int smallBacklog = 1000;
     final int largeBacklog;
     final int sdkMessages;
+    /** Workload 10: sessions with one message each, the small and the large number (accept-next). */
+    final int acceptSmall = 1000;
+    final int acceptLarge;
+    /** Workload 10: idle sessions with 1 KiB of state (restart, heap, listing). */
+    final int idleSessions;
+    /** Workload 10: sessions × 10 messages through the Java SDK's session processor. */
+    final int sdkSessions;
     final String heap = "1g";
     final int shards = 2;
     final Path buslaneJar;
@@ -47,6 +54,9 @@ final class BenchConfig {
         this.scheduleSpreadMs = quick ? 10_000 : 60_000;
         this.largeBacklog = quick ? 100_000 : 1_000_000;
         this.sdkMessages = quick ? 5_000 : 50_000;
+        this.acceptLarge = quick ? 50_000 : 1_000_000;
+        this.idleSessions = quick ? 100_000 : 1_000_000;
+        this.sdkSessions = quick ? 200 : 1_000;
         this.buslaneJar = buslaneJar;
         this.workDir = workDir;
         this.docs = docs;

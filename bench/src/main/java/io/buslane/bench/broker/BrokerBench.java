@@ -24,7 +24,8 @@ import java.util.stream.Stream;
  * process's utime + stime from /proc before and after each measured window.
  *
  * <p>Arguments: {@code [--quick] [--jar <buslane.jar>] [--work <dir>] [--docs <benchmarks.md>] [--no-docs]
- * [--only 0,1,2,3,4,5,6,7,8,9]} (0 is the client ceiling; 7 and 8 run together).
+ * [--only 0,1,2,3,4,5,6,7,8,9,10]} (0 is the client ceiling; 7 and 8 run together; 10 is sessions at scale,
+ * {@link SessionBench}).
  */
 public final class BrokerBench {
 
@@ -40,7 +41,12 @@ public final class BrokerBench {
                       { "Name": "backlog", "Properties": { "MaxSizeInMegabytes": 5120 } },
                       { "Name": "sched", "Properties": { "MaxSizeInMegabytes": 5120 } },
                       { "Name": "sched-warmup", "Properties": {} },
-                      { "Name": "sessions", "Properties": { "RequiresSession": true, "LockDuration": "PT1M" } }
+                      { "Name": "sessions", "Properties": { "RequiresSession": true, "LockDuration": "PT1M" } },
+                      { "Name": "plain", "Properties": { "MaxSizeInMegabytes": 5120 } },
+                      { "Name": "accept", "Properties": { "RequiresSession": true, "LockDuration": "PT1M",
+                                                          "MaxSizeInMegabytes": 5120 } },
+                      { "Name": "idle", "Properties": { "RequiresSession": true } },
+                      { "Name": "sdk-sessions", "Properties": { "RequiresSession": true } }
                     ],
                     "Topics": [
                       { "Name": "bench-topic", "Subscriptions": [
@@ -79,7 +85,7 @@ public final class BrokerBench {
         Path jar = Path.of("buslane-server/target/buslane.jar");
         Path work = Path.of("bench/target/broker-bench");
         Path docsFile = Path.of("docs/benchmarks.md");
-        Set<Integer> only = new TreeSet<>(List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9));
+        Set<Integer> only = new TreeSet<>(List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10));
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--quick" -> quick = true;
@@ -164,6 +170,24 @@ public final class BrokerBench {
                 }
             });
         }
+        if (only.contains(10)) {
+            SessionBench sessions = new SessionBench(cfg, results, configJson, heap -> fresh(Kind.BUSLANE, heap));
+            // BENCH_SESSION_PARTS=accept,idle runs some parts only (traffic, accept, idle, sdk)
+            Set<String> parts = Set.of(System.getenv().getOrDefault("BENCH_SESSION_PARTS", "traffic,accept,idle,sdk")
+                    .split(","));
+            if (parts.contains("traffic")) {
+                phase("sessions at scale: traffic against plain", sessions::traffic);
+            }
+            if (parts.contains("accept")) {
+                phase("sessions at scale: accept next", sessions::acceptAtScale);
+            }
+            if (parts.contains("idle")) {
+                phase("sessions at scale: idle sessions", sessions::idleSessions);
+            }
+            if (parts.contains("sdk")) {
+                phase("sessions at scale: the Java SDK's session processor", sessions::sdkProcessor);
+            }
+        }
         if (only.contains(6)) {
             phase("scheduled", () -> {
                 try (BenchBroker b = fresh(Kind.BUSLANE)) {
@@ -206,6 +230,10 @@ public final class BrokerBench {
     }
 
     private BenchBroker fresh(Kind kind) throws Exception {
+        return fresh(kind, cfg.heap);
+    }
+
+    private BenchBroker fresh(Kind kind, String heap) throws Exception {
         // One broker at a time: the previous instances' data goes (their logs stay, next to the directories).
         try (Stream<Path> old = Files.list(cfg.workDir)) {
             for (Path p : old.filter(Files::isDirectory).toList()) {
@@ -214,7 +242,7 @@ public final class BrokerBench {
         }
         Path dir = cfg.workDir.resolve(kind.label + "-" + (++instance));
         BenchBroker b = switch (kind) {
-            case BUSLANE -> BenchBroker.buslane(cfg, dir, configJson);
+            case BUSLANE -> BenchBroker.buslane(cfg, dir, configJson, heap);
             case ARTEMIS -> BenchBroker.artemis(cfg, dir, artemisBufferTimeoutNs);
             case SINK -> BenchBroker.sink(cfg, dir);
         };

@@ -4,6 +4,7 @@ import com.azure.core.util.BinaryData;
 import com.azure.messaging.servicebus.ServiceBusClientBuilder;
 import com.azure.messaging.servicebus.ServiceBusMessage;
 import com.azure.messaging.servicebus.ServiceBusMessageBatch;
+import com.azure.messaging.servicebus.ServiceBusProcessorClient;
 import com.azure.messaging.servicebus.ServiceBusReceiverAsyncClient;
 import com.azure.messaging.servicebus.ServiceBusSenderClient;
 
@@ -25,12 +26,78 @@ final class SdkLoad {
     record Result(double sendPerSec, double sendCpuUs, double receivePerSec, double receiveCpuUs) {
     }
 
+    /** The session processor's figures: messages per second, broker and client (this JVM) CPU µs per message. */
+    record SessionResult(double msgsPerSec, double brokerCpuUs, double clientCpuUs) {
+    }
+
+    /** How long the SDK's session processor waits on a session without messages before it takes the next one. */
+    static final Duration SESSION_IDLE_TIMEOUT = Duration.ofSeconds(1);
+
     private SdkLoad() {
     }
 
-    static Result run(int port, String queue, int count, LongSupplier brokerCpuMicros) {
-        String cs = "Endpoint=sb://localhost:" + port + ";SharedAccessKeyName=RootManageSharedAccessKey;"
+    private static String connectionString(int port) {
+        return "Endpoint=sb://localhost:" + port + ";SharedAccessKeyName=RootManageSharedAccessKey;"
                 + "SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;";
+    }
+
+    /**
+     * The SDK's {@code ServiceBusProcessorClient} for sessions ({@code maxConcurrentSessions} = {@code concurrency},
+     * auto-complete, {@link #SESSION_IDLE_TIMEOUT}) on a session queue holding {@code warmup} messages in older
+     * sessions and then {@code count} more: measured over the {@code count}.
+     */
+    static SessionResult sessionProcessor(int port, String queue, long warmup, long count, int concurrency,
+                                          LongSupplier brokerCpuMicros) throws InterruptedException {
+        AtomicLong done = new AtomicLong();
+        AtomicLong errors = new AtomicLong();
+        AtomicReference<Throwable> lastError = new AtomicReference<>();
+        ServiceBusProcessorClient processor = new ServiceBusClientBuilder().connectionString(connectionString(port))
+                .sessionProcessor().queueName(queue).maxConcurrentSessions(concurrency)
+                .sessionIdleTimeout(SESSION_IDLE_TIMEOUT)
+                .processMessage(ctx -> done.incrementAndGet())
+                .processError(ctx -> {
+                    errors.incrementAndGet();
+                    lastError.set(ctx.getException());
+                })
+                .buildProcessorClient();
+        com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        processor.start();
+        try {
+            awaitCount(done, warmup, Duration.ofMinutes(5));
+            long d0 = done.get();
+            long cpu0 = brokerCpuMicros.getAsLong();
+            long client0 = os.getProcessCpuTime();
+            long t0 = System.nanoTime();
+            awaitCount(done, warmup + count, Duration.ofMinutes(15));
+            long d1 = done.get();
+            long t1 = System.nanoTime();
+            long cpu1 = brokerCpuMicros.getAsLong();
+            long client1 = os.getProcessCpuTime();
+            if (d1 < warmup + count) {
+                throw new IllegalStateException("the SDK's session processor handled " + d1 + " of "
+                        + (warmup + count) + " messages; last error: " + lastError.get(), lastError.get());
+            }
+            if (errors.get() > 0) {
+                System.out.println("  (the SDK's session processor reported " + errors.get() + " errors; last: "
+                        + lastError.get() + ")");
+            }
+            double n = d1 - d0;
+            return new SessionResult(n / ((t1 - t0) / 1e9), (cpu1 - cpu0) / n, (client1 - client0) / 1e3 / n);
+        } finally {
+            processor.close();
+        }
+    }
+
+    private static void awaitCount(AtomicLong counter, long count, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (counter.get() < count && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(1_000_000);
+        }
+    }
+
+    static Result run(int port, String queue, int count, LongSupplier brokerCpuMicros) {
+        String cs = connectionString(port);
         byte[] body = new byte[AmqpLoad.BODY_BYTES];
         ServiceBusSenderClient sender = new ServiceBusClientBuilder().connectionString(cs).sender().queueName(queue)
                 .buildClient();
