@@ -7,6 +7,10 @@
 #                           lines and leaves the docs alone (add --docs to write them anyway)
 #   bench/run.sh [--quick] --only 1,2  only some workloads (0 = client ceiling against a no-op sink)
 #
+#   bench/run.sh [--quick] --only 10   sessions at scale only (Buslane; docs/benchmarks.md#sessions-at-scale);
+#                           BENCH_SESSION_PARTS=traffic,accept,idle,sdk picks its parts, BENCH_LARGE_HEAP the heap
+#                           of its million-session brokers (default 6g)
+#
 # Extra JVM options for a broker: BENCH_BUSLANE_JVM_OPTS / BENCH_ARTEMIS_JVM_OPTS (e.g. a JFR recording).
 # BENCH_BROKERS=buslane (or artemis) measures workloads 1 to 4 on one broker only, for quicker A/B runs.
 # The build and the measurement both hold the shared lock /tmp/buslane-mvn.lock (no build runs during a
