@@ -169,7 +169,8 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
                     } catch (RuntimeException e) {
                         socket.close();
                     }
-                }, socket::close, () -> Frames.MAX_FRAME_BYTES));
+                }, socket::close, () -> ready.future().succeeded() ? Frames.MAX_FRAME_BYTES
+                        : Frames.MAX_HANDSHAKE_FRAME_BYTES));
                 // the client speaks first: the server answers only once this handler is in place (see Frames)
                 RecordWriter hello = new RecordWriter(40);
                 hello.writeByte(Frames.HELLO);

@@ -26,11 +26,11 @@ import java.util.function.IntSupplier;
  * OK         server → client  request id, the result
  * ERROR      server → client  request id, error kind name, description
  * </pre>
- * The client speaks first, and writes nothing before it has read the server's proof: a Vert.x client socket's data
+ * The client speaks first and the server says nothing before the client's HELLO: a Vert.x client socket's data
  * handler is installed by the connect future's callback, which runs as a later task on the event loop, so bytes a
- * server wrote at once on accept could be read (and dropped) before it. A client sends requests right after its
- * AUTH; the server closes a connection whose AUTH is wrong before reading anything more from it.
- * </pre>
+ * server wrote at once on accept could be read (and dropped) before it. The client sends AUTH only after checking
+ * the server's proof, and its requests right after AUTH. A server that gets a wrong AUTH closes the connection and
+ * ignores every frame after it, the rest of the same read included: no request runs.
  */
 final class Frames {
 

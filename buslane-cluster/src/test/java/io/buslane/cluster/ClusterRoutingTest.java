@@ -381,17 +381,19 @@ class ClusterRoutingTest {
     @Test
     void aPeerWithoutTheSecretIsRefused() {
         Cluster c = cluster();
+        // a node with another secret: the server's proof does not check out, so it never sends its AUTH
         ClusterClient intruder = client(shard -> "127.0.0.1:" + c.portB(),
                 "wrong".getBytes(StandardCharsets.UTF_8), 8, Duration.ofSeconds(5));
         long start = System.nanoTime();
         assertThatThrownBy(() -> join(intruder.call(2, PartitionOp.of(PartitionOp.Kind.COUNTS, onB, 0))))
                 .isInstanceOfSatisfying(BrokerException.class, e -> {
                     assertThat(e.kind()).isEqualTo(ErrorKind.SERVER_BUSY);
-                    assertThat(e.getMessage()).contains("closed");
+                    assertThat(e.getMessage()).contains("does not know this cluster's secret");
                 });
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(3));
 
-        // a peer that answers the challenge wrongly and sends a request at once: closed, the request never runs
+        // a peer that answers the challenge wrongly and pipelines a send at once: the server closes the connection
+        // without a word more, and the send is not stored
         CompletableFuture<Integer> bytesAfterChallenge = new CompletableFuture<>();
         int[] received = {0};
         vertx.createNetClient().connect(c.portB(), "127.0.0.1").onSuccess(socket -> {
@@ -400,11 +402,12 @@ class ClusterRoutingTest {
                 RecordWriter auth = new RecordWriter(40);
                 auth.writeByte(Frames.AUTH);
                 auth.writeRaw(new byte[Frames.MAC_BYTES], 0, Frames.MAC_BYTES);
-                RecordWriter request = new RecordWriter(64);
+                RecordWriter request = new RecordWriter(256);
                 request.writeByte(Frames.REQUEST);
                 request.writeLong(1);
-                request.writeVarInt(ClusterCodec.opCode(PartitionOp.Kind.COUNTS));
-                ClusterCodec.writeOp(request, PartitionOp.of(PartitionOp.Kind.COUNTS, onB, 0));
+                request.writeVarInt(ClusterCodec.opCode(PartitionOp.Kind.SEND));
+                ClusterCodec.writeOp(request, PartitionOp.of(PartitionOp.Kind.SEND, onB, 0)
+                        .withMessages(List.of(text("x1", "from an intruder")), UUID.randomUUID().toString()));
                 socket.write(Frames.frame(auth).appendBuffer(Frames.frame(request)));
             });
             socket.closeHandler(v -> bytesAfterChallenge.complete(received[0]
@@ -415,6 +418,7 @@ class ClusterRoutingTest {
             socket.write(Frames.frame(hello));
         });
         assertThat(join(bytesAfterChallenge)).isZero();
+        assertThat(join(c.a().counts(onB)).activeMessageCount()).isZero();
     }
 
     /**
