@@ -42,8 +42,8 @@ final class SessionBench {
     static final int SLOTS = 8;
     /**
      * The heap of the brokers holding a million sessions ({@code BENCH_LARGE_HEAP}, default 6g). With 3g, the
-     * million sessions with a message each (about 1 GB live) left G1 so little room that its share of the broker's
-     * CPU went from 19 % to 37 % and the cost per accepted session grew 1.9 times; with 6g, 1.1 times.
+     * million sessions with a message each (about 550 MB live) left G1 so little room that its share of the broker's
+     * CPU went from 19 % to 37 % and the cost per accepted session grew 1.9 times; with 6g, 1.1 to 1.2 times.
      */
     static final String LARGE_HEAP = System.getenv().getOrDefault("BENCH_LARGE_HEAP", "6g");
 

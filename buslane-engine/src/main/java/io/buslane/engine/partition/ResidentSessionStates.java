@@ -64,7 +64,7 @@ public final class ResidentSessionStates {
      * A state replayed from its record (durable already): not kept in the heap but read back from its record when
      * first needed, like an evicted one. Keeping the newest within the budget made every state of the shard pass
      * through the heap and the LRU on the way: a restart with a million 1 KiB states took 7.5 s to ready instead of
-     * 4.9 s, most of it in the garbage collector (bench workload 10, docs/benchmarks.md). A store that never evicts
+     * 4.5 s, most of it in the garbage collector (bench workload 10, docs/benchmarks.md). A store that never evicts
      * (it cannot read back) keeps it.
      */
     void admitDurable(SessionEntry s) {
