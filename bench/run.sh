@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Side-by-side broker benchmark: Buslane against an embedded Apache Artemis 2.55.0, same client, same heap.
 #
-#   bench/run.sh            full run (3 rounds, 1,000,000-message workloads; under 20 minutes), rewrites the
+#   bench/run.sh            full run (3 rounds, 1,000,000-message workloads; under 20 minutes plus about 6 for
+#                           workload 10, sessions at scale), rewrites the
 #                           broker section of docs/benchmarks.md and docs/images/bench-*.png
-#   bench/run.sh --quick    short run (one round, small counts; under 3 minutes once built); prints the RESULT
+#   bench/run.sh --quick    short run (one round, small counts; under 4 minutes once built); prints the RESULT
 #                           lines and leaves the docs alone (add --docs to write them anyway)
 #   bench/run.sh [--quick] --only 1,2  only some workloads (0 = client ceiling against a no-op sink)
 #

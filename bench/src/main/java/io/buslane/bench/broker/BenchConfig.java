@@ -2,7 +2,7 @@ package io.buslane.bench.broker;
 
 import java.nio.file.Path;
 
-/** What one run measures and for how long: {@code --quick} (under 3 minutes) or the full run (under 20). */
+/** What one run measures and for how long: {@code --quick} (under 4 minutes) or the full run (under 26). */
 final class BenchConfig {
 
     final boolean quick;
