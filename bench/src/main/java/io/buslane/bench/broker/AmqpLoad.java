@@ -325,11 +325,7 @@ final class AmqpLoad implements AutoCloseable {
             Connection c = connect();
             spawn("session-worker-" + w, () -> {
                 while (!stop.get() && claimed.incrementAndGet() <= sessions) {
-                    ReceiverOptions ro = new ReceiverOptions().creditWindow(perSession).autoAccept(false);
-                    Map<String, Object> filters = new HashMap<>();
-                    filters.put(SESSION_FILTER, null);
-                    ro.sourceOptions().filters(filters);
-                    Receiver r = c.openReceiver(address, ro);
+                    Receiver r = c.openReceiver(address, sessionReceiverOptions(perSession, null));
                     r.openFuture().get(30, TimeUnit.SECONDS);
                     for (int i = 0; i < perSession; i++) {
                         Delivery d = r.receive(30, TimeUnit.SECONDS);
@@ -363,11 +359,7 @@ final class AmqpLoad implements AutoCloseable {
                     org.apache.qpid.protonj2.client.Session session = connection.openSession();
                     session.openFuture().get(30, TimeUnit.SECONDS);
                     while (!stop.get() && claimed.incrementAndGet() <= limit) {
-                        ReceiverOptions ro = new ReceiverOptions().creditWindow(perSession).autoAccept(false);
-                        Map<String, Object> filters = new HashMap<>();
-                        filters.put(SESSION_FILTER, null);
-                        ro.sourceOptions().filters(filters);
-                        Receiver r = session.openReceiver(address, ro);
+                        Receiver r = session.openReceiver(address, sessionReceiverOptions(perSession, null));
                         if (!awaitOpen(r)) {
                             return;
                         }
@@ -389,14 +381,19 @@ final class AmqpLoad implements AutoCloseable {
 
     /** Attaches a session receiver for {@code sessionId} and detaches it: true when attached within the timeout. */
     boolean acceptNamedSession(String address, String sessionId, long timeoutMs) throws Exception {
-        ReceiverOptions ro = new ReceiverOptions().creditWindow(1).autoAccept(false);
-        Map<String, Object> filters = new HashMap<>();
-        filters.put(SESSION_FILTER, sessionId);
-        ro.sourceOptions().filters(filters);
-        Receiver r = connect().openSession().openReceiver(address, ro);
+        Receiver r = connect().openSession().openReceiver(address, sessionReceiverOptions(1, sessionId));
         r.openFuture().get(timeoutMs, TimeUnit.MILLISECONDS);
         r.closeAsync();
         return true;
+    }
+
+    /** A peek-lock session receiver's options: the named session, or with null the next available one. */
+    private static ReceiverOptions sessionReceiverOptions(int credit, String sessionId) {
+        ReceiverOptions ro = new ReceiverOptions().creditWindow(credit).autoAccept(false);
+        Map<String, Object> filters = new HashMap<>();
+        filters.put(SESSION_FILTER, sessionId);
+        ro.sourceOptions().filters(filters);
+        return ro;
     }
 
     /** Waits for a receiver's attach to be answered, or for {@link #stop()}: false when stopped first. */

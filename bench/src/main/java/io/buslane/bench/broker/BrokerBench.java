@@ -301,7 +301,8 @@ public final class BrokerBench {
         return new double[] {units / ((t1 - t0) / 1e9), units == 0 ? Double.NaN : (cpu1 - cpu0) / units};
     }
 
-    private static void sleepChecked(AmqpLoad load, long ms) throws InterruptedException {
+    /** Sleeps {@code ms}, failing early when one of the load's threads failed. */
+    static void sleepChecked(AmqpLoad load, long ms) throws InterruptedException {
         long end = System.nanoTime() + ms * 1_000_000L;
         while (System.nanoTime() < end) {
             load.check();

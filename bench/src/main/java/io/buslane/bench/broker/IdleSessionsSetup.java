@@ -79,32 +79,26 @@ public final class IdleSessionsSetup {
     /** The median time of 5 listings of one page, after one unmeasured. */
     private static double timeList(Method list, Object engine, Object address, long since, int skip, String after,
                                    int top) throws Exception {
-        double[] ms = new double[5];
-        for (int i = -1; i < ms.length; i++) {
-            long t = System.nanoTime();
-            List<?> page = (List<?>) ((CompletableFuture<?>) list.invoke(engine, address, since, skip, top, after))
-                    .get(60, TimeUnit.SECONDS);
-            if (page.size() != top) {
-                throw new IllegalStateException("a page of " + top + " listed " + page.size() + " sessions");
-            }
-            if (i >= 0) {
-                ms[i] = (System.nanoTime() - t) / 1e6;
-            }
-        }
-        java.util.Arrays.sort(ms);
-        return ms[ms.length / 2];
+        return medianListMs(list, engine, address, since, i -> skip, after, top);
     }
 
     /** The median time of 5 pages of 100 by skip, each the one after the previous (one unmeasured before). */
     private static double timeNextPages(Method list, Object engine, Object address, long since, int firstSkip)
             throws Exception {
+        return medianListMs(list, engine, address, since, i -> firstSkip + (i + 1) * 100, null, 100);
+    }
+
+    /** Lists 6 pages (the i-th, from -1, at {@code skipOf(i)}), each of {@code top}; the median of the last 5. */
+    private static double medianListMs(Method list, Object engine, Object address, long since,
+                                       java.util.function.IntUnaryOperator skipOf, String after, int top)
+            throws Exception {
         double[] ms = new double[5];
         for (int i = -1; i < ms.length; i++) {
             long t = System.nanoTime();
             List<?> page = (List<?>) ((CompletableFuture<?>) list.invoke(engine, address, since,
-                    firstSkip + (i + 1) * 100, 100, null)).get(60, TimeUnit.SECONDS);
-            if (page.size() != 100) {
-                throw new IllegalStateException("a page of 100 listed " + page.size() + " sessions");
+                    skipOf.applyAsInt(i), top, after)).get(60, TimeUnit.SECONDS);
+            if (page.size() != top) {
+                throw new IllegalStateException("a page of " + top + " listed " + page.size() + " sessions");
             }
             if (i >= 0) {
                 ms[i] = (System.nanoTime() - t) / 1e6;

@@ -66,16 +66,10 @@ final class SessionBench {
         int per = cfg.messagesPerSession;
         long total = (long) sessions * per;
         try (BenchBroker b = brokers.fresh(cfg.heap)) {
-            // unmeasured, repeated while the broker's JIT compiler is busy: the paths compiled
-            for (int pass = 1; pass <= 4; pass++) {
-                long cpu0 = b.cpuMicros();
-                long jit0 = b.jitAndGcMicros()[0];
+            warmUp(b, 4, "traffic", pass -> {
                 plainPass(b, total / 5);
                 sessionPass(b, "w" + pass + "-", sessions / 5, per);
-                if (jitShare(b, cpu0, jit0, "traffic warm-up pass " + pass) < cfg.warmJitShare) {
-                    break;
-                }
-            }
+            });
             double[] plain = plainPass(b, total);
             double[] withSessions = sessionPass(b, "s-", sessions, per);
             String w = "session_traffic_" + sessions + "x" + per;
@@ -141,14 +135,7 @@ final class SessionBench {
         AtomicLong next = new AtomicLong();
         try (BenchBroker b = brokers.fresh(LARGE_HEAP)) {
             prefill(b, next, small);
-            for (int pass = 1; pass <= 5; pass++) {
-                long cpu0 = b.cpuMicros();
-                long jit0 = b.jitAndGcMicros()[0];
-                acceptWindow(b, next, false);
-                if (jitShare(b, cpu0, jit0, "accept warm-up pass " + pass) < cfg.warmJitShare) {
-                    break;
-                }
-            }
+            warmUp(b, 5, "accept", pass -> acceptWindow(b, next, false));
             double[] s = medianWindow(b, next);
             long heapSmall = b.liveHeapBytes();
             long t0 = System.nanoTime();
@@ -206,7 +193,7 @@ final class SessionBench {
             AtomicLong done = new AtomicLong();
             load.refillSessions("accept", "a-", next, done, cfg.window);
             load.sessionProcessors("accept", CONNECTIONS, SLOTS, 1, Long.MAX_VALUE, done);
-            sleepChecked(load, cfg.warmupMs * (measured ? 1 : 3));
+            BrokerBench.sleepChecked(load, cfg.warmupMs * (measured ? 1 : 3));
             if (!measured) {
                 return null;
             }
@@ -215,7 +202,7 @@ final class SessionBench {
             long client0 = CLIENT_CPU.getProcessCpuTime();
             long[] jg0 = b.jitAndGcMicros();
             long t0 = System.nanoTime();
-            sleepChecked(load, cfg.measureMs);
+            BrokerBench.sleepChecked(load, cfg.measureMs);
             long d1 = done.get();
             long cpu1 = b.cpuMicros();
             long client1 = CLIENT_CPU.getProcessCpuTime();
@@ -337,24 +324,31 @@ final class SessionBench {
             (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
                     .getOperatingSystemMXBean();
 
-    /** The share of the broker's CPU its JIT compiler threads took since the readings given; printed. */
-    private static double jitShare(BenchBroker b, long cpu0, long jit0, String what) {
-        double share = (b.jitAndGcMicros()[0] - jit0) / (double) Math.max(1, b.cpuMicros() - cpu0);
-        System.out.printf(Locale.ROOT, "    (%s: JIT compiler threads %.1f %% of the broker's CPU)%n", what,
-                100 * share);
-        return share;
+    /** One unmeasured pass of a workload (numbered from 1). */
+    private interface Pass {
+        void run(int pass) throws Exception;
+    }
+
+    /**
+     * Runs unmeasured passes, at most {@code maxPasses}, until the broker's JIT compiler threads took less than
+     * {@link BenchConfig#warmJitShare} of its CPU in one (each pass's share printed).
+     */
+    private void warmUp(BenchBroker b, int maxPasses, String what, Pass pass) throws Exception {
+        for (int p = 1; p <= maxPasses; p++) {
+            long cpu0 = b.cpuMicros();
+            long jit0 = b.jitAndGcMicros()[0];
+            pass.run(p);
+            double share = (b.jitAndGcMicros()[0] - jit0) / (double) Math.max(1, b.cpuMicros() - cpu0);
+            System.out.printf(Locale.ROOT, "    (%s warm-up pass %d: JIT compiler threads %.1f %% of the broker's "
+                    + "CPU)%n", what, p, 100 * share);
+            if (share < cfg.warmJitShare) {
+                return;
+            }
+        }
     }
 
     private static String label(long n) {
         return n >= 1_000_000 && n % 1_000_000 == 0 ? n / 1_000_000 + "m" : n >= 1000 && n % 1000 == 0
                 ? n / 1000 + "k" : Long.toString(n);
-    }
-
-    private static void sleepChecked(AmqpLoad load, long ms) throws InterruptedException {
-        long end = System.nanoTime() + ms * 1_000_000L;
-        while (System.nanoTime() < end) {
-            load.check();
-            Thread.sleep(Math.min(50, Math.max(1, (end - System.nanoTime()) / 1_000_000L)));
-        }
     }
 }
