@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Sourced by bench/run-postgres.sh and bench/run-cluster.sh: a throwaway PostgreSQL 15 cluster with its default
-# durable settings (fsync on, synchronous_commit on) in $1/pg, run as the postgres user (PostgreSQL refuses root),
-# on 127.0.0.1 and a free port, with pg_stat_statements preloaded; stopped on exit. Sets PGDIR and PGPORT, and the
+# Sourced by bench/run-postgres.sh and bench/run-cluster.sh. start_bench_pg: a throwaway PostgreSQL 15 cluster with
+# its default durable settings (fsync on, synchronous_commit on) in $1/pg, run as the postgres user (PostgreSQL
+# refuses root), on 127.0.0.1 and a free port, with pg_stat_statements preloaded; stopped on exit. Sets PGDIR and PGPORT, and the
 # BENCH_* description of the machine the reports print (BENCH_COMMAND is the caller's).
 # Usage: start_bench_pg WORK_DIR; needs $PGBIN and $ROOT.
 as_pg() { runuser -u postgres -- "$@"; }
@@ -30,4 +30,31 @@ start_bench_pg() {
   BENCH_CPU="$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') ($(nproc) CPUs)"
   BENCH_DISK="$(df -T "$work" | awk 'NR==2 {print $2 " on " $1 " (" $7 ")"}')"
   export BENCH_COMMIT BENCH_MEMORY BENCH_CPU BENCH_DISK
+}
+
+# Builds the broker jar and the bench module (unless BENCH_SKIP_BUILD=1), starts the PostgreSQL of start_bench_pg in
+# WORK/pg, then runs MAIN (a bench main of the postgres package) on it holding the build lock, within TIMEOUT
+# seconds, with the common options and ARGS. Usage: run_pg_bench WORK MAIN TIMEOUT LABEL ARGS...; needs $ROOT,
+# $LOCK, $PGBIN and an exported BENCH_COMMAND.
+run_pg_bench() {
+  local work="$1" main="$2" timeout_s="$3" label="$4"
+  shift 4
+  # shellcheck source=bench/build-bench.sh
+  . "$ROOT/bench/build-bench.sh"
+  if [ "${BENCH_SKIP_BUILD:-0}" = 1 ]; then
+    echo "BENCH_SKIP_BUILD=1: using the broker jar and bench classes as they are"
+  else
+    build_bench 1200 -DskipFuzz
+  fi
+  start_bench_pg "$work"
+  export BENCH_COMMAND
+  local cp
+  cp="$ROOT/bench/target/classes:$(cat "$ROOT/bench/target/classpath.txt")"
+  echo "Running $label (holding $LOCK) ..."
+  timeout "$timeout_s" flock "$LOCK" java -Xms512m -Xmx2g -Djava.awt.headless=true \
+    -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dio.netty.leakDetection.level=disabled \
+    -Dio.netty.allocator.type=unpooled -Dio.netty.noPreferDirect=true \
+    -Dorg.slf4j.simpleLogger.log.org.apache.qpid.protonj2=error -cp "$cp" "$main" \
+    --jar "$ROOT/buslane-server/target/buslane.jar" --work "$work" --pg-port "$PGPORT" --pg-data "$PGDIR/data" \
+    --docs "$ROOT/docs/benchmarks.md" "$@"
 }

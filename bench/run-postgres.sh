@@ -39,28 +39,9 @@ while [ "$#" -gt 0 ]; do
 done
 [ "$write_docs" = 1 ] || args+=(--no-docs)
 
-# shellcheck source=bench/build-bench.sh
-. "$ROOT/bench/build-bench.sh"
-if [ "${BENCH_SKIP_BUILD:-0}" = 1 ]; then
-  echo "BENCH_SKIP_BUILD=1: using the broker jar and bench classes as they are"
-else
-  build_bench 1200 -DskipFuzz
-fi
-
-WORK="$ROOT/bench/target/postgres-bench"
 # shellcheck source=bench/pg-bench.sh
 . "$ROOT/bench/pg-bench.sh"
-start_bench_pg "$WORK"
-
-CP="$ROOT/bench/target/classes:$(cat "$ROOT/bench/target/classpath.txt")"
 BENCH_COMMAND="bench/run-postgres.sh"
 [ "$quick" = 1 ] && BENCH_COMMAND="$BENCH_COMMAND --quick"
-export BENCH_COMMAND
-
-echo "Running the PostgreSQL benchmark (holding $LOCK) ..."
-timeout 1500 flock "$LOCK" java -Xms512m -Xmx2g -Djava.awt.headless=true \
-  -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dio.netty.leakDetection.level=disabled \
-  -Dio.netty.allocator.type=unpooled -Dio.netty.noPreferDirect=true \
-  -Dorg.slf4j.simpleLogger.log.org.apache.qpid.protonj2=error -cp "$CP" io.buslane.bench.postgres.PostgresBench \
-  --jar "$ROOT/buslane-server/target/buslane.jar" --work "$WORK" --pg-port "$PGPORT" --pg-data "$PGDIR/data" \
-  --docs "$ROOT/docs/benchmarks.md" "${args[@]}"
+run_pg_bench "$ROOT/bench/target/postgres-bench" io.buslane.bench.postgres.PostgresBench 1500 \
+  "the PostgreSQL benchmark" "${args[@]}"
