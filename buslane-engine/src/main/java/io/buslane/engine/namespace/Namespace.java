@@ -19,6 +19,7 @@ import org.slf4j.LoggerFactory;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -417,15 +418,16 @@ public final class Namespace {
         nextEntityId = latest.nextId();
         Map<Long, RecoveredNamespace.Stored> stored = latest.entities;
         Map<String, QueueEntity> q = new HashMap<>(queues);
+        Set<Long> queueIds = new HashSet<>();
         for (QueueEntity queue : queues.values()) {
             RecoveredNamespace.Stored s = stored.get(queue.id);
             if (!(s != null && s.properties() instanceof QueueProperties p)) {
                 q.remove(key(queue.properties.name()));
-                PartitionRef.onServing(queue.partitions, x -> {
-                    x.dropEverything();
-                    return null;
-                });
-            } else if (s.updatedAtMs() != queue.updatedAtMs || !p.equals(queue.properties)) {
+                dropServed(queue.partitions);
+                continue;
+            }
+            queueIds.add(queue.id);
+            if (s.updatedAtMs() != queue.updatedAtMs || !p.equals(queue.properties)) {
                 queue.properties = p;
                 queue.updatedAtMs = s.updatedAtMs();
                 pushQueue(queue);
@@ -437,10 +439,7 @@ public final class Namespace {
             RecoveredNamespace.Stored s = stored.get(topic.id);
             if (!(s != null && s.properties() instanceof TopicProperties p)) {
                 t.remove(key(topic.properties.name()));
-                PartitionRef.onServing(topic.partitions, x -> {
-                    x.dropEverything();
-                    return null;
-                });
+                dropServed(topic.partitions);
                 continue;
             }
             topicsById.put(topic.id, topic);
@@ -452,9 +451,10 @@ public final class Namespace {
         }
         for (Map.Entry<Long, RecoveredNamespace.Stored> e : stored.entrySet()) {
             RecoveredNamespace.Stored s = e.getValue();
-            if (s.properties() instanceof QueueProperties p && !containsId(q.values(), e.getKey())) {
+            if (s.properties() instanceof QueueProperties p && !queueIds.contains(e.getKey())) {
                 QueueEntity entity = newQueueEntity(e.getKey(), p, s.createdAtMs(), s.updatedAtMs());
                 q.put(key(p.name()), entity);
+                queueIds.add(entity.id);
                 idle.watch(entity);
                 registerPartitions(entity.partitions);
             } else if (s.properties() instanceof TopicProperties p && !topicsById.containsKey(e.getKey())) {
@@ -472,13 +472,12 @@ public final class Namespace {
         topics = Map.copyOf(t);
     }
 
-    private static boolean containsId(java.util.Collection<QueueEntity> entities, long id) {
-        for (QueueEntity e : entities) {
-            if (e.id == id) {
-                return true;
-            }
-        }
-        return false;
+    /** Drops everything the partitions this node serves hold (the entity is gone); completes when done. */
+    private static CompletableFuture<Void> dropServed(PartitionRef[] partitions) {
+        return PartitionRef.onServing(partitions, p -> {
+            p.dropEverything();
+            return null;
+        }).thenApply(x -> null);
     }
 
     private void reconcileSubscriptions(TopicEntity topic, Map<Long, RecoveredNamespace.Stored> stored) {
@@ -596,10 +595,7 @@ public final class Namespace {
             queues = Map.copyOf(copy);
             return found;
         });
-        return PartitionRef.onServing(entity.partitions, p -> {
-            p.dropEverything();
-            return null;
-        }).thenApply(x -> null);
+        return dropServed(entity.partitions);
     }
 
     // ================================================================================================ topics
@@ -676,10 +672,7 @@ public final class Namespace {
             topics = Map.copyOf(copy);
             return found;
         });
-        return PartitionRef.onServing(entity.partitions, p -> {
-            p.dropEverything();
-            return null;
-        }).thenApply(x -> null);
+        return dropServed(entity.partitions);
     }
 
     // ================================================================================================ subscriptions
