@@ -44,8 +44,7 @@ class PostgresOwnershipTest {
     @Test
     void aJournalsOwnSyncsSecureItsLeaseWhenRenewalsDoNotRun() throws Exception {
         String url = TestPostgres.sharedOrSkip().newDatabase();
-        try (PostgresJournalFactory a = new PostgresJournalFactory(
-                PostgresTestDatabase.options(url, "node-a", Duration.ofMillis(600)))) {
+        try (PostgresJournalFactory a = factory(url, "node-a", Duration.ofMillis(600))) {
             Journal busy = a.open("shard-0");
             replay(busy);
             a.pauseRenewalForTest(true);
@@ -84,10 +83,8 @@ class PostgresOwnershipTest {
     @Test
     void aTakeoverFencesTheOldOwnerWhoseLaterCommitsAreRefusedAndNeverVisible() throws Exception {
         String url = TestPostgres.sharedOrSkip().newDatabase();
-        try (PostgresJournalFactory a = new PostgresJournalFactory(
-                PostgresTestDatabase.options(url, "node-a", Duration.ofMillis(600)));
-             PostgresJournalFactory b = new PostgresJournalFactory(
-                     PostgresTestDatabase.options(url, "node-b", Duration.ofMillis(600)))) {
+        try (PostgresJournalFactory a = factory(url, "node-a", Duration.ofMillis(600));
+             PostgresJournalFactory b = factory(url, "node-b", Duration.ofMillis(600))) {
             Journal ja = a.open("shard-0");
             replay(ja);
             ja.append(JournalRecord.add(1, (byte) 1, bytes("acked-by-a")));
@@ -113,8 +110,7 @@ class PostgresOwnershipTest {
             jb.sync();
             jb.close();
             ja.close();
-            try (PostgresJournalFactory c = new PostgresJournalFactory(
-                    PostgresTestDatabase.options(url, "node-b", Duration.ofMillis(600)))) {
+            try (PostgresJournalFactory c = factory(url, "node-b", Duration.ofMillis(600))) {
                 Journal jc = c.open("shard-0");
                 assertThat(replay(jc)).containsExactly("ADD:1:acked-by-a", "ADD:4:acked-by-b");
                 jc.close();
@@ -125,8 +121,7 @@ class PostgresOwnershipTest {
     @Test
     void theOldOwnerCannotCommitOnceTheEpochMovedEvenBeforeItsLeaseRanOut() throws Exception {
         String url = TestPostgres.sharedOrSkip().newDatabase();
-        try (PostgresJournalFactory a = new PostgresJournalFactory(
-                PostgresTestDatabase.options(url, "node-a", Duration.ofSeconds(30)))) {
+        try (PostgresJournalFactory a = factory(url, "node-a", Duration.ofSeconds(30))) {
             Journal ja = a.open("shard-0");
             replay(ja);
             execute(url, "UPDATE buslane_journal SET epoch = epoch + 1, owner = 'intruder' WHERE name = 'shard-0'");
@@ -139,8 +134,7 @@ class PostgresOwnershipTest {
     @Test
     void aBatchWhoseConnectionDiedIsWrittenOnceByTheNextSync() throws Exception {
         String url = TestPostgres.sharedOrSkip().newDatabase();
-        try (PostgresJournalFactory f = new PostgresJournalFactory(
-                PostgresTestDatabase.options(url, "node-a", Duration.ofSeconds(30)))) {
+        try (PostgresJournalFactory f = factory(url, "node-a", Duration.ofSeconds(30))) {
             Journal j = f.open("shard-0");
             replay(j);
             j.append(JournalRecord.add(1, (byte) 1, bytes("one")));
@@ -171,8 +165,7 @@ class PostgresOwnershipTest {
     @Test
     void aCommitThatSucceededWithItsAnswerLostIsNotWrittenAgain() throws Exception {
         String url = TestPostgres.sharedOrSkip().newDatabase();
-        try (PostgresJournalFactory f = new PostgresJournalFactory(
-                PostgresTestDatabase.options(url, "node-a", Duration.ofSeconds(30)))) {
+        try (PostgresJournalFactory f = factory(url, "node-a", Duration.ofSeconds(30))) {
             Journal j = f.open("shard-0");
             replay(j);
             j.append(JournalRecord.add(1, (byte) 1, bytes("one")));
@@ -193,10 +186,8 @@ class PostgresOwnershipTest {
     @Test
     void aSecondNodeWaitsWhileTheOwnersLeaseIsRenewed() throws Exception {
         String url = TestPostgres.sharedOrSkip().newDatabase();
-        try (PostgresJournalFactory a = new PostgresJournalFactory(
-                PostgresTestDatabase.options(url, "node-a", Duration.ofMillis(600)));
-             PostgresJournalFactory b = new PostgresJournalFactory(
-                     PostgresTestDatabase.options(url, "node-b", Duration.ofMillis(600)))) {
+        try (PostgresJournalFactory a = factory(url, "node-a", Duration.ofMillis(600));
+             PostgresJournalFactory b = factory(url, "node-b", Duration.ofMillis(600))) {
             Journal ja = a.open("meta");
             CompletableFuture<Journal> taking = CompletableFuture.supplyAsync(() -> b.open("meta"));
             Thread.sleep(2000); // more than three leases: A renews, B must still wait
@@ -210,10 +201,9 @@ class PostgresOwnershipTest {
     @Test
     void aSchemaNewerThanTheBrokerKnowsIsRefusedUntouched() throws Exception {
         String url = TestPostgres.sharedOrSkip().newDatabase();
-        new PostgresJournalFactory(PostgresTestDatabase.options(url, "n", Duration.ofSeconds(30))).close();
+        factory(url, "n", Duration.ofSeconds(30)).close();
         execute(url, "INSERT INTO buslane_schema (version) VALUES (" + (PostgresSchema.currentVersion() + 1) + ")");
-        assertThatThrownBy(() -> new PostgresJournalFactory(
-                PostgresTestDatabase.options(url, "n", Duration.ofSeconds(30))))
+        assertThatThrownBy(() -> factory(url, "n", Duration.ofSeconds(30)))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("version " + (PostgresSchema.currentVersion() + 1))
                 .hasMessageContaining("newer than this broker knows");
@@ -223,8 +213,7 @@ class PostgresOwnershipTest {
     @Test
     void aVersionOneDatabaseGainsTheMembershipTableAndKeepsItsJournals() throws Exception {
         String url = TestPostgres.sharedOrSkip().newDatabase();
-        try (PostgresJournalFactory f = new PostgresJournalFactory(
-                PostgresTestDatabase.options(url, "n", Duration.ofSeconds(30)))) {
+        try (PostgresJournalFactory f = factory(url, "n", Duration.ofSeconds(30))) {
             Journal j = f.open("shard-0");
             replay(j);
             j.append(JournalRecord.add(1, (byte) 1, bytes("kept")));
@@ -234,8 +223,7 @@ class PostgresOwnershipTest {
         // as a database written by a broker that knew version 1 only
         execute(url, "DROP TABLE buslane_node");
         execute(url, "DELETE FROM buslane_schema WHERE version > 1");
-        try (PostgresJournalFactory f = new PostgresJournalFactory(
-                PostgresTestDatabase.options(url, "n", Duration.ofSeconds(30)))) {
+        try (PostgresJournalFactory f = factory(url, "n", Duration.ofSeconds(30))) {
             assertThat(count(url, "SELECT max(version) FROM buslane_schema"))
                     .isEqualTo(PostgresSchema.currentVersion());
             assertThat(count(url, "SELECT count(*) FROM buslane_node")).isZero();
@@ -251,8 +239,7 @@ class PostgresOwnershipTest {
         List<CompletableFuture<PostgresJournalFactory>> starting = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             String node = "n" + i;
-            starting.add(CompletableFuture.supplyAsync(() -> new PostgresJournalFactory(
-                    PostgresTestDatabase.options(url, node, Duration.ofSeconds(30)))));
+            starting.add(CompletableFuture.supplyAsync(() -> factory(url, node, Duration.ofSeconds(30))));
         }
         for (CompletableFuture<PostgresJournalFactory> f : starting) {
             f.get(30, TimeUnit.SECONDS).close();
@@ -272,5 +259,10 @@ class PostgresOwnershipTest {
             rs.next();
             return rs.getLong(1);
         }
+    }
+
+    /** A journal factory of node {@code node} on the database at {@code url}, with that lease. */
+    private static PostgresJournalFactory factory(String url, String node, Duration lease) {
+        return new PostgresJournalFactory(PostgresTestDatabase.options(url, node, lease));
     }
 }
