@@ -1,13 +1,14 @@
 package io.buslane.bench.postgres;
 
-import java.nio.file.Files;
+import static io.buslane.bench.postgres.ReportText.env;
+import static io.buslane.bench.postgres.ReportText.f;
+
 import java.nio.file.Path;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.stream.Collectors;
 
 /** The cluster benchmark's RESULT lines and the generated part of the "Cluster mode" section of benchmarks.md. */
@@ -21,15 +22,6 @@ final class ClusterReport {
 
     ClusterReport(ClusterBench b) {
         this.b = b;
-    }
-
-    private static String f(String format, Object... args) {
-        return String.format(Locale.ROOT, format, args);
-    }
-
-    private static String env(String name, String fallback) {
-        String v = System.getenv(name);
-        return v == null || v.isBlank() ? fallback : v;
     }
 
     List<String> resultLines() {
@@ -128,17 +120,6 @@ final class ClusterReport {
 
     /** Replaces the generated part of the section (or adds the section before "Measured by hand"). */
     void write(Path docs) throws Exception {
-        String text = Files.exists(docs) ? Files.readString(docs) : "# Benchmarks\n";
-        String gen = markdown();
-        int begin = text.indexOf(BEGIN);
-        int end = text.indexOf(END);
-        if (begin >= 0 && end > begin) {
-            text = text.substring(0, begin) + gen + text.substring(end + END.length() + 1);
-        } else {
-            String section = HEADING + "\n\n" + gen + "\n";
-            int at = text.indexOf("## Measured by hand");
-            text = at >= 0 ? text.substring(0, at) + section + text.substring(at) : text + "\n" + section;
-        }
-        Files.writeString(docs, text);
+        ReportText.writeSection(docs, HEADING, BEGIN, END, markdown());
     }
 }

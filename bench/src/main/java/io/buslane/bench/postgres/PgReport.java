@@ -1,15 +1,16 @@
 package io.buslane.bench.postgres;
 
+import static io.buslane.bench.postgres.ReportText.env;
+import static io.buslane.bench.postgres.ReportText.f;
+
 import io.buslane.bench.postgres.PostgresBench.Row;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 
 /**
  * The PostgreSQL benchmark's results: RESULT lines on standard output and the generated part of the
@@ -26,10 +27,6 @@ final class PgReport {
 
     PgReport(PostgresBench bench) {
         this.b = bench;
-    }
-
-    private static String f(String format, Object... args) {
-        return String.format(Locale.ROOT, format, args);
     }
 
     private Row row(String workload, String system) {
@@ -122,11 +119,6 @@ final class PgReport {
         }
         m.append(END).append('\n');
         return m.toString();
-    }
-
-    private static String env(String name, String fallback) {
-        String v = System.getenv(name);
-        return v == null || v.isBlank() ? fallback : v;
     }
 
     private void setup(StringBuilder m) {
@@ -247,17 +239,6 @@ final class PgReport {
 
     /** Replaces the generated part of the section (or adds the section before "Measured by hand"). */
     void write(Path docs) throws Exception {
-        String text = Files.exists(docs) ? Files.readString(docs) : "# Benchmarks\n";
-        String gen = markdown();
-        int begin = text.indexOf(BEGIN);
-        int end = text.indexOf(END);
-        if (begin >= 0 && end > begin) {
-            text = text.substring(0, begin) + gen + text.substring(end + END.length() + 1);
-        } else {
-            String section = HEADING + "\n\n" + gen + "\n";
-            int at = text.indexOf("## Measured by hand");
-            text = at >= 0 ? text.substring(0, at) + section + text.substring(at) : text + "\n" + section;
-        }
-        Files.writeString(docs, text);
+        ReportText.writeSection(docs, HEADING, BEGIN, END, markdown());
     }
 }
