@@ -92,7 +92,13 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
 
     /** Answers a client's receiver attach (possibly after waiting for a session). */
     public static void attach(LinkContext connection, Sender sender, String rawAddress) {
-        EntityAddress address = EntityAddress.parse(Links.stripHost(rawAddress));
+        EntityAddress address;
+        try {
+            address = EntityAddress.parse(rawAddress); // the one canonical parse, read by the grant check too
+        } catch (BrokerException e) {
+            Links.refuse(sender, e);
+            return;
+        }
         if (address == null) {
             Links.refuse(sender, "amqp:invalid-field", "The attach has an empty source address.");
             return;

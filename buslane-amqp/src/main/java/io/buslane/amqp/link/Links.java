@@ -1,5 +1,7 @@
 package io.buslane.amqp.link;
 
+import io.buslane.common.address.CanonicalAddress;
+
 import io.buslane.common.auth.Right;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
@@ -42,18 +44,22 @@ public final class Links {
         }
     }
 
-    /** The node part of an address: {@code scheme://host[:port]/} and a leading slash removed. */
+    /**
+     * The node part of an address ({@link CanonicalAddress#nodeOf}: {@code scheme://host[:port]} at the very start,
+     * a query and one leading and trailing slash removed), for recognising {@code $cbs}; entity addresses are read
+     * with {@link #canonical}.
+     */
     public static String stripHost(String address) {
-        String a = address;
-        int scheme = a.indexOf("://");
-        if (scheme >= 0) {
-            int slash = a.indexOf('/', scheme + 3);
-            a = slash < 0 ? "" : a.substring(slash);
-        }
-        while (a.startsWith("/")) {
-            a = a.substring(1);
-        }
-        return a;
+        return CanonicalAddress.nodeOf(address);
+    }
+
+    /**
+     * The canonical path of an entity address, the one parse that both the grant check and the lookup read.
+     *
+     * @throws BrokerException (ARGUMENT) when the address does not canonicalise
+     */
+    public static String canonical(String address) {
+        return CanonicalAddress.parse(address).path();
     }
 
     /** The error to report when a client is not authorised. */

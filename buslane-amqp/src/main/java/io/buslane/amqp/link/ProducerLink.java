@@ -49,14 +49,21 @@ public final class ProducerLink implements LinkHandler {
 
     /** Answers a client's sender attach: opens the link, or refuses it with the SDK-visible error. */
     public static void attach(LinkContext connection, Receiver receiver, String address) {
-        String path = Links.stripHost(address);
         // send via (wire protocol §8): the target is the via entity, the destination travels as a link property
         Map<Symbol, Object> remoteProps = receiver.getRemoteProperties();
         Object destination = remoteProps == null ? null : remoteProps.get(TRANSFER_DESTINATION);
+        String path;
         String via = null;
-        if (destination != null) {
-            via = path;
-            path = Links.stripHost(destination.toString());
+        try {
+            // one canonical parse: the grant check and every lookup below read this path
+            path = Links.canonical(address);
+            if (destination != null) {
+                via = path;
+                path = Links.canonical(destination.toString());
+            }
+        } catch (BrokerException e) {
+            Links.refuse(receiver, e);
+            return;
         }
         // authorised first: a client without a token learns nothing, not even whether the entity exists
         for (String p : via == null ? List.of(path) : List.of(via, path)) {

@@ -1,6 +1,8 @@
 package io.buslane.amqp.transport;
 
+import io.buslane.common.address.CanonicalAddress;
 import io.buslane.common.auth.AuthFailureThrottle;
+import io.buslane.common.error.BrokerException;
 import io.buslane.common.auth.CbsAuthorizer;
 import io.buslane.common.auth.Grants;
 import io.buslane.common.auth.Right;
@@ -709,8 +711,13 @@ public final class AmqpConnection implements LinkContext {
             if (node.equalsIgnoreCase(CBS)) {
                 new RequestLink(this, receiver, RequestLink.Kind.CBS, null, address).open();
             } else if (node.toLowerCase(Locale.ROOT).endsWith(MANAGEMENT_SUFFIX)) {
-                EntityAddress entity = EntityAddress.parse(node.substring(0, node.length()
-                        - MANAGEMENT_SUFFIX.length()));
+                EntityAddress entity;
+                try {
+                    entity = EntityAddress.of(CanonicalAddress.parse(address).withoutManagement());
+                } catch (BrokerException e) {
+                    Links.refuse(link, e);
+                    return;
+                }
                 new RequestLink(this, receiver, RequestLink.Kind.MANAGEMENT, entity, address).open();
             } else {
                 ProducerLink.attach(this, receiver, address);

@@ -38,6 +38,7 @@ import java.net.URLEncoder;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -263,6 +264,37 @@ class HostileWireTest {
             Detach detach = c.expect(Detach.class);
             assertThat(detach.getHandle().longValue()).isEqualTo(2);
             assertThat(conditionOf(detach)).isEqualTo("amqp:unauthorized-access");
+        }
+    }
+
+    @Test
+    void anAddressThatDoesNotCanonicaliseIsRefusedAsAnArgumentErrorBeforeAnythingIsLookedUp() throws Exception {
+        try (WireClient c = new WireClient(server.port()).openAnonymous()) {
+            c.send(0, Frames.attachSender(0, "$cbs"));
+            c.expect(Attach.class);
+            Attach reply = Frames.attachReceiver(1, "$cbs");
+            ((Target) reply.getTarget()).setAddress("cbs-reply");
+            c.send(0, reply);
+            c.expect(Attach.class);
+            c.send(0, Frames.transfer(0, 0, false), putToken("sb://localhost/q",
+                    System.currentTimeMillis() / 1000 + 3600));
+            long handle = 2;
+            for (String address : List.of("q/x://y/credit", "sb://localhost/q//credit", "q/../credit", "q/./credit",
+                    "q/$bogus", "q/Subscriptions")) {
+                c.send(0, Frames.attachSender(handle, address));
+                Attach refused = c.expect(Attach.class);
+                assertThat(refused.getTarget()).as(address).isNull();
+                Detach detach = c.expect(Detach.class);
+                assertThat(conditionOf(detach)).as(address).isEqualTo("com.microsoft:argument-error");
+                assertThat(detach.getError().getDescription()).as(address).contains("is not a valid entity address");
+                handle++;
+                c.send(0, Frames.attachReceiver(handle, address));
+                assertThat(conditionOf(c.expect(Detach.class))).as(address).isEqualTo("com.microsoft:argument-error");
+                handle++;
+            }
+            // the token's own queue, spelt as the SDKs spell it, still attaches
+            c.send(0, Frames.attachSender(handle, "amqps://LOCALHOST:5671/Q/"));
+            assertThat(c.expect(Attach.class).getTarget()).isNotNull();
         }
     }
 

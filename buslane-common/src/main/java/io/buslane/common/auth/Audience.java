@@ -1,49 +1,72 @@
 package io.buslane.common.auth;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
+import io.buslane.common.address.CanonicalAddress;
+import io.buslane.common.error.BrokerException;
+
 import java.util.Objects;
-import java.util.regex.Pattern;
 
 /**
  * A normalised CBS audience, SAS resource ({@code sr}) or entity address, reduced to what authorisation compares:
- * a host and a path (wire protocol §2.4, §3.1).
+ * a host, a path and the entity the path lies in (wire protocol §2.4, §3.1). It is read from the one parse of
+ * addresses, {@link CanonicalAddress}, which the entity lookup reads too, so a scope check and the entity acted on
+ * cannot disagree.
  *
- * <p>Normalisation ({@link #parse(String)}, {@link #normalize(String)}):
+ * <p>Normalisation:
  * <ul>
- *   <li>URL-decoding ({@code %XX} as UTF-8) is applied once; {@code +} is left as it is (entity names cannot hold
- *       spaces, and a literal {@code +} arrives as {@code %2B} from every SDK encoder);</li>
- *   <li>the scheme ({@code sb}, {@code amqp}, {@code amqps}, {@code wss}, {@code https}, any other) is ignored;
- *       a bare path ({@code queue.1}, {@code /queue.1}) has no host;</li>
+ *   <li>{@link #parse(String)} (link addresses, CBS audiences, management targets) decodes nothing;
+ *       {@link #ofResource(String)} (a token's {@code sr} as it appears in the token) URL-decodes the whole resource
+ *       once ({@code %XX} as UTF-8, {@code +} left as it is) and then parses it the same way;</li>
+ *   <li>the scheme ({@code sb}, {@code amqp}, {@code amqps}, {@code wss}, {@code https}, any other) is ignored, and
+ *       recognised at the very start only; a bare path ({@code queue.1}, {@code /queue.1}) has no host;</li>
  *   <li>the host is lower-cased; user-info and port are dropped (Java signs for the namespace name without the
  *       port while JS and .NET keep the Endpoint's port, and the SDKs reach the broker through aliases anyway);</li>
- *   <li>the path is lower-cased, query and fragment are dropped, empty segments (leading, trailing, doubled
- *       slashes) are removed, and one trailing {@code $management} segment is stripped.</li>
+ *   <li>the path is lower-cased, query and fragment are dropped, one leading and one trailing slash are dropped,
+ *       and a trailing {@code $management} segment after an entity is stripped (a grant for an entity covers its
+ *       management node); a lone {@code $management} is the namespace's management node, not the namespace;</li>
+ *   <li>what does not canonicalise (an empty segment, {@code ://} inside the path, {@code .} or {@code ..}, a
+ *       misplaced keyword) is refused with a {@link io.buslane.common.error.BrokerException} of kind
+ *       {@code ARGUMENT}; {@link #ofResource} refuses it with {@link AuthException} (401 {@code InvalidAudience}).</li>
  * </ul>
  *
  * <p>The normalised string form ({@link #toString()}) is {@code //host/path} (or {@code //host} for the whole
- * namespace) when there is a host and {@code path} when there is none. Normalising that form again only repeats
- * the decoding, which is a no-op unless the entity name itself contains {@code %}.
+ * namespace) when there is a host and {@code path} when there is none; parsing it again gives the same audience.
  *
- * @param host lower-cased host without port, or {@code ""} when the input had none
- * @param path lower-cased {@code /}-separated path without leading or trailing slash, or {@code ""} for the
- *             namespace
+ * @param host   lower-cased host without port, or {@code ""} when the input had none
+ * @param path   lower-cased {@code /}-separated path without leading or trailing slash, or {@code ""} for the
+ *               namespace
+ * @param entity the lower-cased queue or topic path the address lies in ({@code ""} for the namespace)
  */
-public record Audience(String host, String path) {
-
-    private static final Pattern SCHEME = Pattern.compile("^[A-Za-z][A-Za-z0-9+.\\-]*://");
-    private static final String MANAGEMENT_SEGMENT = "$management";
+public record Audience(String host, String path, String entity) {
 
     public Audience {
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(path, "path");
+        Objects.requireNonNull(entity, "entity");
     }
 
-    /** Parses and normalises a URI or bare path, decoding it once (see the class comment). */
+    /** The audience of a canonical address. */
+    public static Audience of(CanonicalAddress address) {
+        return new Audience(address.host(), address.scopePath(), address.entityKey());
+    }
+
+    /** Parses and normalises a URI or bare path without decoding it (see the class comment). */
     public static Audience parse(String uriOrPath) {
-        Objects.requireNonNull(uriOrPath, "uriOrPath");
-        return parseStructure(PercentDecoding.decode(uriOrPath.trim(), false));
+        return of(CanonicalAddress.parse(Objects.requireNonNull(uriOrPath, "uriOrPath")));
+    }
+
+    /**
+     * The scope of a token's signed resource: {@code sr} as it appears in the token, URL-decoded once and parsed.
+     *
+     * @throws AuthException (401 {@code InvalidAudience}) when the decoded resource does not canonicalise
+     */
+    public static Audience ofResource(String srAsInToken) {
+        String decoded = PercentDecoding.decode(Objects.requireNonNull(srAsInToken, "srAsInToken").trim(), false);
+        try {
+            return parse(decoded);
+        } catch (BrokerException e) {
+            throw new AuthException("InvalidAudience: The token's signed resource is not a valid address. "
+                    + e.description());
+        }
     }
 
     /** The normalised string form of {@code uriOrPath}: {@code parse(uriOrPath).toString()}. */
@@ -52,16 +75,14 @@ public record Audience(String host, String path) {
     }
 
     /**
-     * Whether a grant on {@code scope} covers {@code target}. Both are taken as normalised forms (as returned by
-     * {@link #normalize(String)}) or undecoded URIs/paths: they are re-normalised structurally (scheme, case,
-     * slashes, {@code $management}) but <em>not</em> URL-decoded again.
+     * Whether a grant on {@code scope} covers {@code target}, both parsed with {@link #parse} (not decoded).
      *
      * @see #covers(Audience)
      */
     public static boolean covers(String scope, String target) {
         Objects.requireNonNull(scope, "scope");
         Objects.requireNonNull(target, "target");
-        return parseStructure(scope.trim()).covers(parseStructure(target.trim()));
+        return parse(scope).covers(parse(target));
     }
 
     /**
@@ -69,12 +90,26 @@ public record Audience(String host, String path) {
      * entity path from a link address usually has none) and this path is empty (namespace-wide), equal to the
      * target's path, or a whole-segment prefix of it ({@code queue.1} covers {@code queue.1/$deadletterqueue} and
      * {@code topic} covers {@code topic/subscriptions/s}, but {@code queue.1} does not cover {@code queue.10}).
+     * This is how a namespace rule's token covers; an entity rule's token covers by {@link #coversEntity}.
      */
     public boolean covers(Audience target) {
-        if (!host.isEmpty() && !target.host.isEmpty() && !host.equals(target.host)) {
+        if (!sameHost(target)) {
             return false;
         }
         return path.isEmpty() || path.equals(target.path) || target.path.startsWith(path + "/");
+    }
+
+    /**
+     * Whether an entity rule's grant on this scope covers {@code target}: exactly the scope's entity, with its
+     * subscriptions, rules, sub-queues and management node, and nothing else (not {@code team/secret} for the
+     * entity {@code team}). A scope that names no entity covers nothing this way.
+     */
+    public boolean coversEntity(Audience target) {
+        return sameHost(target) && !entity.isEmpty() && entity.equals(target.entity) && covers(target);
+    }
+
+    private boolean sameHost(Audience target) {
+        return host.isEmpty() || target.host.isEmpty() || host.equals(target.host);
     }
 
     /** Whether this is the whole namespace (empty path). */
@@ -89,70 +124,5 @@ public record Audience(String host, String path) {
             return path;
         }
         return path.isEmpty() ? "//" + host : "//" + host + "/" + path;
-    }
-
-    private static Audience parseStructure(String text) {
-        String rest;
-        String host = "";
-        var scheme = SCHEME.matcher(text);
-        boolean hasAuthority;
-        if (scheme.find()) {
-            rest = text.substring(scheme.end());
-            hasAuthority = true;
-        } else if (text.startsWith("//")) {
-            rest = text.substring(2);
-            hasAuthority = true;
-        } else {
-            rest = text;
-            hasAuthority = false;
-        }
-        if (hasAuthority) {
-            int end = indexOfAny(rest, "/?#");
-            host = hostOf(end < 0 ? rest : rest.substring(0, end));
-            rest = end < 0 ? "" : rest.substring(end);
-        }
-        int queryOrFragment = indexOfAny(rest, "?#");
-        if (queryOrFragment >= 0) {
-            rest = rest.substring(0, queryOrFragment);
-        }
-        List<String> segments = new ArrayList<>();
-        for (String segment : rest.toLowerCase(Locale.ROOT).split("/")) {
-            if (!segment.isEmpty()) {
-                segments.add(segment);
-            }
-        }
-        if (!segments.isEmpty() && segments.get(segments.size() - 1).equals(MANAGEMENT_SEGMENT)) {
-            segments.remove(segments.size() - 1);
-        }
-        return new Audience(host, String.join("/", segments));
-    }
-
-    private static String hostOf(String authority) {
-        String host = authority;
-        int at = host.lastIndexOf('@');
-        if (at >= 0) {
-            host = host.substring(at + 1);
-        }
-        if (host.startsWith("[")) {
-            int close = host.indexOf(']');
-            if (close > 0) {
-                host = host.substring(0, close + 1);
-            }
-        } else {
-            int colon = host.lastIndexOf(':');
-            if (colon >= 0) {
-                host = host.substring(0, colon);
-            }
-        }
-        return host.toLowerCase(Locale.ROOT);
-    }
-
-    private static int indexOfAny(String text, String chars) {
-        for (int i = 0; i < text.length(); i++) {
-            if (chars.indexOf(text.charAt(i)) >= 0) {
-                return i;
-            }
-        }
-        return -1;
     }
 }

@@ -1,5 +1,7 @@
 package io.buslane.common.auth;
 
+import io.buslane.common.error.BrokerException;
+
 import java.util.Objects;
 
 /**
@@ -58,7 +60,11 @@ public final class CbsAuthorizer {
     public PutTokenResult putToken(Grants grants, String type, String audience, String token, long nowMs) {
         Objects.requireNonNull(grants, "grants");
         if (mode() == AuthMode.ACCEPT_ALL) {
-            grants.record(audience == null ? "" : audience, validator.validate(token, nowMs));
+            try {
+                grants.record(audience == null ? "" : audience, validator.validate(token, nowMs));
+            } catch (BrokerException notCanonical) {
+                // an audience that names no entity: nothing to record, everything is allowed anyway
+            }
             return PutTokenResult.accepted();
         }
         if (type == null || type.isBlank()) {
@@ -85,8 +91,13 @@ public final class CbsAuthorizer {
         } catch (AuthException e) {
             return PutTokenResult.of(e);
         }
-        String target = Audience.normalize(audience);
-        if (!Audience.covers(grant.scope(), target)) {
+        Audience target;
+        try {
+            target = Audience.parse(audience);
+        } catch (BrokerException notCanonical) {
+            return PutTokenResult.badRequest(notCanonical.description());
+        }
+        if (!grant.covers(target)) {
             return PutTokenResult.unauthorized("InvalidAudience: The token's resource '" + grant.scope()
                     + "' does not cover the audience '" + audience + "'.");
         }

@@ -1,5 +1,8 @@
 package io.buslane.common.auth;
 
+import io.buslane.common.address.CanonicalAddress;
+import io.buslane.common.error.BrokerException;
+
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -30,8 +33,10 @@ public final class Grants {
      * @param keyName     the rule that signed the token
      * @param rights      the rights, implications included
      * @param expiresAtMs when it expires (epoch ms; {@link Long#MAX_VALUE} for never)
+     * @param entityRule  whether an entity's own rule signed the token: it covers exactly that entity
+     *                    ({@link Audience#coversEntity})
      */
-    public record Entry(Audience audience, String keyName, Set<Right> rights, long expiresAtMs) {
+    public record Entry(Audience audience, String keyName, Set<Right> rights, long expiresAtMs, boolean entityRule) {
 
         public Entry {
             Objects.requireNonNull(audience, "audience");
@@ -42,6 +47,11 @@ public final class Grants {
         /** Whether this entry is unexpired at {@code nowMs}. */
         public boolean isValidAt(long nowMs) {
             return expiresAtMs > nowMs;
+        }
+
+        /** Whether this entry's audience covers {@code target}, as its rule covers. */
+        public boolean covers(Audience target) {
+            return entityRule ? audience.coversEntity(target) : audience.covers(target);
         }
     }
 
@@ -76,7 +86,7 @@ public final class Grants {
         Objects.requireNonNull(grant, "grant");
         Audience normalised = Audience.parse(Objects.requireNonNull(audience, "audience"));
         byAudience.put(normalised.toString(),
-                new Entry(normalised, grant.keyName(), grant.rights(), grant.expiresAtMs()));
+                new Entry(normalised, grant.keyName(), grant.rights(), grant.expiresAtMs(), grant.entityRule()));
         acceptedToken = true;
     }
 
@@ -92,9 +102,27 @@ public final class Grants {
         if (unrestricted) {
             return true;
         }
-        Audience target = Audience.parse(Objects.requireNonNull(entityPath, "entityPath"));
+        Audience target;
+        try {
+            target = Audience.parse(Objects.requireNonNull(entityPath, "entityPath"));
+        } catch (BrokerException notCanonical) {
+            return false; // nothing is granted on what names no entity
+        }
+        return allows(target, right, nowMs);
+    }
+
+    /** Whether an unexpired grant covers the canonical address {@code address} with {@code right}. */
+    public synchronized boolean allows(CanonicalAddress address, Right right, long nowMs) {
+        Objects.requireNonNull(right, "right");
+        return unrestricted || allows(Audience.of(Objects.requireNonNull(address, "address")), right, nowMs);
+    }
+
+    private boolean allows(Audience target, Right right, long nowMs) {
+        if (unrestricted) {
+            return true;
+        }
         for (Entry entry : byAudience.values()) {
-            if (entry.isValidAt(nowMs) && entry.rights().contains(right) && entry.audience().covers(target)) {
+            if (entry.isValidAt(nowMs) && entry.rights().contains(right) && entry.covers(target)) {
                 return true;
             }
         }
@@ -111,11 +139,11 @@ public final class Grants {
         if (allows(entityPath, right, nowMs)) {
             return;
         }
-        Audience target = Audience.parse(entityPath);
+        Audience target = Audience.parse(entityPath); // throws the parse's own error for a non-canonical path
         boolean covered = false;
         boolean unexpired = false;
         for (Entry entry : byAudience.values()) {
-            if (entry.audience().covers(target)) {
+            if (entry.covers(target)) {
                 covered = true;
                 unexpired |= entry.isValidAt(nowMs);
             }

@@ -38,7 +38,7 @@ public final class SasValidator {
 
     /**
      * The shared access rules of queues and topics (entity-level rules): the rules with key name {@code keyName}
-     * on the entity {@code entityName} (the first segment of a token's resource path, lower-cased), one
+     * on the entity {@code entityName} (the queue or topic path a token's resource lies in, lower-cased), one
      * {@link SasRule} per key (primary, secondary); empty when there is none.
      */
     @FunctionalInterface
@@ -85,8 +85,8 @@ public final class SasValidator {
 
     /**
      * Lets tokens signed with an entity's own rules in: such a token grants the rule's rights on that entity only
-     * (its scope is the token's resource, which must lie within the entity). A namespace rule of the same name
-     * takes precedence. Set once, when the namespace is up.
+     * (its subscriptions and sub-queues included; {@link Grant#entityRule()}), within the token's resource. A
+     * namespace rule of the same name takes precedence. Set once, when the namespace is up.
      */
     public void entityRules(EntityRules rules) {
         this.entityRules = Objects.requireNonNull(rules, "rules");
@@ -115,7 +115,8 @@ public final class SasValidator {
         SasToken sas = SasToken.parse(token);
         SasRule rule = rulesByKeyName.get(fold(sas.keyName()));
         byte[] presented = sas.signature().getBytes(StandardCharsets.UTF_8);
-        if (rule == null) {
+        boolean entityRule = rule == null;
+        if (entityRule) {
             rule = entityRule(sas, presented);
         } else if (!signedWith(sas, rule.key(), presented)) {
             throw new AuthException("InvalidSignature: The token has an invalid signature.");
@@ -124,7 +125,8 @@ public final class SasValidator {
         if (expiresAtMs <= nowMs) {
             throw new AuthException("ExpiredToken: The token has expired.");
         }
-        return new Grant(rule.keyName(), rule.rights(), Audience.normalize(sas.resource()), expiresAtMs);
+        return new Grant(rule.keyName(), rule.rights(), Audience.ofResource(sas.resource()).toString(), expiresAtMs,
+                entityRule);
     }
 
     private static boolean signedWith(SasToken sas, String key, byte[] presented) {
@@ -132,11 +134,20 @@ public final class SasValidator {
         return MessageDigest.isEqual(expected, presented);
     }
 
-    /** The entity-level rule that signed the token (either of its keys), for a token whose resource is an entity. */
+    /**
+     * The entity-level rule that signed the token (either of its keys), for a token whose resource lies in an
+     * entity: the rules of exactly that entity (the whole queue or topic path, {@code a/b} included), never of an
+     * entity whose path is a prefix of it.
+     */
     private SasRule entityRule(SasToken sas, byte[] presented) {
-        Audience resource = Audience.parse(sas.resource());
-        List<SasRule> candidates = resource.isNamespace() ? List.of()
-                : entityRules.find(resource.path().split("/", 2)[0], sas.keyName());
+        Audience resource;
+        try {
+            resource = Audience.ofResource(sas.resource());
+        } catch (AuthException notCanonical) {
+            throw new AuthException("Unknown key name '" + sas.keyName() + "'.");
+        }
+        List<SasRule> candidates = resource.entity().isEmpty() ? List.of()
+                : entityRules.find(resource.entity(), sas.keyName());
         if (candidates.isEmpty()) {
             throw new AuthException("Unknown key name '" + sas.keyName() + "'.");
         }

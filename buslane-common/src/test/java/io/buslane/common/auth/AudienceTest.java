@@ -1,10 +1,12 @@
 package io.buslane.common.auth;
 
+import io.buslane.common.error.BrokerException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class AudienceTest {
 
@@ -22,17 +24,14 @@ class AudienceTest {
         "amqps://[::1]:5671/queue.1                      | //[::1]/queue.1",
         "amqps://localhost/                              | //localhost",
         "amqps://localhost                               | //localhost",
-        "sb://localhost/$management                      | //localhost",
+        "sb://localhost/$management                      | //localhost/$management",
         "sb://localhost/queue.1?timeout=5#x              | //localhost/queue.1",
         "queue.1                                         | queue.1",
         "/queue.1                                        | queue.1",
-        "/Topic//Subscriptions/Sub/$DeadLetterQueue/     | topic/subscriptions/sub/$deadletterqueue",
+        "/Topic/Subscriptions/Sub/$DeadLetterQueue/      | topic/subscriptions/sub/$deadletterqueue",
         "queue.1/$management                             | queue.1",
         "//localhost/queue.1                             | //localhost/queue.1",
-        "amqp%3A%2F%2Flocalhost%2Fqueue.1                | //localhost/queue.1",
-        "amqps%3a%2f%2fLOCALHOST%2f                      | //localhost",
-        "sb://localhost/caf%C3%A9                        | //localhost/café",
-        "sb://localhost/a%2541                           | //localhost/a%41",
+        "sb://localhost/caf%C3%A9                        | //localhost/caf%c3%a9",
         "sb://localhost/a+b                              | //localhost/a+b",
         "sb://localhost/bad%zz                           | //localhost/bad%zz",
         "/                                               | ''",
@@ -40,6 +39,61 @@ class AudienceTest {
     })
     void normalizes(String input, String expected) {
         assertThat(Audience.normalize(input)).isEqualTo(expected);
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "amqp%3A%2F%2Flocalhost%2Fqueue.1                | //localhost/queue.1",
+        "amqps%3a%2f%2fLOCALHOST%2f                      | //localhost",
+        "sb%3a%2f%2flocalhost%2fcaf%C3%A9                | //localhost/café",
+        "sb://localhost/caf%C3%A9                        | //localhost/café",
+        "sb://localhost/a%2541                           | //localhost/a%41",
+        "sb://localhost/a+b                              | //localhost/a+b",
+        "sb://localhost/bad%zz                           | //localhost/bad%zz",
+        "sb%3a%2f%2flocalhost%2fq%2f%24management        | //localhost/q",
+        "sb%3a%2f%2flocalhost%2f%24management            | //localhost/$management",
+    })
+    void aTokensResourceIsDecodedOnceThenParsed(String sr, String expected) {
+        assertThat(Audience.ofResource(sr).toString()).isEqualTo(expected);
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "sb://localhost/queue.1/x://y/myqueue",
+        "queue.1/x://y/myqueue",
+        "/Topic//Subscriptions/Sub",
+        "queue.1//x",
+        "queue.1/../myqueue",
+        "queue.1/./myqueue",
+        "topic/subscriptions",
+        "subscriptions/s",
+        "queue.1/$deadletterqueue/x",
+        "q/$cbs",
+        "'a b'",
+    })
+    void refusesWhatDoesNotCanonicalise(String address) {
+        assertThatThrownBy(() -> Audience.parse(address)).isInstanceOf(BrokerException.class)
+                .hasMessageContaining("is not a valid entity address");
+        assertThatThrownBy(() -> Audience.ofResource(address)).isInstanceOf(AuthException.class)
+                .hasMessageStartingWith("InvalidAudience: ");
+    }
+
+    @Test
+    void anEntityRulesScopeCoversExactlyItsEntity() {
+        Audience team = Audience.parse("sb://localhost/team");
+
+        assertThat(team.coversEntity(Audience.parse("team"))).isTrue();
+        assertThat(team.coversEntity(Audience.parse("Team/$DeadLetterQueue"))).isTrue();
+        assertThat(team.coversEntity(Audience.parse("team/Subscriptions/s/$Transfer/$DeadLetterQueue"))).isTrue();
+        assertThat(team.coversEntity(Audience.parse("team/$management"))).isTrue();
+        assertThat(team.coversEntity(Audience.parse("team/secret"))).isFalse();
+        assertThat(team.coversEntity(Audience.parse("team/secret/Subscriptions/s"))).isFalse();
+        assertThat(team.coversEntity(Audience.parse("teams"))).isFalse();
+        assertThat(team.covers(Audience.parse("team/secret"))).isTrue(); // a namespace rule's token covers by path
+        assertThat(Audience.parse("a/b").coversEntity(Audience.parse("a/b/Subscriptions/s"))).isTrue();
+        assertThat(Audience.parse("a/b/Subscriptions/s").coversEntity(Audience.parse("a/b/Subscriptions/t")))
+                .isFalse();
+        assertThat(Audience.parse("").coversEntity(Audience.parse("a"))).isFalse();
     }
 
     @Test
@@ -69,7 +123,8 @@ class AudienceTest {
         "//localhost         | queue.1                                              | true",
         "queue.1             | //anyhost/queue.1/$management                        | true",
         "''                  | //anyhost/queue.1                                    | true",
-        "topic/subscriptions | topic                                                | false",
+        "//localhost/$management | //localhost/queue.1                              | false",
+        "//localhost/$management | //localhost/$management                          | true",
     })
     void covers(String scope, String target, boolean expected) {
         assertThat(Audience.covers(scope, target)).isEqualTo(expected);
@@ -77,9 +132,9 @@ class AudienceTest {
 
     @Test
     void coversDoesNotDecodeAgain() {
-        String scope = Audience.normalize("sb://localhost/a%2541");
+        String scope = Audience.ofResource("sb://localhost/a%2541").toString();
 
-        assertThat(Audience.covers(scope, Audience.normalize("sb://localhost/a%2541"))).isTrue();
+        assertThat(Audience.covers(scope, "sb://localhost/a%41")).isTrue();
         assertThat(Audience.covers(scope, "sb://localhost/aA")).isFalse();
     }
 }

@@ -297,4 +297,54 @@ class SasValidatorTest {
         assertThat(v.validate(SdkTokens.java("sb://ns.example/orders", KEY_NAME, KEY, SE), NOW_MS)
                 .has(Right.MANAGE)).isTrue();
     }
+
+    @Test
+    void anEntityRuleGrantsExactlyItsEntityNotTheEntitiesUnderItsPath() {
+        SasValidator v = SasValidator.emulatorDefault();
+        v.entityRules((entity, keyName) -> switch (entity) {
+            case "team" -> List.of(new SasRule("owner", "team-key", Set.of(Right.MANAGE)));
+            case "a/b" -> List.of(new SasRule("owner", "ab-key", Set.of(Right.LISTEN)));
+            default -> List.of();
+        });
+        Grant team = v.validate(SdkTokens.java("sb://ns.example/team", "owner", "team-key", SE), NOW_MS);
+        assertThat(team.entityRule()).isTrue();
+        assertThat(team.covers("team")).isTrue();
+        assertThat(team.covers("team/$DeadLetterQueue")).isTrue();
+        assertThat(team.covers("team/Subscriptions/s/$Transfer/$DeadLetterQueue")).isTrue();
+        assertThat(team.covers("team/secret")).isFalse();
+        assertThat(team.covers("team/secret/Subscriptions/s")).isFalse();
+        // a token for team/secret is looked up on team/secret's own rules, not on team's
+        assertThatThrownBy(() -> v.validate(SdkTokens.java("sb://ns.example/team/secret", "owner", "team-key", SE),
+                NOW_MS)).isInstanceOf(AuthException.class).hasMessageContaining("Unknown key name");
+        // an entity whose name has a slash has its own rules
+        Grant ab = v.validate(SdkTokens.java("sb://ns.example/a/b", "owner", "ab-key", SE), NOW_MS);
+        assertThat(ab.covers("a/b/$DeadLetterQueue")).isTrue();
+        assertThat(ab.covers("a")).isFalse();
+        assertThat(ab.covers("a/c")).isFalse();
+        assertThatThrownBy(() -> v.validate(SdkTokens.java("sb://ns.example/a", "owner", "ab-key", SE), NOW_MS))
+                .isInstanceOf(AuthException.class).hasMessageContaining("Unknown key name");
+    }
+
+    @Test
+    void aResourceOfTheNamespacesManagementNodeIsNotTheNamespace() {
+        SasValidator v = SasValidator.emulatorDefault();
+        Grant g = v.validate(SdkTokens.java("sb://localhost/$management", KEY_NAME, KEY, SE), NOW_MS);
+
+        assertThat(g.covers("queue.1")).isFalse();
+        assertThat(g.covers("")).isFalse();
+        // an entity's management node is the entity's, as the JS SDK signs for it
+        Grant q = v.validate(SdkTokens.java("sb://localhost/queue.1/$management", KEY_NAME, KEY, SE), NOW_MS);
+        assertThat(q.covers("queue.1")).isTrue();
+        assertThat(q.covers("queue.2")).isFalse();
+    }
+
+    @Test
+    void aResourceThatDoesNotCanonicaliseIsRefused() {
+        SasValidator v = SasValidator.emulatorDefault();
+        for (String sr : List.of("sb://localhost/queue.1/x://y/myqueue", "sb://localhost/queue.1/../myqueue",
+                "sb://localhost/queue.1//myqueue")) {
+            assertThatThrownBy(() -> v.validate(SdkTokens.java(sr, KEY_NAME, KEY, SE), NOW_MS)).as(sr)
+                    .isInstanceOf(AuthException.class).hasMessageStartingWith("InvalidAudience: ");
+        }
+    }
 }

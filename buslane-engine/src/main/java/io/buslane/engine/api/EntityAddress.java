@@ -1,23 +1,23 @@
 package io.buslane.engine.api;
 
-import java.util.Locale;
+import io.buslane.common.address.CanonicalAddress;
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+
 import java.util.Objects;
 
 /**
  * A parsed address of something that can be sent to or received from: a queue or topic path, optionally a
- * subscription, and a sub-queue. Parsing follows what the SDKs put on the wire: a leading {@code /}, a full
- * {@code scheme://host[:port]/} prefix, and the keywords {@code Subscriptions}, {@code $DeadLetterQueue} and
- * {@code $Transfer} in any letter case. Immutable.
+ * subscription, and a sub-queue. Parsing is {@link CanonicalAddress}'s, which follows what the SDKs put on the wire
+ * (a leading {@code /}, a {@code scheme://host[:port]/} prefix at the start, the keywords {@code Subscriptions},
+ * {@code $DeadLetterQueue} and {@code $Transfer} in any letter case) and refuses what does not canonicalise.
+ * Immutable.
  *
  * @param entityPath   the queue or topic path as given (case preserved)
  * @param subscription the subscription name, or null
  * @param subQueue     the sub-queue
  */
 public record EntityAddress(String entityPath, String subscription, SubQueue subQueue) {
-
-    private static final String DLQ = "/$deadletterqueue";
-    private static final String TRANSFER_DLQ = "/$transfer/$deadletterqueue";
-    private static final String SUBSCRIPTIONS = "/subscriptions/";
 
     public EntityAddress {
         Objects.requireNonNull(entityPath, "entityPath");
@@ -36,49 +36,39 @@ public record EntityAddress(String entityPath, String subscription, SubQueue sub
         return new EntityAddress(entityPath, subscription, q);
     }
 
-    /** Parses an address; returns null for an empty one. */
+    /**
+     * Parses an address with the one canonical parser ({@link CanonicalAddress#parse}), so what is looked up is what
+     * authorisation checked; returns null for an empty one (or the namespace's management node).
+     *
+     * @throws io.buslane.common.error.BrokerException (ARGUMENT) for an address that does not canonicalise, or
+     *                                                 that names a management node or a rule
+     */
     public static EntityAddress parse(String address) {
         if (address == null) {
             return null;
         }
-        String path = stripSchemeAndHost(address.trim());
-        while (path.startsWith("/")) {
-            path = path.substring(1);
-        }
-        while (path.endsWith("/")) {
-            path = path.substring(0, path.length() - 1);
-        }
-        if (path.isEmpty()) {
-            return null;
-        }
-        SubQueue subQueue = SubQueue.MAIN;
-        String lower = path.toLowerCase(Locale.ROOT);
-        if (lower.endsWith(TRANSFER_DLQ)) {
-            subQueue = SubQueue.TRANSFER_DEAD_LETTER;
-            path = path.substring(0, path.length() - TRANSFER_DLQ.length());
-        } else if (lower.endsWith(DLQ)) {
-            subQueue = SubQueue.DEAD_LETTER;
-            path = path.substring(0, path.length() - DLQ.length());
-        }
-        lower = path.toLowerCase(Locale.ROOT);
-        int sub = lower.lastIndexOf(SUBSCRIPTIONS);
-        if (sub > 0) {
-            String topic = path.substring(0, sub);
-            String subscription = path.substring(sub + SUBSCRIPTIONS.length());
-            if (!subscription.isEmpty() && subscription.indexOf('/') < 0) {
-                return new EntityAddress(topic, subscription, subQueue);
-            }
-        }
-        return new EntityAddress(path, null, subQueue);
+        return of(CanonicalAddress.parse(address));
     }
 
-    private static String stripSchemeAndHost(String address) {
-        int scheme = address.indexOf("://");
-        if (scheme < 0) {
-            return address;
+    /**
+     * The entity a canonical address names; null for the namespace.
+     *
+     * @throws io.buslane.common.error.BrokerException (ARGUMENT) for a management node or a rule
+     */
+    public static EntityAddress of(CanonicalAddress address) {
+        if (address.isNamespace()) {
+            return null;
         }
-        int pathStart = address.indexOf('/', scheme + 3);
-        return pathStart < 0 ? "" : address.substring(pathStart);
+        if (address.management() || address.rule() != null) {
+            throw new BrokerException(ErrorKind.ARGUMENT, "The address '" + address.path()
+                    + "' names a management node or a rule, not a queue, topic or subscription.");
+        }
+        SubQueue subQueue = switch (address.subQueue()) {
+            case MAIN -> SubQueue.MAIN;
+            case DEAD_LETTER -> SubQueue.DEAD_LETTER;
+            case TRANSFER_DEAD_LETTER -> SubQueue.TRANSFER_DEAD_LETTER;
+        };
+        return new EntityAddress(address.entityPath(), address.subscription(), subQueue);
     }
 
     /** The receivable entity's path: {@code topic/Subscriptions/sub} or the queue/topic path. */

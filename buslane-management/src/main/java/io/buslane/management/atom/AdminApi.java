@@ -12,8 +12,6 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -91,7 +89,7 @@ public final class AdminApi {
     private static AdminRequest request(RoutingContext ctx) {
         HttpServerRequest req = ctx.request();
         String rawPath = req.path() == null ? "/" : req.path();
-        AdminPath path = AdminPath.parse(decode(rawPath));
+        AdminPath path = AdminPath.parse(rawPath);
         Map<String, String> query = new HashMap<>();
         ctx.queryParams().forEach(e -> query.putIfAbsent(e.getKey(), e.getValue()));
         String host = req.getHeader("Host");
@@ -102,15 +100,6 @@ public final class AdminApi {
                 : ctx.body().buffer().getBytes();
         return new AdminRequest(req.method().name(), rawPath, path, query, req.getHeader("Authorization"),
                 req.getHeader("If-Match"), body, req.scheme() == null ? "http" : req.scheme(), host);
-    }
-
-    /** Percent-decodes a path once; a literal {@code +} stays a plus. */
-    static String decode(String rawPath) {
-        try {
-            return URLDecoder.decode(rawPath.replace("+", "%2B"), StandardCharsets.UTF_8);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("The path '" + rawPath + "' has an invalid percent-encoding.");
-        }
     }
 
     private static void write(RoutingContext ctx, AdminResponse response) {

@@ -1,5 +1,8 @@
 package io.buslane.management.atom;
 
+import io.buslane.common.address.CanonicalAddress;
+import io.buslane.common.error.BrokerException;
+
 import io.buslane.engine.entity.EntityStatus;
 import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.entity.RuleProperties;
@@ -103,22 +106,29 @@ final class DescriptionReader {
 
     /**
      * The entity name in a {@code ForwardTo} value: the SDKs send an absolute URL ({@code https://ns/queue} from
-     * Java and JavaScript, {@code sb://ns/queue} from .NET), older clients the bare name. Empty means "none".
+     * Java and JavaScript, {@code sb://ns/queue} from .NET), older clients the bare name. Empty (or the bare
+     * namespace) means "none". Read by the canonical address parser, as every address is; a value that does not
+     * canonicalise or names something other than a queue or topic is a bad request.
      */
     static String entityName(String value) {
         String v = value.trim();
-        int scheme = v.indexOf("://");
-        if (scheme > 0) {
-            int slash = v.indexOf('/', scheme + 3);
-            v = slash < 0 ? "" : v.substring(slash + 1);
+        if (v.isEmpty()) {
+            return null;
         }
-        while (v.startsWith("/")) {
-            v = v.substring(1);
+        CanonicalAddress a;
+        try {
+            a = CanonicalAddress.parse(v);
+        } catch (BrokerException e) {
+            throw new IllegalArgumentException(e.description(), e);
         }
-        while (v.endsWith("/")) {
-            v = v.substring(0, v.length() - 1);
+        if (a.isNamespace() && !a.management()) {
+            return null;
         }
-        return v.isEmpty() ? null : v;
+        if (a.isNamespace() || a.subscription() != null || a.subQueue() != CanonicalAddress.SubQueueKind.MAIN
+                || a.management()) {
+            throw new IllegalArgumentException("A forwarding target must be a queue or a topic, not '" + v + "'.");
+        }
+        return a.entityPath();
     }
 
     static void requireKind(Element d, String expected) {

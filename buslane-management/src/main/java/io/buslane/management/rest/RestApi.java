@@ -1,5 +1,6 @@
 package io.buslane.management.rest;
 
+import io.buslane.common.address.CanonicalAddress;
 import io.buslane.common.auth.AuthException;
 import io.buslane.common.auth.Grant;
 import io.buslane.common.auth.Right;
@@ -27,7 +28,6 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 
-import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -147,30 +147,46 @@ public final class RestApi {
                 ? p.substring(0, p.length() - suffix.length()) : p;
     }
 
-    static String decode(String raw) {
-        try {
-            return URLDecoder.decode(raw.replace("+", "%2B"), StandardCharsets.UTF_8);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("The path '" + raw + "' has an invalid percent-encoding.");
-        }
+    /**
+     * The one parse of a request's entity part ({@link CanonicalAddress#parseHttpPath}: split, then each segment
+     * decoded once), kept for the fuzz target.
+     *
+     * @throws BrokerException (400) when it does not canonicalise
+     */
+    static CanonicalAddress parse(String rawEntity) {
+        return CanonicalAddress.parseHttpPath(rawEntity);
     }
 
-    private void authorize(HttpServerRequest req, Right right, String entity) {
-        Grant grant = guard.validate(validator, req);
+    /**
+     * Authenticates the request, then {@linkplain #resolve checks its grant against the one parse of its entity
+     * part} and returns the entity of that parse: what is authorised is what is acted on.
+     *
+     * @param rawEntity the undecoded entity part of the request path
+     */
+    private EntityAddress authorize(HttpServerRequest req, Right right, String rawEntity) {
+        return resolve(guard.validate(validator, req), right, rawEntity);
+    }
+
+    /**
+     * Parses {@code rawEntity} once ({@link #parse}), checks that {@code grant} carries {@code right} and covers that
+     * parse, and returns the entity of the same parse.
+     *
+     * @throws BrokerException (400) when the path does not canonicalise or names no entity
+     * @throws AuthException   (401) when the grant lacks the right or does not cover the entity
+     */
+    static EntityAddress resolve(Grant grant, Right right, String rawEntity) {
+        CanonicalAddress canonical = parse(rawEntity);
+        EntityAddress address = EntityAddress.of(canonical);
+        if (address == null) {
+            throw new BrokerException(ErrorKind.ARGUMENT, "The request names no queue or subscription.");
+        }
         if (!grant.has(right)) {
             throw new AuthException("Unauthorized access. '" + right.displayName() + "' claim(s) are required to "
-                    + "perform this operation. Resource: '" + entity + "'.");
+                    + "perform this operation. Resource: '" + address + "'.");
         }
-        if (!grant.covers(entity)) {
-            throw new AuthException("InvalidAudience: The token's signed resource does not cover '" + entity
+        if (!grant.covers(canonical)) {
+            throw new AuthException("InvalidAudience: The token's signed resource does not cover '" + address
                     + "'.");
-        }
-    }
-
-    private static EntityAddress address(String entity) {
-        EntityAddress address = EntityAddress.parse(entity);
-        if (address == null) {
-            throw new IllegalArgumentException("The request names no queue or subscription.");
         }
         return address;
     }
@@ -184,8 +200,7 @@ public final class RestApi {
         long limit;
         long entityLimit;
         try {
-            entity = decode(rawEntity(req.path(), "/messages"));
-            authorize(req, Right.SEND, entity);
+            entity = authorize(req, Right.SEND, rawEntity(req.path(), "/messages")).toString();
             String contentType = req.getHeader("Content-Type");
             batch = contentType != null && contentType.toLowerCase(Locale.ROOT).startsWith(BATCH_CONTENT_TYPE);
             // also fails at once for an entity that does not exist or cannot be sent to
@@ -353,10 +368,8 @@ public final class RestApi {
         int timeoutSeconds;
         EntityAddress address;
         try {
-            String entity = decode(rawEntity);
-            authorize(req, Right.LISTEN, entity);
+            address = authorize(req, Right.LISTEN, rawEntity);
             timeoutSeconds = timeout(req.getParam("timeout"));
-            address = address(entity);
         } catch (RuntimeException e) {
             refuse(ctx, e);
             return;
@@ -456,10 +469,9 @@ public final class RestApi {
             int lockSlash = raw.lastIndexOf('/');
             int idSlash = raw.lastIndexOf('/', lockSlash - 1);
             String entityAndMessages = raw.substring(0, idSlash);
-            String entity = decode(entityAndMessages.substring(0, entityAndMessages.length() - "/messages".length()));
+            String rawEntity = entityAndMessages.substring(0, entityAndMessages.length() - "/messages".length());
             lockToken = RestProperties.lockToken(raw.substring(lockSlash + 1));
-            authorize(req, Right.LISTEN, entity);
-            address = address(entity);
+            address = authorize(req, Right.LISTEN, rawEntity);
         } catch (RuntimeException e) {
             refuse(ctx, e);
             return;

@@ -29,7 +29,20 @@ class AdminPathTest {
 
     @Test
     void decodesThePathOnceAndKeepsPlus() {
-        assertThat(AdminApi.decode("/a%2Fb+c")).isEqualTo("/a/b+c");
-        assertThatThrownBy(() -> AdminApi.decode("/a%zz")).isInstanceOf(IllegalArgumentException.class);
+        assertThat(AdminPath.parse("/a%2Bb+c/%71")).isEqualTo(new AdminPath(AdminPath.Kind.ENTITY, "a+b+c/q", null,
+                null));
+        // the Java admin client escapes the '/' of entity names (azure-core's path escaper keeps no '/')
+        assertThat(AdminPath.parse("/a%2Fb%2fc")).isEqualTo(new AdminPath(AdminPath.Kind.ENTITY, "a/b/c", null,
+                null));
+        assertThatThrownBy(() -> AdminPath.parse("/a%zz")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void refusesWhatDoesNotCanonicalise() {
+        for (String path : new String[] {"/a%2F%2Fb", "/a/%2Fb", "/a//b", "/t/x://y/q", "/a/../b", "/a%2F..%2Fb",
+            "/a/./b", "/a%3Fb", "/a%23b",
+            "/q/$DeadLetterQueue", "/q/$management", "/Subscriptions/s", "/t/Subscriptions/$s"}) {
+            assertThatThrownBy(() -> AdminPath.parse(path)).as(path).isInstanceOf(IllegalArgumentException.class);
+        }
     }
 }

@@ -14,7 +14,7 @@ import java.util.Arrays;
 
 /**
  * Coverage-guided fuzzing of the ATOM management API's parsers, as {@code AdminService} runs them on a request: the
- * path ({@link AdminApi#decode}, {@link AdminPath#parse}), the ATOM entry and the entity description inside it
+ * path ({@link AdminPath#parse}), the ATOM entry and the entity description inside it
  * ({@link AtomReader}, {@link DescriptionReader}, {@link RuleReader}) on create and on update, and the SQL of the
  * rules it carries ({@link RuleSet#validate}).
  *
@@ -34,7 +34,7 @@ class AtomFuzzTest {
         byte[] body = newline < 0 ? input : Arrays.copyOfRange(input, newline + 1, input.length);
         int query = rawPath.indexOf('?');
         try {
-            AdminPath.parse(AdminApi.decode(query < 0 ? rawPath : rawPath.substring(0, query)));
+            AdminPath.parse(query < 0 ? rawPath : rawPath.substring(0, query));
         } catch (IllegalArgumentException badRequest) {
             // 400
         }

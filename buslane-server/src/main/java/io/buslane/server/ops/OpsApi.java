@@ -2,6 +2,7 @@ package io.buslane.server.ops;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.buslane.common.address.CanonicalAddress;
 import io.buslane.common.auth.AuthException;
 import io.buslane.common.auth.AuthThrottledException;
 import io.buslane.common.auth.Grant;
@@ -17,8 +18,6 @@ import io.vertx.ext.web.RoutingContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Callable;
 
 /**
@@ -67,7 +66,7 @@ public final class OpsApi {
                     }
                 }));
         router.post("/$admin/reset").handler(ctx -> run(ctx, () -> {
-            authorize(guard, validator, ctx, "");
+            authorize(guard.validate(validator, ctx.request()), "");
             NamespaceOps.ResetResult r = ops.reset();
             ObjectNode body = JSON.createObjectNode();
             ObjectNode deleted = body.putObject("deleted");
@@ -80,9 +79,10 @@ public final class OpsApi {
             return body;
         }));
         router.post("/$admin/purge/*").handler(ctx -> run(ctx, () -> {
+            Grant grant = guard.validate(validator, ctx.request());
             String path = entityPath(ctx);
             EntityAddress address = EntityAddress.parse(path);
-            authorize(guard, validator, ctx, address == null ? "" : address.entityName());
+            authorize(grant, address == null ? "" : address.entityName());
             NamespaceOps.PurgeResult r = ops.purge(path);
             ObjectNode body = JSON.createObjectNode();
             body.put("entity", r.entity());
@@ -98,18 +98,20 @@ public final class OpsApi {
                 + ctx.request().path() + "; use POST /$admin/purge/{entity} or POST /$admin/reset."));
     }
 
+    /**
+     * The purge path's entity, read once by the canonical address parser (each segment decoded once), in its
+     * canonical form: what is authorised and what is purged are the same parse ({@code ""} for none).
+     *
+     * @throws BrokerException ARGUMENT (400) when the path does not canonicalise
+     */
     private static String entityPath(RoutingContext ctx) {
         String raw = ctx.request().path();
         String rest = raw.length() > PURGE_PREFIX.length() ? raw.substring(PURGE_PREFIX.length()) : "";
-        try {
-            return URLDecoder.decode(rest.replace("+", "%2B"), StandardCharsets.UTF_8);
-        } catch (IllegalArgumentException e) {
-            throw new BrokerException(ErrorKind.ARGUMENT, "The path '" + raw + "' has an invalid percent-encoding.");
-        }
+        EntityAddress address = EntityAddress.of(CanonicalAddress.parseHttpPath(rest));
+        return address == null ? "" : address.toString();
     }
 
-    private static void authorize(HttpGuard guard, SasValidator validator, RoutingContext ctx, String target) {
-        Grant grant = guard.validate(validator, ctx.request());
+    private static void authorize(Grant grant, String target) {
         if (!grant.has(Right.MANAGE)) {
             throw new AuthException("Unauthorized: the rule '" + grant.keyName()
                     + "' does not grant the Manage right, which the admin operations require.");
