@@ -22,8 +22,11 @@ final class AdminAuth {
         this.clock = clock;
     }
 
-    /** @throws AuthException (401) when the request may not manage what it addresses */
-    void check(AdminRequest request) {
+    /**
+     * @return the request's grant
+     * @throws AuthException (401) when the request may not manage what it addresses
+     */
+    Grant check(AdminRequest request) {
         Grant grant = validator.validate(request.authorization(), clock.epochMillis());
         if (!grant.has(Right.MANAGE)) {
             throw new AuthException("Unauthorized: the rule '" + grant.keyName()
@@ -34,5 +37,6 @@ final class AdminAuth {
             throw new AuthException("InvalidAudience: the token's signed resource does not cover '"
                     + (target.isEmpty() ? "the namespace" : target) + "'.");
         }
+        return grant;
     }
 }

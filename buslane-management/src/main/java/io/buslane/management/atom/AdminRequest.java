@@ -1,5 +1,7 @@
 package io.buslane.management.atom;
 
+import io.buslane.common.auth.Grant;
+
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
@@ -16,9 +18,10 @@ import java.util.TreeMap;
  * @param body          the request body (empty when none)
  * @param scheme        {@code http} or {@code https}
  * @param host          the {@code Host} header (host and port)
+ * @param grant         what the request's token grants, once {@link AdminAuth} has checked it; null before
  */
 record AdminRequest(String method, String rawPath, AdminPath path, Map<String, String> query, String authorization,
-                    String ifMatch, byte[] body, String scheme, String host) {
+                    String ifMatch, byte[] body, String scheme, String host, Grant grant) {
 
     AdminRequest {
         method = method.toUpperCase(Locale.ROOT);
@@ -26,6 +29,16 @@ record AdminRequest(String method, String rawPath, AdminPath path, Map<String, S
         q.putAll(query);
         query = java.util.Collections.unmodifiableMap(q);
         body = body == null ? new byte[0] : body;
+    }
+
+    AdminRequest(String method, String rawPath, AdminPath path, Map<String, String> query, String authorization,
+                 String ifMatch, byte[] body, String scheme, String host) {
+        this(method, rawPath, path, query, authorization, ifMatch, body, scheme, host, null);
+    }
+
+    /** This request, authorised with {@code g}. */
+    AdminRequest authorised(Grant g) {
+        return new AdminRequest(method, rawPath, path, query, authorization, ifMatch, body, scheme, host, g);
     }
 
     String queryParam(String name) {

@@ -29,8 +29,7 @@ final class AdminService {
 
     AdminResponse handle(AdminRequest r) {
         try {
-            auth.check(r);
-            return route(r);
+            return route(r.authorised(auth.check(r)));
         } catch (RuntimeException e) {
             return AdminErrors.of(e, r, clock.epochMillis());
         }

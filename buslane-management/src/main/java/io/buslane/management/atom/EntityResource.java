@@ -100,7 +100,7 @@ final class EntityResource {
     private AdminResponse createQueue(AdminRequest r, String name, Element d) {
         requireNameFree(name);
         QueueProperties p = DescriptionReader.queue(name, d, null);
-        Forwarding.requireTargets(engine, p.forwardTo(), p.forwardDeadLetteredMessagesTo());
+        Forwarding.requireTargets(engine, r.grant(), p.forwardTo(), p.forwardDeadLetteredMessagesTo(), null, null);
         QueueEntity q = Await.result(engine.createQueue(p));
         return AdminResponse.entry(201, AtomWriter.entry(r, queueEntry(r, q, RuntimeCounts.ZERO)));
     }
@@ -111,7 +111,8 @@ final class EntityResource {
             throw BrokerException.entityNotFound(name);
         }
         QueueProperties p = DescriptionReader.queue(existing.properties().name(), d, existing.properties());
-        Forwarding.requireTargets(engine, p.forwardTo(), p.forwardDeadLetteredMessagesTo());
+        Forwarding.requireTargets(engine, r.grant(), p.forwardTo(), p.forwardDeadLetteredMessagesTo(),
+                existing.properties().forwardTo(), existing.properties().forwardDeadLetteredMessagesTo());
         QueueEntity q = Await.result(engine.updateQueue(p));
         RuntimeCounts c = Counts.of(engine, q.properties().name());
         return AdminResponse.entry(200, AtomWriter.entry(r, queueEntry(r, q, c)));

@@ -1,27 +1,57 @@
 package io.buslane.management.atom;
 
+import io.buslane.common.auth.AuthException;
+import io.buslane.common.auth.Grant;
+import io.buslane.common.auth.Right;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.Engine;
 
+import java.util.Objects;
+
 /**
- * Auto-forwarding targets must exist when an entity is created or updated. A missing target is a bad request
- * (400), not a 404: the entity being written exists or is being created, only its property is wrong.
+ * Auto-forwarding targets must exist when an entity is created or updated, and the token that sets one must manage
+ * the target too: a Manage token scoped to entity A cannot make A forward into an entity B it has no rights on
+ * (the service requires rights on the target; docs/security.md). A target that is already set and stays the same
+ * needs no new check; Config.json, read by the operator's broker, is not a request and is exempt. A missing target
+ * is a bad request (400), not a 404: the entity being written exists or is being created, only its property is
+ * wrong. Every check runs before anything changes.
  */
 final class Forwarding {
 
     private Forwarding() {
     }
 
-    static void requireTargets(Engine engine, String forwardTo, String forwardDeadLetteredMessagesTo) {
+    /**
+     * Checks the forwarding targets a create or update writes.
+     *
+     * @param grant    the request's grant (null: not checked, as for a broker's own configuration)
+     * @param previous the entity's current targets ({@code ForwardTo}, {@code ForwardDeadLetteredMessagesTo}), or
+     *                 nulls on create
+     */
+    static void requireTargets(Engine engine, Grant grant, String forwardTo, String forwardDeadLetteredMessagesTo,
+                               String previousForwardTo, String previousForwardDeadLetteredMessagesTo) {
         requireTarget(engine, forwardTo, "ForwardTo");
         requireTarget(engine, forwardDeadLetteredMessagesTo, "ForwardDeadLetteredMessagesTo");
+        requireManaged(grant, forwardTo, previousForwardTo, "ForwardTo");
+        requireManaged(grant, forwardDeadLetteredMessagesTo, previousForwardDeadLetteredMessagesTo,
+                "ForwardDeadLetteredMessagesTo");
     }
 
     private static void requireTarget(Engine engine, String target, String property) {
         if (target != null && engine.queue(target) == null && engine.topic(target) == null) {
             throw new BrokerException(ErrorKind.ARGUMENT, property + " names '" + target
                     + "', which is neither a queue nor a topic of this namespace; the target must exist first.");
+        }
+    }
+
+    private static void requireManaged(Grant grant, String target, String previous, String property) {
+        if (grant == null || target == null || (previous != null && previous.equalsIgnoreCase(target))) {
+            return;
+        }
+        if (!grant.has(Right.MANAGE) || !grant.covers(Objects.requireNonNull(target))) {
+            throw new AuthException("Unauthorized access. Setting " + property + " to '" + target + "' needs a "
+                    + "token with the 'Manage' claim that covers '" + target + "'.");
         }
     }
 }

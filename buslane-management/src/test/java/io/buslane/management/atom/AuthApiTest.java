@@ -84,4 +84,64 @@ class AuthApiTest {
             assertThat(open.get("/anything").statusCode()).isEqualTo(200);
         }
     }
+
+    private static HttpResponse<String> putWith(String authorization, String path, String body, boolean update) {
+        server.authorization = authorization;
+        try {
+            return update ? server.update(path, body) : server.put(path, body);
+        } finally {
+            server.authorization = valid;
+        }
+    }
+
+    @Test
+    void aTokenScopedToOneEntityCannotForwardItIntoAnotherItDoesNotManage() {
+        assertThat(server.put("/fwd-victim", AdminTestServer.entry("QueueDescription", "")).statusCode())
+                .isEqualTo(201);
+        assertThat(server.put("/fwd-topic", AdminTestServer.entry("TopicDescription", "")).statusCode())
+                .isEqualTo(201);
+        String onlyA = server.token("http://127.0.0.1/fwd-a", SasRule.EMULATOR_KEY_NAME, SasRule.EMULATOR_KEY);
+        String forwardToVictim = AdminTestServer.entry("QueueDescription",
+                "<ForwardTo>https://127.0.0.1/fwd-victim</ForwardTo>");
+        String dlqToVictim = AdminTestServer.entry("QueueDescription",
+                "<ForwardDeadLetteredMessagesTo>sb://127.0.0.1/fwd-victim</ForwardDeadLetteredMessagesTo>");
+
+        // create: refused before anything is created
+        HttpResponse<String> create = putWith(onlyA, "/fwd-a", forwardToVictim, false);
+        assertThat(create.statusCode()).isEqualTo(401);
+        assertThat(create.body()).contains("ForwardTo").contains("fwd-victim");
+        assertThat(server.engine.queue("fwd-a")).isNull();
+        assertThat(putWith(onlyA, "/fwd-a", dlqToVictim, false).statusCode()).isEqualTo(401);
+        assertThat(server.engine.queue("fwd-a")).isNull();
+
+        // update: refused, the entity keeps its description
+        assertThat(putWith(onlyA, "/fwd-a", AdminTestServer.entry("QueueDescription", ""), false).statusCode())
+                .isEqualTo(201);
+        assertThat(putWith(onlyA, "/fwd-a", forwardToVictim, true).statusCode()).isEqualTo(401);
+        assertThat(server.engine.queue("fwd-a").properties().forwardTo()).isNull();
+
+        // a subscription of a topic the token manages cannot forward elsewhere either
+        String onlyTopic = server.token("http://127.0.0.1/fwd-topic", SasRule.EMULATOR_KEY_NAME,
+                SasRule.EMULATOR_KEY);
+        assertThat(putWith(onlyTopic, "/fwd-topic/Subscriptions/s", AdminTestServer.entry("SubscriptionDescription",
+                "<ForwardTo>fwd-victim</ForwardTo>"), false).statusCode()).isEqualTo(401);
+        assertThat(server.engine.topic("fwd-topic").subscription("s")).isNull();
+
+        // a token that manages both may; forwarding into itself within scope is allowed too
+        assertThat(putWith(valid, "/fwd-a", forwardToVictim, true).statusCode()).isEqualTo(200);
+        assertThat(server.engine.queue("fwd-a").properties().forwardTo()).isEqualTo("fwd-victim");
+        // once set by someone entitled, an update that keeps the target needs no rights on it
+        assertThat(putWith(onlyA, "/fwd-a", AdminTestServer.entry("QueueDescription",
+                "<ForwardTo>https://127.0.0.1/fwd-victim</ForwardTo><MaxDeliveryCount>7</MaxDeliveryCount>"), true)
+                .statusCode()).isEqualTo(200);
+        assertThat(server.engine.queue("fwd-a").properties().maxDeliveryCount()).isEqualTo(7);
+    }
+
+    @Test
+    void aForwardingTargetThatDoesNotCanonicaliseIsABadRequest() {
+        HttpResponse<String> r = server.put("/fwd-odd", AdminTestServer.entry("QueueDescription",
+                "<ForwardTo>https://127.0.0.1/secured/x://y/fwd-victim</ForwardTo>"));
+        assertThat(r.statusCode()).isEqualTo(400);
+        assertThat(server.engine.queue("fwd-odd")).isNull();
+    }
 }
