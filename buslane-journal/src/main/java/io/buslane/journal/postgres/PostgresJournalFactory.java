@@ -376,10 +376,10 @@ public final class PostgresJournalFactory implements JournalFactory {
         }
     }
 
+    /** What clients are told (no database address or driver message: those are in the broker's log). */
     @Override
     public String unavailableReason() {
-        String why = unavailable;
-        return why == null ? null : "The broker's database is unreachable: " + why + ".";
+        return unavailable == null ? null : "The broker's database is unreachable.";
     }
 
     @Override
@@ -387,7 +387,8 @@ public final class PostgresJournalFactory implements JournalFactory {
         List<String> problems = new ArrayList<>();
         String why = unavailable;
         if (why != null) {
-            problems.add("PostgreSQL storage " + options.describe() + ": " + why);
+            // /health is unauthenticated: it names no database address (the broker's log does)
+            problems.add("PostgreSQL storage: the database does not answer; see the broker's log.");
         }
         for (PostgresJournal j : open.values()) {
             if (j.fencedBy() != null) {

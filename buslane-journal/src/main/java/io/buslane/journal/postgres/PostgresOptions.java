@@ -86,13 +86,23 @@ public record PostgresOptions(String jdbcUrl, String user, String password, Stri
         return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
     }
 
-    /** The URL with its password replaced by {@code ***}, for messages and logs. */
+    /**
+     * The URL with every secret replaced by {@code ***}, for messages and logs: the password of the user-info and
+     * the values of the query parameters that carry secrets in libpq and pgjdbc URLs ({@code password},
+     * {@code sslpassword}, {@code sslkey}).
+     */
     public static String redact(String url) {
-        return url.replaceAll("(://[^:/@]*:)[^@/]*@", "$1***@");
+        return url.replaceAll("(://[^:/@]*:)[^@/]*@", "$1***@")
+                .replaceAll("(?i)([?&](?:password|sslpassword|sslkey)=)[^&#]*", "$1***");
     }
 
-    /** The database as logs show it: the JDBC URL and the user, no password. */
+    /**
+     * The database as logs show it: {@code host:port/database} only. Never the query (a libpq URL may carry
+     * {@code ?password=}), never the user or the password (docs/security.md).
+     */
     public String describe() {
-        return jdbcUrl + (user != null ? " as " + user : "");
+        String rest = jdbcUrl.substring("jdbc:postgresql://".length());
+        int query = rest.indexOf('?');
+        return query < 0 ? rest : rest.substring(0, query);
     }
 }

@@ -37,4 +37,15 @@ class PostgresOptionsTest {
         assertThatThrownBy(() -> PostgresOptions.parse("postgresql://h/db", "n", Duration.ofMillis(10), null))
                 .hasMessageContaining("lease");
     }
+
+    @Test
+    void theDescriptionIsHostPortAndDatabaseOnlyAndRedactionHidesQuerySecrets() {
+        PostgresOptions o = parse("postgresql://admin:s3cret@db.example:6543/buslane?password=q5ecret"
+                + "&sslmode=verify-full");
+        assertThat(o.describe()).isEqualTo("db.example:6543/buslane");
+        String redacted = PostgresOptions.redact("postgresql://admin:s3cret@db.example/b?sslmode=require"
+                + "&password=q5ecret&sslpassword=k3y");
+        assertThat(redacted).doesNotContain("s3cret").doesNotContain("q5ecret").doesNotContain("k3y")
+                .contains("sslmode=require").contains("password=***");
+    }
 }

@@ -149,6 +149,10 @@ class PostgresOwnershipTest {
             assertThat(j.needsSync()).isTrue();
             assertThat(f.unavailableReason()).contains("unreachable");
             assertThat(f.healthProblems()).isNotEmpty();
+            // clients and the unauthenticated /health learn nothing of where the database is
+            String where = url.replaceAll("^jdbc:postgresql://([^/?]+).*$", "$1");
+            assertThat(f.unavailableReason()).doesNotContain(where);
+            assertThat(String.join("\n", f.healthProblems())).doesNotContain(where);
             Thread.sleep(PostgresJournalFactory.RECONNECT_BACKOFF_NS / 1_000_000 + 100);
             j.append(JournalRecord.delete(2));
             j.append(JournalRecord.add(3, (byte) 1, bytes("three")));
