@@ -31,6 +31,11 @@ import java.util.concurrent.CompletionException;
 public final class CoordinatorLink implements LinkHandler {
 
     private static final int CREDIT = 100;
+    /**
+     * Open transactions a connection may hold before it has put a token (docs/limits.md). The Java SDK's
+     * {@code createTransaction()} declares before any token is put, so this cannot be zero.
+     */
+    public static final int MAX_OPEN_BEFORE_TOKEN = 16;
 
     private final LinkContext connection;
     private final Receiver receiver;
@@ -43,7 +48,11 @@ public final class CoordinatorLink implements LinkHandler {
         this.transactions = transactions;
     }
 
-    /** Opens a coordinator link. No token is needed (the SDKs put none for it); the work itself is authorised. */
+    /**
+     * Opens a coordinator link. No token is needed to attach it or to declare (the SDKs put none for it, and the Java
+     * SDK declares before its first token), but before a token only {@link #MAX_OPEN_BEFORE_TOKEN} transactions may
+     * be open, and at most {@link Transactions#MAX_OPEN} after; the work itself is authorised.
+     */
     public static void attach(LinkContext connection, Receiver receiver, Transactions transactions) {
         CoordinatorLink link = new CoordinatorLink(connection, receiver, transactions);
         transactions.coordinatorAttached(receiver.getSession());
@@ -68,8 +77,22 @@ public final class CoordinatorLink implements LinkHandler {
             return;
         }
         if (body instanceof Declare) {
+            if (!connection.authenticated() && transactions.openCount() >= MAX_OPEN_BEFORE_TOKEN) {
+                // the Java SDK declares before it puts its first token, so a few are allowed; the connection is
+                // closed anyway if no token comes within the authentication timeout
+                reply(d, rejected("amqp:unauthorized-access", "Unauthorized access. Put a valid token on $cbs "
+                        + "before declaring more than " + MAX_OPEN_BEFORE_TOKEN + " transactions."));
+                return;
+            }
+            TxnId id;
+            try {
+                id = transactions.declare(this);
+            } catch (TransactionFailure refused) {
+                reply(d, rejected(refused));
+                return;
+            }
             Declared declared = new Declared();
-            declared.setTxnId(binary(transactions.declare(this)));
+            declared.setTxnId(binary(id));
             reply(d, declared);
         } else if (body instanceof Discharge discharge) {
             TxnId id = txnId(discharge.getTxnId());

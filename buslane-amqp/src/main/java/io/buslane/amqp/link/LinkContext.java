@@ -54,6 +54,9 @@ public interface LinkContext {
     /** True when the connection holds a token (or auth is off) allowing {@code right} on {@code address}. */
     boolean allowed(String address, Right right);
 
+    /** True once the connection holds a token (or SASL credential), or when authentication is off. */
+    boolean authenticated();
+
     /** A token was put: re-arms the check of the earliest token expiry. */
     void grantsChanged();
 

@@ -184,7 +184,8 @@ public final class AmqpConnection implements LinkContext {
     }
 
     /** True once the connection has put an accepted token or authenticated with SASL PLAIN (or auth is off). */
-    boolean authenticated() {
+    @Override
+    public boolean authenticated() {
         return !options.requireAuth() || grants.hasAcceptedToken();
     }
 

@@ -268,6 +268,40 @@ class HostileWireTest {
     }
 
     @Test
+    void aConnectionWithoutATokenCanHoldOnlyAFewTransactions() throws Exception {
+        try (WireClient c = new WireClient(server.port()).openAnonymous()) {
+            Attach coordinator = Frames.attachSender(0, "unused");
+            coordinator.setTarget(new org.apache.qpid.proton.amqp.transaction.Coordinator());
+            c.send(0, coordinator);
+            assertThat(c.expect(Attach.class).getTarget()).isNotNull(); // attaching needs no token, as the SDKs do
+            c.expect(Flow.class);
+            int limit = io.buslane.amqp.link.CoordinatorLink.MAX_OPEN_BEFORE_TOKEN;
+            for (int i = 0; i < limit + 3; i++) {
+                c.send(0, Frames.transfer(0, i, false), declare());
+                Disposition d = c.expect(Disposition.class);
+                if (i < limit) {
+                    // the Java SDK declares before it puts its first token
+                    assertThat(d.getState()).as("declare %d", i)
+                            .isInstanceOf(org.apache.qpid.proton.amqp.transaction.Declared.class);
+                    continue;
+                }
+                assertThat(d.getState()).isInstanceOf(org.apache.qpid.proton.amqp.messaging.Rejected.class);
+                Object condition = ((org.apache.qpid.proton.amqp.messaging.Rejected) d.getState()).getError()
+                        .getCondition();
+                assertThat(String.valueOf(condition)).isEqualTo("amqp:unauthorized-access");
+            }
+        }
+    }
+
+    private static byte[] declare() {
+        Message m = Proton.message();
+        m.setBody(new AmqpValue(new org.apache.qpid.proton.amqp.transaction.Declare()));
+        byte[] bytes = new byte[256];
+        int n = m.encode(bytes, 0, bytes.length);
+        return java.util.Arrays.copyOf(bytes, n);
+    }
+
+    @Test
     void anAddressThatDoesNotCanonicaliseIsRefusedAsAnArgumentErrorBeforeAnythingIsLookedUp() throws Exception {
         try (WireClient c = new WireClient(server.port()).openAnonymous()) {
             c.send(0, Frames.attachSender(0, "$cbs"));

@@ -42,6 +42,19 @@ public final class Transactions {
     public static final int MAX_MESSAGES = 100;
     /** A transaction times out this long after its first operation. */
     public static final long TIMEOUT_MS = 120_000;
+    /**
+     * Transactions one connection may hold open (declared, not discharged) at once; a {@code declare} beyond it is
+     * refused with {@code amqp:resource-limit-exceeded}. The service documents no such number; an SDK holds one
+     * per transaction scope, so this bounds only what a client can make the broker keep (docs/limits.md).
+     */
+    public static final int MAX_OPEN = 1_000;
+    /**
+     * A declared transaction that no operation has used for this long is forgotten when the connection next declares
+     * one (its id is unknown from then on). The service starts a transaction's timeout at its first operation, so a
+     * declared transaction must wait a while; it holds nothing, and a client that declares and walks away must not
+     * make the broker keep it.
+     */
+    public static final long IDLE_DECLARED_MS = 10 * 60_000;
 
     static final String SPAN_TEXT = "Local transactions cannot span multiple top-level entities such as queue or "
             + "topic.";
@@ -52,6 +65,7 @@ public final class Transactions {
         final TxnId id;
         final String name;
         final Object owner;
+        final long declaredAtMs;
         State state = State.ACTIVE;
         String pinKey;
         String pinName;
@@ -62,10 +76,11 @@ public final class Transactions {
         String doomedBy;
         TransactionalBatch batch = new TransactionalBatch();
 
-        Txn(TxnId id, String name, Object owner) {
+        Txn(TxnId id, String name, Object owner, long declaredAtMs) {
             this.id = id;
             this.name = name;
             this.owner = owner;
+            this.declaredAtMs = declaredAtMs;
         }
     }
 
@@ -92,12 +107,37 @@ public final class Transactions {
 
     // -------------------------------------------------------------------------------------------- declare/discharge
 
-    /** Declares a transaction owned by a coordinator link; returns its txn-id. */
+    /**
+     * Declares a transaction owned by a coordinator link; returns its txn-id. Declared transactions that no operation
+     * has used for {@link #IDLE_DECLARED_MS} are forgotten first.
+     *
+     * @throws TransactionFailure ({@code amqp:resource-limit-exceeded}) when {@link #MAX_OPEN} are open already
+     */
     public TxnId declare(Object owner) {
+        long now = clock.epochMillis();
+        forgetIdleDeclared(now);
+        if (txns.size() >= MAX_OPEN) {
+            throw new TransactionFailure(ErrorKind.QUOTA_EXCEEDED.amqpCondition(), "The connection has "
+                    + MAX_OPEN + " open transactions, the most it may hold; discharge one before declaring another.");
+        }
         String name = idPrefix + (++nextId);
         TxnId id = TxnId.ofName(name);
-        txns.put(name, new Txn(id, name, owner));
+        txns.put(name, new Txn(id, name, owner, now));
         return id;
+    }
+
+    /** Drops the declared, never used transactions older than the idle limit (the map is in declaration order). */
+    private void forgetIdleDeclared(long now) {
+        Iterator<Txn> it = txns.values().iterator();
+        while (it.hasNext()) {
+            Txn t = it.next();
+            if (now - t.declaredAtMs < IDLE_DECLARED_MS) {
+                return;
+            }
+            if (t.pinKey == null && t.state == State.ACTIVE && t.batch.isEmpty() && t.doomedBy == null) {
+                it.remove();
+            }
+        }
     }
 
     /**

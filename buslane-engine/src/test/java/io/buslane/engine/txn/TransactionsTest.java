@@ -206,6 +206,34 @@ class TransactionsTest {
     // ------------------------------------------------------------------------------------------------ timeout
 
     @Test
+    void aConnectionHoldsAtMostMaxOpenTransactions() {
+        List<TxnId> open = new ArrayList<>();
+        for (int i = 0; i < Transactions.MAX_OPEN; i++) {
+            open.add(txns.declare(coordinator));
+        }
+        assertCondition(() -> txns.declare(coordinator), "amqp:resource-limit-exceeded");
+        assertThat(txns.openCount()).isEqualTo(Transactions.MAX_OPEN);
+        await(txns.discharge(open.get(0), true));
+        assertThat(txns.declare(coordinator)).isNotNull();
+    }
+
+    @Test
+    void aDeclaredTransactionThatNoOperationUsesIsForgottenAfterTheIdleLimit() {
+        TxnId idle = txns.declare(coordinator);
+        TxnId used = txns.declare(coordinator);
+        txns.stageSend(used, null, "q", List.of(text("a")));
+        clock.advance(Duration.ofMillis(Transactions.IDLE_DECLARED_MS - 1));
+        txns.declare(coordinator);
+        assertThat(txns.openCount()).as("not idle long enough yet").isEqualTo(3);
+        clock.advance(Duration.ofMillis(1));
+        txns.declare(coordinator);
+
+        assertThat(txns.openCount()).isEqualTo(3);
+        assertDischargeFails(idle, false, TransactionFailure.UNKNOWN_ID);
+        assertDischargeFails(used, false, TransactionFailure.TIMEOUT); // used: kept until discharged, as before
+    }
+
+    @Test
     void aTransactionTimesOutTwoMinutesAfterItsFirstOperation() {
         TxnId id = txns.declare(coordinator);
         clock.advance(Duration.ofMinutes(5)); // declared but idle: the timer has not started
