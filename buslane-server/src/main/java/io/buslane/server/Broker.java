@@ -135,7 +135,8 @@ public final class Broker implements AutoCloseable {
             AmqpOptions amqpOptions = amqpOptions(options);
             // one event loop for HTTP, one per AMQP listener: a stuck connection cannot stop /health or the others
             vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(amqpOptions.eventLoops() + 1));
-            HttpEndpoint http = HttpEndpoint.start(vertx, options.host(), options.httpPort(), health::report);
+            HttpEndpoint http = HttpEndpoint.start(vertx, options.host(), options.httpPort(), health::report,
+                    options.httpLimits(), Clock.system());
             EngineConfig engineConfig = new EngineConfig(Clock.system(), storage, options.shards(),
                     ThreadingMode.DEDICATED);
             engine = options.clusterAddress() != null ? Engine.startClusterNode(engineConfig)

@@ -32,10 +32,11 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
                             boolean syncEnabled, boolean inMemory, java.util.List<String> sasKeys,
                             boolean insecure, int maxConnections, AmqpLimits amqpLimits, int eventLoops,
                             io.buslane.journal.postgres.PostgresOptions postgres, String clusterAddress,
-                            String clusterSecret) {
+                            String clusterSecret, HttpLimits httpLimits) {
 
     public BrokerOptions {
         sasKeys = sasKeys == null ? java.util.List.of() : java.util.List.copyOf(sasKeys);
+        httpLimits = httpLimits == null ? HttpLimits.DEFAULTS : httpLimits;
         if (maxConnections < 1) {
             throw new IllegalArgumentException("--max-connections must be at least 1, was " + maxConnections);
         }
@@ -54,6 +55,22 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
         }
     }
 
+    /** Options with the default HTTP limits. */
+    public BrokerOptions(String host, int amqpPort, int httpPort, Path dataDir, Path configFile, int shards,
+                         boolean syncEnabled, boolean inMemory, java.util.List<String> sasKeys, boolean insecure,
+                         int maxConnections, AmqpLimits amqpLimits, int eventLoops,
+                         io.buslane.journal.postgres.PostgresOptions postgres, String clusterAddress,
+                         String clusterSecret) {
+        this(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys, insecure,
+                maxConnections, amqpLimits, eventLoops, postgres, clusterAddress, clusterSecret, null);
+    }
+
+    /** These options with other HTTP limits. */
+    public BrokerOptions withHttpLimits(HttpLimits limits) {
+        return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
+                insecure, maxConnections, amqpLimits, eventLoops, postgres, clusterAddress, clusterSecret, limits);
+    }
+
     /** Options that keep the journals in files (or in memory). */
     public BrokerOptions(String host, int amqpPort, int httpPort, Path dataDir, Path configFile, int shards,
                          boolean syncEnabled, boolean inMemory, java.util.List<String> sasKeys, boolean insecure,
@@ -65,7 +82,7 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
     /** These options with the journals in PostgreSQL. */
     public BrokerOptions withPostgres(io.buslane.journal.postgres.PostgresOptions options) {
         return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
-                insecure, maxConnections, amqpLimits, eventLoops, options, clusterAddress, clusterSecret);
+                insecure, maxConnections, amqpLimits, eventLoops, options, clusterAddress, clusterSecret, httpLimits);
     }
 
     /**
@@ -74,7 +91,7 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
      */
     public BrokerOptions withCluster(String address, String secret) {
         return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
-                insecure, maxConnections, amqpLimits, eventLoops, postgres, address, secret);
+                insecure, maxConnections, amqpLimits, eventLoops, postgres, address, secret, httpLimits);
     }
 
     /** Options with the default connection limits and event loops. */

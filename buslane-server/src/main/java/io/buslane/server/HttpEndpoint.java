@@ -1,5 +1,6 @@
 package io.buslane.server;
 
+import io.buslane.common.time.Clock;
 import io.buslane.server.ops.Health;
 import io.vertx.core.Context;
 import io.vertx.core.Handler;
@@ -37,15 +38,23 @@ final class HttpEndpoint implements AutoCloseable {
     /** The largest WebSocket frame accepted: an AMQP frame (256 KiB at most) with room to spare. */
     private static final int MAX_WEBSOCKET_FRAME = 1 << 20;
 
+    /** How often idle connections are looked for. */
+    private static final long SWEEP_MS = 1_000;
+
     private final HttpServer server;
     private final Router router;
     private final Context context;
+    private final HttpConnections connections;
+    private final HttpConnections tlsConnections;
     private volatile HttpServer https;
 
-    private HttpEndpoint(HttpServer server, Router router, Context context) {
+    private HttpEndpoint(HttpServer server, Router router, Context context, HttpConnections connections,
+                         HttpConnections tlsConnections) {
         this.server = server;
         this.router = router;
         this.context = context;
+        this.connections = connections;
+        this.tlsConnections = tlsConnections;
     }
 
     /** The event loop the port runs on (for the watchdog). */
@@ -54,6 +63,15 @@ final class HttpEndpoint implements AutoCloseable {
     }
 
     static HttpEndpoint start(Vertx vertx, String host, int port, Supplier<Health.Report> health) throws Exception {
+        return start(vertx, host, port, health, HttpLimits.DEFAULTS, Clock.system());
+    }
+
+    /**
+     * Opens the HTTP port with {@code limits} on its connections ({@link HttpConnections}, time from
+     * {@code clock}); the HTTPS port, if {@link #listenTls} opens it, has the same limits, counted apart.
+     */
+    static HttpEndpoint start(Vertx vertx, String host, int port, Supplier<Health.Report> health, HttpLimits limits,
+                              Clock clock) throws Exception {
         Router router = Router.router(vertx);
         router.get("/health").handler(ctx -> {
             Health.Report report = health.get();
@@ -69,15 +87,32 @@ final class HttpEndpoint implements AutoCloseable {
                 .end(health.get().json()));
         HttpServer[] server = new HttpServer[1];
         Context[] loop = new Context[1];
+        HttpConnections connections = new HttpConnections(limits, clock);
+        HttpConnections tlsConnections = new HttpConnections(limits, clock);
+        // first of all routes: a request is in flight on its connection until its response ends
+        router.route().order(Integer.MIN_VALUE).handler(ctx -> {
+            if (!connections.started(ctx)) {
+                tlsConnections.started(ctx);
+            }
+            ctx.next();
+        });
         vertx.deployVerticle(new VerticleBase() {
             @Override
             public Future<?> start() {
                 loop[0] = context;
-                server[0] = vertx.createHttpServer().requestHandler(router);
+                // no h2c: with it, Vert.x waits for a connection's first bytes before it hands the connection over,
+                // so a socket that never sends one would not be counted or timed out (and no client uses h2c)
+                server[0] = vertx.createHttpServer(new HttpServerOptions().setHttp2ClearTextEnabled(false));
+                server[0].connectionHandler(connections::opened);
+                server[0].requestHandler(router);
+                vertx.setPeriodic(SWEEP_MS, id -> {
+                    connections.sweep();
+                    tlsConnections.sweep();
+                });
                 return server[0].listen(port, host);
             }
         }).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-        return new HttpEndpoint(server[0], router, loop[0]);
+        return new HttpEndpoint(server[0], router, loop[0], connections, tlsConnections);
     }
 
     /** Adds routes to the running port (Vert.x routers accept routes at run time). */
@@ -101,6 +136,7 @@ final class HttpEndpoint implements AutoCloseable {
                 .setMaxWebSocketFrameSize(MAX_WEBSOCKET_FRAME)
                 .setMaxWebSocketMessageSize(MAX_WEBSOCKET_FRAME);
         options.setEnabledSecureTransportProtocols(ssl.getEnabledSecureTransportProtocols());
+        ssl.getEnabledCipherSuites().forEach(options::addEnabledCipherSuite);
         Promise<HttpServer> bound = Promise.promise();
         context.runOnContext(v -> {
             HttpServer s = context.owner().createHttpServer(options);
@@ -111,16 +147,34 @@ final class HttpEndpoint implements AutoCloseable {
                 boolean amqpPath = WEBSOCKET_PATH.equals(path) || (WEBSOCKET_PATH + "/").equals(path);
                 if (amqpPath && offered != null && List.of(offered.split(","))
                         .stream().anyMatch(p -> WEBSOCKET_PROTOCOL.equalsIgnoreCase(p.trim()))) {
+                    tlsConnections.webSocket(handshake.remoteAddress()); // AMQP's now, with AMQP's timeouts
                     handshake.accept();
                 } else {
                     handshake.reject(404);
                 }
             });
             s.webSocketHandler(amqp);
+            s.connectionHandler(tlsConnections::opened);
             s.requestHandler(router);
             s.listen().onComplete(bound);
         });
         https = bound.future().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+
+    /** Runs an idle-connection sweep now, on the port's loop, and waits for it (tests move a manual clock first). */
+    void sweepNow() throws Exception {
+        Promise<Void> done = Promise.promise();
+        context.runOnContext(v -> {
+            connections.sweep();
+            tlsConnections.sweep();
+            done.complete();
+        });
+        done.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+
+    /** The plain HTTP port's connections (for tests and metrics). */
+    HttpConnections connections() {
+        return connections;
     }
 
     /** The HTTPS port, -1 if it is off. */

@@ -114,6 +114,15 @@ public final class Main implements Callable<Integer> {
             description = "AMQP connections accepted at once (default: one per MiB of heap, 100 to 10000).")
     Integer maxConnections;
 
+    @Option(names = "--http-max-connections", defaultValue = "1000",
+            description = "HTTP connections accepted at once, and as many again on HTTPS (default: ${DEFAULT-VALUE}).")
+    int httpMaxConnections;
+
+    @Option(names = "--http-idle-timeout", defaultValue = "30",
+            description = "Seconds an HTTP connection may go without a request in flight, since it opened or its last "
+                    + "response; a request's headers must arrive within it (default: ${DEFAULT-VALUE}).")
+    long httpIdleTimeoutSeconds;
+
     @Option(names = "--event-loops", description = "Event loops for AMQP connections (default: one per core, "
             + "at least 2; HTTP has one of its own).")
     Integer eventLoops;
@@ -240,6 +249,7 @@ public final class Main implements Callable<Integer> {
             if (clusterAddress != null) {
                 options = options.withCluster(clusterAddress, clusterSecret);
             }
+            options = options.withHttpLimits(new HttpLimits(httpMaxConnections, httpIdleTimeoutSeconds * 1000));
         } catch (IllegalArgumentException e) {
             System.err.println(e.getMessage());
             return null;
@@ -286,6 +296,7 @@ public final class Main implements Callable<Integer> {
     }
 
     public static void main(String[] args) {
+        io.buslane.server.tls.TlsMaterial.refuseClientRenegotiation(); // before any TLS handshake of the process
         int code = new CommandLine(new Main()).execute(args);
         if (code != 0) {
             System.exit(code);
