@@ -147,6 +147,7 @@ public final class AmqpServer implements AutoCloseable {
                 netOptions.setSsl(true);
                 netOptions.setKeyCertOptions(ssl.getKeyCertOptions());
                 netOptions.setEnabledSecureTransportProtocols(ssl.getEnabledSecureTransportProtocols());
+                ssl.getEnabledCipherSuites().forEach(netOptions::addEnabledCipherSuite);
             }
             server = vertx.createNetServer(netOptions);
             server.connectHandler(socket -> accept(socket, context, this));

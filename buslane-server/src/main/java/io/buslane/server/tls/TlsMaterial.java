@@ -22,7 +22,8 @@ import java.util.function.Consumer;
 /**
  * The broker's certificate: a PEM chain and key given by the operator, re-read when either file changes (the next
  * connection gets the new certificate, open ones keep theirs), or a self-signed certificate for {@code localhost}
- * made once with the JDK's {@code keytool} and kept in the data directory. TLS 1.2 and 1.3 only.
+ * made once with the JDK's {@code keytool} and kept in the data directory. TLS 1.2 and 1.3 only, with an explicit
+ * list of forward-secret AEAD cipher suites ({@link #cipherSuites}) and no client-initiated renegotiation.
  */
 public final class TlsMaterial {
 
@@ -30,6 +31,17 @@ public final class TlsMaterial {
     static final String SELF_SIGNED_STORE = "buslane-selfsigned.p12";
     static final String SELF_SIGNED_CERT = "buslane-selfsigned.crt";
     private static final String STORE_PASSWORD = "buslane";
+    static final String CIPHER_SUITES_PROPERTY = "buslane.tls.cipherSuites";
+    private static final String RENEGOTIATION_PROPERTY = "jdk.tls.rejectClientInitiatedRenegotiation";
+    private static final List<String> DEFAULT_CIPHER_SUITES = List.of(
+            "TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256",
+            "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+            "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+            "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256");
+
+    static {
+        refuseClientRenegotiation();
+    }
 
     private final Vertx vertx;
     private final Path cert;
@@ -78,8 +90,39 @@ public final class TlsMaterial {
     }
 
     private static ServerSSLOptions ssl(KeyCertOptions keyCert) {
-        return new ServerSSLOptions().setKeyCertOptions(keyCert)
+        ServerSSLOptions o = new ServerSSLOptions().setKeyCertOptions(keyCert)
                 .setEnabledSecureTransportProtocols(Set.of("TLSv1.2", "TLSv1.3"));
+        for (String suite : cipherSuites()) {
+            o.addEnabledCipherSuite(suite);
+        }
+        return o;
+    }
+
+    /**
+     * The cipher suites the listeners accept, in order of preference: TLS 1.3's AEAD suites, then TLS 1.2 with ECDHE
+     * (forward secrecy) and AES-GCM or ChaCha20-Poly1305 only; no static RSA key exchange, no CBC, no SHA-1 MACs.
+     * Every official SDK's TLS stack (JDK, .NET/SChannel/OpenSSL, Node.js, Python's OpenSSL) offers several of
+     * them. {@code -Dbuslane.tls.cipherSuites=A,B,...} (JDK suite names) replaces the list (docs/tls.md).
+     */
+    public static List<String> cipherSuites() {
+        String configured = System.getProperty(CIPHER_SUITES_PROPERTY);
+        if (configured != null && !configured.isBlank()) {
+            return java.util.Arrays.stream(configured.split(",")).map(String::trim).filter(x -> !x.isEmpty())
+                    .toList();
+        }
+        return DEFAULT_CIPHER_SUITES;
+    }
+
+    /**
+     * Refuses TLS renegotiation that a client starts (its CPU would land on the listener's event loop, and TLS 1.3
+     * has none): the JDK reads {@code jdk.tls.rejectClientInitiatedRenegotiation} once, so this runs before the
+     * first TLS handshake of the process (when TLS material is first loaded, and from {@code Main}). An operator's
+     * own {@code -D} setting is kept.
+     */
+    public static void refuseClientRenegotiation() {
+        if (System.getProperty(RENEGOTIATION_PROPERTY) == null) {
+            System.setProperty(RENEGOTIATION_PROPERTY, "true");
+        }
     }
 
     /** The certificate as it is now. */
