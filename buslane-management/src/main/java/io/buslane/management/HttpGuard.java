@@ -4,6 +4,7 @@ import io.buslane.common.auth.AuthException;
 import io.buslane.common.auth.AuthFailureThrottle;
 import io.buslane.common.auth.AuthThrottledException;
 import io.buslane.common.auth.Grant;
+import io.buslane.common.auth.SasToken;
 import io.buslane.common.auth.SasValidator;
 import io.buslane.common.time.Clock;
 import io.vertx.core.http.HttpServerRequest;
@@ -108,20 +109,22 @@ public final class HttpGuard {
     }
 
     /**
-     * Validates a request's SAS token, throttled: refuses an address that failed too often before looking at the
-     * token, and counts a presented token that is not valid.
+     * Validates a request's SAS token, throttled: a valid token is accepted; a presented token that is not valid
+     * counts against its (address, key name) pair ({@link AuthFailureThrottle#key}), and is answered 429 instead of
+     * 401 while that pair is blocked.
      *
-     * @throws AuthThrottledException (429) while the address is refused
+     * @throws AuthThrottledException (429) for an invalid token while its pair is blocked
      * @throws AuthException          (401) when the token is missing or invalid
      */
     public Grant validate(SasValidator validator, String authorization, String remote) {
-        long now = nowMs();
-        throttle.check(remote, now);
         try {
-            return validator.validate(authorization, clock.epochMillis());
+            return validator.validate(authorization, clock.epochMillis()); // a valid signature is never refused
         } catch (AuthException e) {
             if (authorization != null && !authorization.isBlank()) {
-                throttle.failed(remote, now);
+                long now = nowMs();
+                String key = AuthFailureThrottle.key(remote, SasToken.keyNameOf(authorization));
+                throttle.check(key, now);
+                throttle.failed(key, now);
             }
             throw e;
         }

@@ -60,11 +60,14 @@ public interface LinkContext {
     /** A token was put: re-arms the check of the earliest token expiry. */
     void grantsChanged();
 
-    /** True while this connection's address is refused for too many failed authentications. */
-    boolean authThrottled();
+    /**
+     * True while wrong credentials for {@code keyName} from this connection's address are refused for too many
+     * failures (a valid credential is checked first and never refused).
+     */
+    boolean authThrottled(String keyName);
 
-    /** Counts a failed authentication against this connection's address. */
-    void authFailed();
+    /** Counts a failed authentication for {@code keyName} against this connection's address. */
+    void authFailed(String keyName);
 
     /** The reply link for a request: by target address, else by link name, else by node within the session. */
     ReplyLink findReplyLink(String replyTo, Session session, String nodeAddress);

@@ -1,6 +1,7 @@
 package io.buslane.amqp.link;
 
 import io.buslane.common.auth.PutTokenResult;
+import io.buslane.common.auth.SasToken;
 import io.buslane.common.auth.Right;
 import io.buslane.amqp.mgmt.ManagementResponse;
 import org.apache.qpid.proton.amqp.transaction.TransactionalState;
@@ -123,14 +124,19 @@ public final class RequestLink implements LinkHandler {
         if (!"put-token".equals(operation)) {
             result = new PutTokenResult(400, "Unsupported operation '" + operation + "' on $cbs; expected "
                     + "put-token.");
-        } else if (connection.authThrottled()) {
-            result = new PutTokenResult(401, "Too many failed authentication attempts from this address; try "
-                    + "again later.");
         } else {
+            String token = body instanceof String s ? s : null;
             result = connection.authorizer().putToken(connection.grants(), string(appProps.get("type")),
-                    string(appProps.get("name")), body instanceof String s ? s : null, connection.nowMs());
+                    string(appProps.get("name")), token, connection.nowMs());
             if (result.statusCode() == 401) {
-                connection.authFailed();
+                // a valid token is never refused; a wrong one counts against (address, key name)
+                String keyName = SasToken.keyNameOf(token);
+                if (connection.authThrottled(keyName)) {
+                    result = new PutTokenResult(401, "Too many failed authentication attempts from this address "
+                            + "for the key '" + keyName + "'; try again later.");
+                } else {
+                    connection.authFailed(keyName);
+                }
             }
             connection.grantsChanged();
         }

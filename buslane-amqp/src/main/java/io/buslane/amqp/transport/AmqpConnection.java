@@ -352,14 +352,14 @@ public final class AmqpConnection implements LinkContext {
 
     /** True while this connection's address is refused for too many failed authentications. */
     @Override
-    public boolean authThrottled() {
-        return !throttle.allowed(remoteHost, clock.epochMillis());
+    public boolean authThrottled(String keyName) {
+        return !throttle.allowed(AuthFailureThrottle.key(remoteHost, keyName), clock.epochMillis());
     }
 
     /** Counts a failed authentication (wrong PLAIN credentials, a token refused) against this address. */
     @Override
-    public void authFailed() {
-        throttle.failed(remoteHost, clock.epochMillis());
+    public void authFailed(String keyName) {
+        throttle.failed(AuthFailureThrottle.key(remoteHost, keyName), clock.epochMillis());
     }
 
     /** True when the connection holds a token (or auth is off) allowing {@code right} on the address. */
@@ -450,17 +450,26 @@ public final class AmqpConnection implements LinkContext {
         sasl.recv(response, 0, response.length);
         if (mechanism.equals("ANONYMOUS") || mechanism.equals("MSSBCBS")) {
             sasl.done(Sasl.SaslOutcome.PN_SASL_OK);
-        } else if (mechanism.equals("PLAIN") && !authThrottled() && plainAuthenticated(response)) {
-            sasl.done(Sasl.SaslOutcome.PN_SASL_OK);
+        } else if (mechanism.equals("PLAIN") && plainAuthenticated(response)) {
+            sasl.done(Sasl.SaslOutcome.PN_SASL_OK); // the right pair is never refused, throttled or not
         } else {
             if (mechanism.equals("PLAIN")) {
-                authFailed();
+                String user = plainUser(response);
+                if (!authThrottled(user)) {
+                    authFailed(user);
+                }
             }
             // the outcome is written, then the socket is dropped: nothing follows a failed SASL exchange
             sasl.done(Sasl.SaslOutcome.PN_SASL_AUTH);
             rejected = true;
             closeAfterFlush = true;
         }
+    }
+
+    /** The user name (the SAS rule) of a SASL PLAIN response, or {@code ""}. */
+    private static String plainUser(byte[] response) {
+        String[] parts = new String(response, StandardCharsets.UTF_8).split("\u0000", -1);
+        return parts.length == 3 ? parts[1] : "";
     }
 
     private boolean plainAuthenticated(byte[] response) {

@@ -5,10 +5,11 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Throttles failed authentication per remote address: after {@link #maxFailures()} failures within
- * {@link #windowMs()} of the first of them, the address is refused for {@link #blockMs()} (HTTP answers 429 with
- * {@code Retry-After}), then starts afresh. Only failures count, so a client that authenticates correctly is never
- * slowed down unless its address also keeps presenting wrong credentials. Thread-safe.
+ * Throttles failed authentication per remote address and key name ({@link #key}): after {@link #maxFailures()}
+ * failures within {@link #windowMs()} of the first of them, wrong credentials for that pair are refused for
+ * {@link #blockMs()} (HTTP answers 429 with {@code Retry-After}), then it starts afresh. Only failures count, and
+ * callers check the credential first: a valid signature or key is never refused, so a blocked pair costs a
+ * client with the right key nothing. Thread-safe.
  *
  * <p>Pure logic like the rest of this package: callers pass {@code nowMs} on one monotonic millisecond timeline
  * (for instance {@code clock.monotonicNanos() / 1_000_000} of the injected {@code io.buslane.common.time.Clock}).
@@ -16,8 +17,8 @@ import java.util.Map;
  * <p>Memory is bounded: at most {@link #maxTracked()} addresses are remembered; beyond that the address whose last
  * failure is oldest is forgotten. Entries whose window and block have passed are dropped as they are met.
  *
- * <p>Use: before checking a presented credential, {@link #check} (or {@link #allowed}); when the credential is
- * wrong, {@link #failed}. A missing credential is not an attempt and should not be counted. The AMQP layer can do
+ * <p>Use: check the presented credential; when it is wrong, {@link #check} (429 while blocked), then
+ * {@link #failed}. A missing credential is not an attempt and should not be counted. The AMQP layer can do
  * the same for SASL {@code PLAIN} failures.
  */
 public final class AuthFailureThrottle {
@@ -83,6 +84,18 @@ public final class AuthFailureThrottle {
 
     public int maxTracked() {
         return maxTracked;
+    }
+
+    /**
+     * The key failures are counted under: the remote address together with the key name presented (folded), so a
+     * client that keeps presenting a wrong key for one rule blocks only that pair, not every client behind the same
+     * address (a load balancer, a NAT) nor other rules. Null when the address is unknown (not throttled).
+     */
+    public static String key(String remoteAddress, String keyName) {
+        if (remoteAddress == null) {
+            return null;
+        }
+        return remoteAddress + "\n" + (keyName == null ? "" : keyName.toLowerCase(java.util.Locale.ROOT));
     }
 
     /** Whether {@code remoteKey} may present a credential now; a null key (address unknown) always may. */

@@ -32,6 +32,15 @@ public record SasToken(String resourceRaw, String signature, String expiryRaw, l
         Objects.requireNonNull(keyName, "keyName");
     }
 
+    /** The key name ({@code skn}) of {@code token}, or {@code ""} when it is not a well-formed SAS token. */
+    public static String keyNameOf(String token) {
+        try {
+            return parse(token).keyName();
+        } catch (AuthException notSas) {
+            return "";
+        }
+    }
+
     /**
      * Parses a token.
      *

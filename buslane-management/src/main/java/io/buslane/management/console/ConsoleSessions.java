@@ -6,6 +6,7 @@ import io.buslane.common.auth.AuthMode;
 import io.buslane.common.auth.AuthThrottledException;
 import io.buslane.common.auth.Grant;
 import io.buslane.common.auth.Right;
+import io.buslane.common.auth.SasToken;
 import io.buslane.common.auth.SasValidator;
 import io.buslane.common.time.Clock;
 
@@ -71,10 +72,11 @@ final class ConsoleSessions {
      */
     String login(String keyName, String key, String remote) {
         long throttleNow = clock.monotonicNanos() / 1_000_000;
-        throttle.check(remote, throttleNow);
-        Optional<Grant> grant = validator.authenticate(keyName, key);
+        Optional<Grant> grant = validator.authenticate(keyName, key); // the right pair is never refused
         if (grant.isEmpty()) {
-            throttle.failed(remote, throttleNow);
+            String throttleKey = AuthFailureThrottle.key(remote, keyName);
+            throttle.check(throttleKey, throttleNow);
+            throttle.failed(throttleKey, throttleNow);
             throw new AuthException("Unauthorized: the key name or key is wrong.");
         }
         if (!grant.get().has(Right.MANAGE)) {
@@ -124,12 +126,13 @@ final class ConsoleSessions {
         }
         if (authorization != null) {
             long throttleNow = clock.monotonicNanos() / 1_000_000;
-            throttle.check(remote, throttleNow);
             Grant grant;
             try {
-                grant = validator.validate(authorization, now);
+                grant = validator.validate(authorization, now); // a valid signature is never refused
             } catch (AuthException e) {
-                throttle.failed(remote, throttleNow);
+                String throttleKey = AuthFailureThrottle.key(remote, SasToken.keyNameOf(authorization));
+                throttle.check(throttleKey, throttleNow);
+                throttle.failed(throttleKey, throttleNow);
                 throw e;
             }
             if (!grant.has(Right.MANAGE)) {

@@ -52,22 +52,27 @@ class ConsoleSessionsTest {
     }
 
     @Test
-    void wrongKeysAreThrottledPerAddressUntilTheBackOffEnds() {
+    void wrongKeysAreThrottledPerAddressAndKeyNameUntilTheBackOffEndsButTheRightKeyNeverIs() {
         ConsoleSessions throttled = new ConsoleSessions(SasValidator.emulatorDefault(), clock,
                 new AuthFailureThrottle(3, 60_000, 30_000, 100));
         for (int i = 0; i < 3; i++) {
             assertThatThrownBy(() -> throttled.login(SasRule.EMULATOR_KEY_NAME, "nope", "10.0.0.1"))
                     .isInstanceOf(AuthException.class);
         }
-        assertThatThrownBy(() -> throttled.login(SasRule.EMULATOR_KEY_NAME, SasRule.EMULATOR_KEY, "10.0.0.1"))
+        assertThatThrownBy(() -> throttled.login(SasRule.EMULATOR_KEY_NAME, "nope-again", "10.0.0.1"))
                 .isInstanceOf(AuthThrottledException.class);
-        assertThatThrownBy(() -> throttled.authorize(null, "SharedAccessSignature sr=a&sig=b&se=1&skn=c",
-                "10.0.0.1")).isInstanceOf(AuthThrottledException.class);
+        assertThatThrownBy(() -> throttled.authorize(null, "SharedAccessSignature sr=a&sig=b&se=1&skn="
+                + SasRule.EMULATOR_KEY_NAME, "10.0.0.1")).isInstanceOf(AuthThrottledException.class);
+        // counted per (address, key name), and the right key is never refused
+        assertThatThrownBy(() -> throttled.login("OtherRule", "nope", "10.0.0.1"))
+                .isNotInstanceOf(AuthThrottledException.class).isInstanceOf(AuthException.class);
+        assertThat(throttled.login(SasRule.EMULATOR_KEY_NAME, SasRule.EMULATOR_KEY, "10.0.0.1")).isNotEmpty();
         String other = throttled.login(SasRule.EMULATOR_KEY_NAME, SasRule.EMULATOR_KEY, "10.0.0.2");
         assertThat(throttled.authorize(other, null, "10.0.0.1")).as("a session cookie is not a guess")
                 .isEqualTo(SasRule.EMULATOR_KEY_NAME);
         clock.advanceMs(30_000);
-        assertThat(throttled.login(SasRule.EMULATOR_KEY_NAME, SasRule.EMULATOR_KEY, "10.0.0.1")).isNotEmpty();
+        assertThatThrownBy(() -> throttled.login(SasRule.EMULATOR_KEY_NAME, "nope", "10.0.0.1"))
+                .as("after the back-off: 401 again").isNotInstanceOf(AuthThrottledException.class);
     }
 
     @Test
