@@ -16,21 +16,24 @@ import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
  * The broker's certificate: a PEM chain and key given by the operator, re-read when either file changes (the next
  * connection gets the new certificate, open ones keep theirs), or a self-signed certificate for {@code localhost}
- * made once with the JDK's {@code keytool} and kept in the data directory. TLS 1.2 and 1.3 only, with an explicit
- * list of forward-secret AEAD cipher suites ({@link #cipherSuites}) and no client-initiated renegotiation.
+ * made once in-process and kept in the data directory, private to the broker's user. TLS 1.2 and 1.3 only, with an
+ * explicit list of forward-secret AEAD cipher suites ({@link #cipherSuites}) and no client-initiated
+ * renegotiation.
  */
 public final class TlsMaterial {
 
     private static final Logger LOG = LoggerFactory.getLogger(TlsMaterial.class);
     static final String SELF_SIGNED_STORE = "buslane-selfsigned.p12";
     static final String SELF_SIGNED_CERT = "buslane-selfsigned.crt";
-    private static final String STORE_PASSWORD = "buslane";
+    static final String SELF_SIGNED_PASSWORD = "buslane-selfsigned.password";
+    /** The store password of the self-signed material made by versions before the random one. */
+    private static final String LEGACY_STORE_PASSWORD = "buslane";
+    private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
     static final String CIPHER_SUITES_PROPERTY = "buslane.tls.cipherSuites";
     private static final String RENEGOTIATION_PROPERTY = "jdk.tls.rejectClientInitiatedRenegotiation";
     private static final List<String> DEFAULT_CIPHER_SUITES = List.of(
@@ -65,6 +68,7 @@ public final class TlsMaterial {
             m.certTime = Files.getLastModifiedTime(options.certFile());
             m.keyTime = Files.getLastModifiedTime(options.keyFile());
             m.current = ssl(pem(options.certFile(), options.keyFile()));
+            warnIfReadableByOthers(options.keyFile());
             LOG.info("TLS certificate {} (key {}), re-read when either file changes", options.certFile(),
                     options.keyFile());
             return m;
@@ -78,8 +82,9 @@ public final class TlsMaterial {
         LOG.warn("TLS without --tls-cert/--tls-key: using a self-signed certificate for localhost, {}. Clients must "
                 + "trust {} (JVM: keytool -importcert into a trust store; Node.js: NODE_EXTRA_CA_CERTS; Python: "
                 + "connection_verify). See docs/tls.md.", store, certPem);
+        String password = selfSignedPassword(dir, store);
         PfxOptions pfx = new PfxOptions().setValue(Buffer.buffer(Files.readAllBytes(store)))
-                .setPassword(STORE_PASSWORD);
+                .setPassword(password);
         return new TlsMaterial(vertx, null, null, ssl(pfx));
     }
 
@@ -165,29 +170,138 @@ public final class TlsMaterial {
         }
     }
 
-    private static void makeSelfSigned(Path dir, Path store, Path certPem) throws IOException {
+    /**
+     * Makes the self-signed certificate in-process (Bouncy Castle): an RSA 2048 key, {@code CN=localhost} with the
+     * names {@code localhost}, {@code 127.0.0.1} and {@code ::1}, ten years, in a PKCS#12 store under a random
+     * password kept beside it. The directory is {@code 0700}, the store and the password {@code 0600}; the
+     * certificate (public, for clients to trust) {@code 0644}.
+     */
+    static void makeSelfSigned(Path dir, Path store, Path certPem) throws IOException {
         Files.createDirectories(dir);
+        restrict(dir, "rwx------");
         Files.deleteIfExists(store);
-        Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
-        run(List.of(keytool.toString(), "-genkeypair", "-alias", "buslane", "-keyalg", "RSA", "-keysize", "2048",
-                "-validity", "3650", "-dname", "CN=localhost", "-ext", "SAN=dns:localhost,ip:127.0.0.1,ip:::1",
-                "-storetype", "PKCS12", "-keystore", store.toString(), "-storepass", STORE_PASSWORD,
-                "-keypass", STORE_PASSWORD));
-        run(List.of(keytool.toString(), "-exportcert", "-rfc", "-alias", "buslane", "-keystore", store.toString(),
-                "-storepass", STORE_PASSWORD, "-file", certPem.toString()));
+        try {
+            java.security.KeyPairGenerator generator = java.security.KeyPairGenerator.getInstance("RSA");
+            generator.initialize(2048, RANDOM);
+            java.security.KeyPair pair = generator.generateKeyPair();
+            org.bouncycastle.asn1.x500.X500Name name = new org.bouncycastle.asn1.x500.X500Name("CN=localhost");
+            long now = System.currentTimeMillis();
+            var builder = new org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder(name,
+                    new java.math.BigInteger(64, RANDOM).abs().add(java.math.BigInteger.ONE),
+                    new java.util.Date(now - 60_000), new java.util.Date(now + 3650L * 24 * 3600 * 1000), name,
+                    pair.getPublic());
+            builder.addExtension(org.bouncycastle.asn1.x509.Extension.subjectAlternativeName, false,
+                    new org.bouncycastle.asn1.x509.GeneralNames(new org.bouncycastle.asn1.x509.GeneralName[] {
+                        new org.bouncycastle.asn1.x509.GeneralName(org.bouncycastle.asn1.x509.GeneralName.dNSName,
+                                "localhost"),
+                        new org.bouncycastle.asn1.x509.GeneralName(org.bouncycastle.asn1.x509.GeneralName.iPAddress,
+                                "127.0.0.1"),
+                        new org.bouncycastle.asn1.x509.GeneralName(org.bouncycastle.asn1.x509.GeneralName.iPAddress,
+                                "::1")}));
+            var signer = new org.bouncycastle.operator.jcajce.JcaContentSignerBuilder("SHA256withRSA")
+                    .build(pair.getPrivate());
+            java.security.cert.X509Certificate certificate = new org.bouncycastle.cert.jcajce
+                    .JcaX509CertificateConverter().getCertificate(builder.build(signer));
+            String password = newPassword();
+            writeStore(store, pair.getPrivate(), certificate, password);
+            writePrivate(dir.resolve(SELF_SIGNED_PASSWORD), password.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            String pem = "-----BEGIN CERTIFICATE-----\n"
+                    + java.util.Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(certificate.getEncoded())
+                    + "\n-----END CERTIFICATE-----\n";
+            Files.writeString(certPem, pem);
+            restrict(certPem, "rw-r--r--");
+        } catch (java.security.GeneralSecurityException | org.bouncycastle.operator.OperatorCreationException e) {
+            throw new IOException("could not make a self-signed certificate: " + e, e);
+        }
         LOG.info("Made a self-signed certificate for localhost: {}", certPem);
     }
 
-    private static void run(List<String> command) throws IOException {
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    /**
+     * The password of the self-signed store. A store made by an earlier version (the constant password
+     * {@code buslane}, no password file, world-readable) is re-encrypted under a new random password and its files
+     * made private, keeping the certificate clients already trust.
+     */
+    static String selfSignedPassword(Path dir, Path store) throws IOException {
+        Path passwordFile = dir.resolve(SELF_SIGNED_PASSWORD);
+        restrict(dir, "rwx------");
+        if (Files.isRegularFile(passwordFile)) {
+            restrict(passwordFile, "rw-------");
+            restrict(store, "rw-------");
+            return Files.readString(passwordFile).strip();
+        }
         try {
-            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-            if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-                throw new IOException("keytool failed: " + out.trim());
+            java.security.KeyStore legacy = java.security.KeyStore.getInstance("PKCS12");
+            try (var in = Files.newInputStream(store)) {
+                legacy.load(in, LEGACY_STORE_PASSWORD.toCharArray());
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while making a self-signed certificate", e);
+            String alias = legacy.aliases().nextElement();
+            java.security.PrivateKey key = (java.security.PrivateKey) legacy.getKey(alias,
+                    LEGACY_STORE_PASSWORD.toCharArray());
+            String password = newPassword();
+            writeStore(store, key, (java.security.cert.X509Certificate) legacy.getCertificate(alias), password);
+            writePrivate(passwordFile, password.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            LOG.warn("The self-signed store {} had the constant password of earlier versions: re-encrypted under a "
+                    + "random password in {} (files made private, the certificate kept)", store, passwordFile);
+            return password;
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IOException("cannot read the self-signed store " + store + ": " + e, e);
+        }
+    }
+
+    private static void writeStore(Path store, java.security.PrivateKey key, java.security.cert.X509Certificate cert,
+                                   String password) throws IOException, java.security.GeneralSecurityException {
+        java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
+        ks.load(null, null);
+        ks.setKeyEntry("buslane", key, password.toCharArray(), new java.security.cert.Certificate[] {cert});
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        ks.store(out, password.toCharArray());
+        writePrivate(store, out.toByteArray());
+    }
+
+    /** Writes {@code bytes} to a file only its owner can read (created so, where the file system knows modes). */
+    private static void writePrivate(Path file, byte[] bytes) throws IOException {
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        Files.deleteIfExists(tmp);
+        if (posix(file.getParent())) {
+            Files.createFile(tmp, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                    java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+        }
+        Files.write(tmp, bytes);
+        Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        restrict(file, "rw-------");
+    }
+
+    private static void restrict(Path path, String mode) throws IOException {
+        if (Files.exists(path) && posix(path)) {
+            Files.setPosixFilePermissions(path, java.nio.file.attribute.PosixFilePermissions.fromString(mode));
+        }
+    }
+
+    private static boolean posix(Path path) {
+        try {
+            return path != null && Files.getFileStore(path).supportsFileAttributeView("posix");
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static String newPassword() {
+        byte[] bytes = new byte[24];
+        RANDOM.nextBytes(bytes);
+        return java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    }
+
+    /** Warns when the operator's key file can be read by users other than its owner and group. */
+    static void warnIfReadableByOthers(Path keyFile) {
+        try {
+            if (posix(keyFile.toAbsolutePath().getParent()) && Files.getPosixFilePermissions(keyFile)
+                    .contains(java.nio.file.attribute.PosixFilePermission.OTHERS_READ)) {
+                LOG.warn("The TLS key {} is readable by every user of this machine; make it private "
+                        + "(chmod 600 {}).", keyFile, keyFile);
+            }
+        } catch (IOException | UnsupportedOperationException e) {
+            LOG.debug("could not read the permissions of {}: {}", keyFile, e.toString());
         }
     }
 }
