@@ -169,7 +169,7 @@ public final class Broker implements AutoCloseable {
             AmqpServer amqp = AmqpServer.start(vertx, engine, Clock.system(), authorizer, amqpOptions);
             metrics.bindAmqp(amqp.stats(), amqp::connectionCount);
             if (tls.enabled()) {
-                startTls(vertx, options.host(), tls, amqp, http);
+                startTls(vertx, options.host(), tls, amqp, http, metrics);
             }
             EventLoopWatchdog watchdog = new EventLoopWatchdog(Clock.system(), WATCHDOG_THRESHOLD_MS);
             watchdog.watch("http", http.context());
@@ -205,9 +205,10 @@ public final class Broker implements AutoCloseable {
     }
 
     /** Opens the TLS listeners and re-reads the certificate when its files change. */
-    private static void startTls(Vertx vertx, String host, TlsOptions tls, AmqpServer amqp, HttpEndpoint http)
-            throws Exception {
+    private static void startTls(Vertx vertx, String host, TlsOptions tls, AmqpServer amqp, HttpEndpoint http,
+                                 BrokerMetrics metrics) throws Exception {
         TlsMaterial material = TlsMaterial.load(vertx, tls);
+        metrics.bindTlsCertificate(material::notAfterMs);
         if (tls.amqpsPort() >= 0) {
             amqp.listenTls(tls.amqpsPort(), material.sslOptions());
             material.onChange(amqp::updateTls);

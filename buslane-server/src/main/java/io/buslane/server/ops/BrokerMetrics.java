@@ -143,6 +143,18 @@ public final class BrokerMetrics {
     }
 
     /** Event loops not answering now, and how often one was found so. */
+    /**
+     * TLS: {@code buslane_tls_certificate_expiry_seconds}, the seconds until the certificate in use expires
+     * (negative once it has), for an alert days ahead; the broker also logs a warning daily in its last 14 days.
+     */
+    public void bindTlsCertificate(java.util.function.LongSupplier notAfterMs) {
+        Gauge.builder("buslane.tls.certificate.expiry", notAfterMs,
+                        s -> (s.getAsLong() - System.currentTimeMillis()) / 1000.0)
+                .baseUnit("seconds")
+                .description("Seconds until the TLS certificate in use expires")
+                .register(registry);
+    }
+
     /** Cluster mode: the shards this node serves, the live nodes it sees and the shards it took or gave up. */
     public void bindCluster(io.buslane.server.cluster.ClusterNode node) {
         Gauge.builder("buslane.cluster.shards.served", node, n -> n.servedShards().size())

@@ -53,6 +53,10 @@ public final class TlsMaterial {
     private volatile ServerSSLOptions current;
     private FileTime certTime;
     private FileTime keyTime;
+    private volatile long notAfterMs = Long.MAX_VALUE;
+    private long lastExpiryWarningMs = Long.MIN_VALUE;
+    /** How long before its expiry the certificate in use is warned about. */
+    static final long EXPIRY_WARNING_MS = 14L * 86_400_000L;
 
     private TlsMaterial(Vertx vertx, Path cert, Path key, ServerSSLOptions initial) {
         this.vertx = vertx;
@@ -67,7 +71,11 @@ public final class TlsMaterial {
             TlsMaterial m = new TlsMaterial(vertx, options.certFile(), options.keyFile(), null);
             m.certTime = Files.getLastModifiedTime(options.certFile());
             m.keyTime = Files.getLastModifiedTime(options.keyFile());
+            java.security.cert.X509Certificate leaf = CertificateCheck.validate(options.certFile(),
+                    options.keyFile(), System.currentTimeMillis());
             m.current = ssl(pem(options.certFile(), options.keyFile()));
+            m.notAfterMs = leaf.getNotAfter().getTime();
+            m.warnIfExpiringSoon(System.currentTimeMillis());
             warnIfReadableByOthers(options.keyFile());
             LOG.info("TLS certificate {} (key {}), re-read when either file changes", options.certFile(),
                     options.keyFile());
@@ -85,7 +93,14 @@ public final class TlsMaterial {
         String password = selfSignedPassword(dir, store);
         PfxOptions pfx = new PfxOptions().setValue(Buffer.buffer(Files.readAllBytes(store)))
                 .setPassword(password);
-        return new TlsMaterial(vertx, null, null, ssl(pfx));
+        TlsMaterial m = new TlsMaterial(vertx, null, null, ssl(pfx));
+        try (var in = Files.newInputStream(certPem)) {
+            m.notAfterMs = ((java.security.cert.X509Certificate) java.security.cert.CertificateFactory
+                    .getInstance("X.509").generateCertificate(in)).getNotAfter().getTime();
+        } catch (java.security.cert.CertificateException e) {
+            throw new IOException("cannot read " + certPem + ": " + e.getMessage(), e);
+        }
+        return m;
     }
 
     private static PemKeyCertOptions pem(Path certFile, Path keyFile) throws IOException {
@@ -130,6 +145,22 @@ public final class TlsMaterial {
         }
     }
 
+    /** When the certificate in use expires (epoch ms). */
+    public long notAfterMs() {
+        return notAfterMs;
+    }
+
+    /** Once a day while the certificate in use expires within {@link #EXPIRY_WARNING_MS}, a WARN line. */
+    synchronized void warnIfExpiringSoon(long nowMs) {
+        long left = notAfterMs - nowMs;
+        if (left > EXPIRY_WARNING_MS || nowMs - lastExpiryWarningMs < 86_400_000L) {
+            return;
+        }
+        lastExpiryWarningMs = nowMs;
+        LOG.warn("TLS certificate {} expires in {} days ({}); replace it (the broker re-reads it when the files "
+                + "change)", cert, Math.max(0, left / 86_400_000L), java.time.Instant.ofEpochMilli(notAfterMs));
+    }
+
     /** The certificate as it is now. */
     public ServerSSLOptions sslOptions() {
         return current;
@@ -148,18 +179,33 @@ public final class TlsMaterial {
         if (cert == null) {
             return;
         }
+        warnIfExpiringSoon(System.currentTimeMillis());
         try {
             FileTime c = Files.getLastModifiedTime(cert);
             FileTime k = Files.getLastModifiedTime(key);
             if (c.equals(certTime) && k.equals(keyTime)) {
                 return;
             }
+            // checked before it is swapped in: one that cannot work (another key, expired, not yet valid, a broken
+            // chain) is not handed to the listeners, which keep the previous one
+            java.security.cert.X509Certificate leaf;
+            try {
+                leaf = CertificateCheck.validate(cert, key, System.currentTimeMillis());
+            } catch (IllegalArgumentException refused) {
+                certTime = c;
+                keyTime = k;
+                LOG.warn("TLS certificate {} changed but is not used (kept the previous one): {}", cert,
+                        refused.getMessage());
+                return;
+            }
             PemKeyCertOptions pem = pem(cert, key);
-            // parse now: a certificate that does not load is not handed to the listeners
             pem.getKeyManagerFactory(vertx);
             certTime = c;
             keyTime = k;
             current = ssl(pem);
+            notAfterMs = leaf.getNotAfter().getTime();
+            lastExpiryWarningMs = Long.MIN_VALUE;
+            warnIfExpiringSoon(System.currentTimeMillis());
             LOG.info("TLS certificate {} changed: new connections use it", cert);
             for (Consumer<ServerSSLOptions> l : listeners) {
                 l.accept(current);
