@@ -109,6 +109,10 @@ final class HttpEndpoint implements AutoCloseable {
                     connections.sweep();
                     tlsConnections.sweep();
                 });
+                if (port < 0) {
+                    server[0] = null; // plain HTTP off (--http-port -1): the routes are served on HTTPS only
+                    return Future.succeededFuture();
+                }
                 return server[0].listen(port, host);
             }
         }).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
@@ -120,8 +124,9 @@ final class HttpEndpoint implements AutoCloseable {
         routes.accept(router);
     }
 
+    /** The plain HTTP port, -1 if it is off. */
     int port() {
-        return server.actualPort();
+        return server == null ? -1 : server.actualPort();
     }
 
     /**
@@ -202,7 +207,9 @@ final class HttpEndpoint implements AutoCloseable {
             if (https != null) {
                 https.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
             }
-            server.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            if (server != null) {
+                server.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            }
         } catch (Exception e) {
             Thread.currentThread().interrupt();
         }

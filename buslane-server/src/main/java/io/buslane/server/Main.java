@@ -52,7 +52,8 @@ public final class Main implements Callable<Integer> {
     Path tlsKey;
 
     @Option(names = "--http-port", description = "HTTP port for health, admin API and console (default: the "
-            + "EMULATOR_HTTP_PORT environment variable as in Microsoft's emulator image, else 5300).")
+            + "EMULATOR_HTTP_PORT environment variable as in Microsoft's emulator image, else 5300); -1 turns plain "
+            + "HTTP off when --https-port is on.")
     Integer httpPort;
 
     @Option(names = "--host", defaultValue = "0.0.0.0", description = "Address to bind (default: ${DEFAULT-VALUE}).")
@@ -280,6 +281,10 @@ public final class Main implements Callable<Integer> {
                 tlsCert, tlsKey, dataDir.resolve("tls"));
         if (tlsCert != null && !tls.enabled()) {
             throw new IllegalArgumentException("--tls-cert needs --amqps-port and/or --https-port");
+        }
+        if (effectiveHttpPort() < 0 && tls.httpsPort() < 0) {
+            throw new IllegalArgumentException("--http-port -1 turns plain HTTP off only when --https-port serves "
+                    + "its routes (health, admin API, console)");
         }
         return tls;
     }
