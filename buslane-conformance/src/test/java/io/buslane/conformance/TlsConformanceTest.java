@@ -220,13 +220,13 @@ class TlsConformanceTest extends ConformanceBase {
         BigInteger before = handshake("localhost", 5671).getSerialNumber();
         Path[] expired = ca.issue("expired", "localhost", -1);
         replace(expired);
-        // the next connections get the expired certificate: the handshake fails on both TLS ports, and in the SDK
-        await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
-                assertThatThrownBy(() -> handshake("localhost", 5671)).isInstanceOf(IOException.class));
-        assertThatThrownBy(() -> handshake("localhost", 443)).isInstanceOf(IOException.class);
-        ServiceBusSenderClient refused = refusedSender(CONNECTION_STRING, "tls-reload");
-        assertThatThrownBy(() -> refused.sendMessage(new ServiceBusMessage("never")))
-                .isInstanceOf(RuntimeException.class);
+        // a renewal that cannot work (expired) is not used: the broker keeps the certificate it has, so the next
+        // connections still succeed on both TLS ports and in the SDK (docs/tls.md; before, every handshake failed)
+        Thread.sleep(2_500); // the broker looks at the files every second: give it two looks
+        assertThat(handshake("localhost", 5671).getSerialNumber()).isEqualTo(before);
+        assertThat(handshake("localhost", 443).getSerialNumber()).isEqualTo(before);
+        sender(tls(AmqpTransportType.AMQP, CONNECTION_STRING), "tls-reload")
+                .sendMessage(new ServiceBusMessage("kept"));
         // the plain port serves on
         sender("tls-reload").sendMessage(new ServiceBusMessage("plain"));
 
@@ -238,9 +238,11 @@ class TlsConformanceTest extends ConformanceBase {
         assertThat(handshake("localhost", 443).getSerialNumber()).isEqualTo(renewedSerial).isNotEqualTo(before);
         ServiceBusReceiverClient r = receiver(tls(AmqpTransportType.AMQP_WEB_SOCKETS, CONNECTION_STRING),
                 "tls-reload");
-        ServiceBusReceivedMessage m = receiveOne(r);
-        assertThat(m.getBody().toString()).isEqualTo("plain");
-        r.complete(m);
+        for (String expected : List.of("kept", "plain")) {
+            ServiceBusReceivedMessage m = receiveOne(r);
+            assertThat(m.getBody().toString()).isEqualTo(expected);
+            r.complete(m);
+        }
     }
 
     /**

@@ -134,7 +134,7 @@ public final class Broker implements AutoCloseable {
             // the HTTP port opens first: /health answers 503 (STARTING) while the journals are replayed
             AmqpOptions amqpOptions = amqpOptions(options);
             // one event loop for HTTP, one per AMQP listener: a stuck connection cannot stop /health or the others
-            vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(amqpOptions.eventLoops() + 1));
+            vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(eventLoops(amqpOptions, tls)));
             HttpEndpoint http = HttpEndpoint.start(vertx, options.host(), options.httpPort(), health::report,
                     options.httpLimits(), Clock.system());
             EngineConfig engineConfig = new EngineConfig(Clock.system(), storage, options.shards(),
@@ -166,7 +166,8 @@ public final class Broker implements AutoCloseable {
                 AdminApi.mount(router, managed, authorizer.validator(), Clock.system());
                 ConsoleApi.mount(router, managed, authorizer.validator(), Clock.system(), clusterView);
             });
-            AmqpServer amqp = AmqpServer.start(vertx, engine, Clock.system(), authorizer, amqpOptions);
+            AmqpServer amqp = AmqpServer.start(vertx, engine, Clock.system(), authorizer, amqpOptions,
+                    http.context());
             metrics.bindAmqp(amqp.stats(), amqp::connectionCount);
             if (tls.enabled()) {
                 startTls(vertx, options.host(), tls, amqp, http, metrics);
@@ -225,10 +226,18 @@ public final class Broker implements AutoCloseable {
         }));
     }
 
+    /**
+     * A loop for HTTP, one per AMQP listener, and with TLS one per AMQPS listener and one for HTTPS: the listeners
+     * keep off the HTTP loop, so /health answers whatever clients do (docs/limits.md#event-loops).
+     */
+    private static int eventLoops(AmqpOptions amqp, TlsOptions tls) {
+        return 1 + amqp.eventLoops() + (tls.amqpsPort() >= 0 ? amqp.eventLoops() : 0) + (tls.httpsPort() >= 0 ? 1 : 0);
+    }
+
     private static AmqpOptions amqpOptions(BrokerOptions options) {
         AmqpOptions d = AmqpOptions.defaults(options.host(), options.amqpPort());
         return new AmqpOptions(d.host(), d.port(), d.maxFrameSize(), d.idleTimeoutMs(), options.maxConnections(),
-                d.requireAuth(), options.amqpLimits(), options.eventLoops());
+                d.requireAuth(), options.amqpLimits(), options.eventLoops(), options.proxyProtocolFrom());
     }
 
     private static CbsAuthorizer authorizer(BrokerOptions options) {
@@ -262,6 +271,20 @@ public final class Broker implements AutoCloseable {
     /** The AMQP listeners' event loops (tests). */
     List<Context> amqpContexts() {
         return amqp.contexts();
+    }
+
+    /** The AMQPS listeners' event loops (tests). */
+    List<Context> amqpsContexts() {
+        return amqp.tlsContexts();
+    }
+
+    /** The HTTP port's event loop, and the HTTPS port's or null (tests). */
+    Context httpContext() {
+        return http.context();
+    }
+
+    Context httpsContext() {
+        return http.tlsContext();
     }
 
     public int httpPort() {

@@ -32,11 +32,12 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
                             boolean syncEnabled, boolean inMemory, java.util.List<String> sasKeys,
                             boolean insecure, int maxConnections, AmqpLimits amqpLimits, int eventLoops,
                             io.buslane.journal.postgres.PostgresOptions postgres, String clusterAddress,
-                            String clusterSecret, HttpLimits httpLimits) {
+                            String clusterSecret, HttpLimits httpLimits, java.util.Set<String> proxyProtocolFrom) {
 
     public BrokerOptions {
         sasKeys = sasKeys == null ? java.util.List.of() : java.util.List.copyOf(sasKeys);
         httpLimits = httpLimits == null ? HttpLimits.DEFAULTS : httpLimits;
+        proxyProtocolFrom = proxyProtocolFrom == null ? java.util.Set.of() : java.util.Set.copyOf(proxyProtocolFrom);
         if (maxConnections < 1) {
             throw new IllegalArgumentException("--max-connections must be at least 1, was " + maxConnections);
         }
@@ -62,13 +63,21 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
                          io.buslane.journal.postgres.PostgresOptions postgres, String clusterAddress,
                          String clusterSecret) {
         this(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys, insecure,
-                maxConnections, amqpLimits, eventLoops, postgres, clusterAddress, clusterSecret, null);
+                maxConnections, amqpLimits, eventLoops, postgres, clusterAddress, clusterSecret, null, null);
     }
 
     /** These options with other HTTP limits. */
     public BrokerOptions withHttpLimits(HttpLimits limits) {
         return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
-                insecure, maxConnections, amqpLimits, eventLoops, postgres, clusterAddress, clusterSecret, limits);
+                insecure, maxConnections, amqpLimits, eventLoops, postgres, clusterAddress, clusterSecret, limits,
+                proxyProtocolFrom);
+    }
+
+    /** These options with the PROXY protocol on the AMQP ports from the balancers at {@code addresses}. */
+    public BrokerOptions withProxyProtocolFrom(java.util.Set<String> addresses) {
+        return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
+                insecure, maxConnections, amqpLimits, eventLoops, postgres, clusterAddress, clusterSecret, httpLimits,
+                addresses);
     }
 
     /** Options that keep the journals in files (or in memory). */
@@ -82,7 +91,8 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
     /** These options with the journals in PostgreSQL. */
     public BrokerOptions withPostgres(io.buslane.journal.postgres.PostgresOptions options) {
         return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
-                insecure, maxConnections, amqpLimits, eventLoops, options, clusterAddress, clusterSecret, httpLimits);
+                insecure, maxConnections, amqpLimits, eventLoops, options, clusterAddress, clusterSecret, httpLimits,
+                proxyProtocolFrom);
     }
 
     /**
@@ -91,7 +101,8 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
      */
     public BrokerOptions withCluster(String address, String secret) {
         return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
-                insecure, maxConnections, amqpLimits, eventLoops, postgres, address, secret, httpLimits);
+                insecure, maxConnections, amqpLimits, eventLoops, postgres, address, secret, httpLimits,
+                proxyProtocolFrom);
     }
 
     /** Options with the default connection limits and event loops. */

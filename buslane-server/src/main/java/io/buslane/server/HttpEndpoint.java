@@ -25,10 +25,11 @@ import java.util.function.Supplier;
  * 503 otherwise, as the emulator's health endpoint does (body: {@link Health}). The port opens before the engine
  * recovers, with only {@code /health}; the routes that {@link #mount} adds once the engine is up (metrics and admin
  * operations, the ATOM management API) serve everything else. Runs on an event loop of its own (deployed before
- * the AMQP listeners, each of which takes another), so that {@code /health} answers whatever AMQP clients do.
+ * the AMQP listeners, which keep off it), so that {@code /health} answers whatever AMQP clients do.
  *
- * <p>{@link #listenTls} adds the HTTPS port on the same loop and router, where {@code GET /$servicebus/websocket}
- * with subprotocol {@code AMQPWSB10} is upgraded to a WebSocket that carries an AMQP connection.
+ * <p>{@link #listenTls} adds the HTTPS port on a loop of its own with the same router, where
+ * {@code GET /$servicebus/websocket} with subprotocol {@code AMQPWSB10} is upgraded to a WebSocket that carries an
+ * AMQP connection.
  */
 final class HttpEndpoint implements AutoCloseable {
 
@@ -47,6 +48,7 @@ final class HttpEndpoint implements AutoCloseable {
     private final HttpConnections connections;
     private final HttpConnections tlsConnections;
     private volatile HttpServer https;
+    private volatile Context tlsContext;
 
     private HttpEndpoint(HttpServer server, Router router, Context context, HttpConnections connections,
                          HttpConnections tlsConnections) {
@@ -91,9 +93,8 @@ final class HttpEndpoint implements AutoCloseable {
         HttpConnections tlsConnections = new HttpConnections(limits, clock);
         // first of all routes: a request is in flight on its connection until its response ends
         router.route().order(Integer.MIN_VALUE).handler(ctx -> {
-            if (!connections.started(ctx)) {
-                tlsConnections.started(ctx);
-            }
+            // each tracker is confined to its port's loop, where that port's requests run
+            (ctx.request().isSSL() ? tlsConnections : connections).started(ctx);
             ctx.next();
         });
         vertx.deployVerticle(new VerticleBase() {
@@ -105,10 +106,7 @@ final class HttpEndpoint implements AutoCloseable {
                 server[0] = vertx.createHttpServer(new HttpServerOptions().setHttp2ClearTextEnabled(false));
                 server[0].connectionHandler(connections::opened);
                 server[0].requestHandler(router);
-                vertx.setPeriodic(SWEEP_MS, id -> {
-                    connections.sweep();
-                    tlsConnections.sweep();
-                });
+                vertx.setPeriodic(SWEEP_MS, id -> connections.sweep());
                 if (port < 0) {
                     server[0] = null; // plain HTTP off (--http-port -1): the routes are served on HTTPS only
                     return Future.succeededFuture();
@@ -142,28 +140,54 @@ final class HttpEndpoint implements AutoCloseable {
                 .setMaxWebSocketMessageSize(MAX_WEBSOCKET_FRAME);
         options.setEnabledSecureTransportProtocols(ssl.getEnabledSecureTransportProtocols());
         ssl.getEnabledCipherSuites().forEach(options::addEnabledCipherSuite);
-        Promise<HttpServer> bound = Promise.promise();
-        context.runOnContext(v -> {
-            HttpServer s = context.owner().createHttpServer(options);
-            s.webSocketHandshakeHandler(handshake -> {
-                String offered = handshake.headers().get("Sec-WebSocket-Protocol");
-                // uamqp (the Python SDK's transport) asks for the path with a trailing slash
-                String path = handshake.path();
-                boolean amqpPath = WEBSOCKET_PATH.equals(path) || (WEBSOCKET_PATH + "/").equals(path);
-                if (amqpPath && offered != null && List.of(offered.split(","))
-                        .stream().anyMatch(p -> WEBSOCKET_PROTOCOL.equalsIgnoreCase(p.trim()))) {
-                    tlsConnections.webSocket(handshake.remoteAddress()); // AMQP's now, with AMQP's timeouts
-                    handshake.accept();
-                } else {
-                    handshake.reject(404);
+        Vertx vertx = context.owner();
+        int pool = 0;
+        for (var ignored : ((io.vertx.core.internal.VertxInternal) vertx).nettyEventLoopGroup()) {
+            pool++;
+        }
+        // HTTPS (its handshakes, AMQP over WebSockets) on a loop of its own, off the HTTP loop that answers /health:
+        // Vert.x hands each deployment the next loop in turn, and one on the HTTP loop is deployed again
+        for (int attempt = 0; ; attempt++) {
+            HttpServer[] bound = new HttpServer[1];
+            Context[] loop = new Context[1];
+            String id = vertx.deployVerticle(new VerticleBase() {
+                @Override
+                public Future<?> start() {
+                    loop[0] = context;
+                    HttpServer s = vertx.createHttpServer(options);
+                    s.webSocketHandshakeHandler(handshake -> {
+                        String offered = handshake.headers().get("Sec-WebSocket-Protocol");
+                        // uamqp (the Python SDK's transport) asks for the path with a trailing slash
+                        String path = handshake.path();
+                        boolean amqpPath = WEBSOCKET_PATH.equals(path) || (WEBSOCKET_PATH + "/").equals(path);
+                        if (amqpPath && offered != null && List.of(offered.split(","))
+                                .stream().anyMatch(p -> WEBSOCKET_PROTOCOL.equalsIgnoreCase(p.trim()))) {
+                            tlsConnections.webSocket(handshake.remoteAddress()); // AMQP's now, with its timeouts
+                            handshake.accept();
+                        } else {
+                            handshake.reject(404);
+                        }
+                    });
+                    s.webSocketHandler(amqp);
+                    s.connectionHandler(tlsConnections::opened);
+                    s.requestHandler(router);
+                    vertx.setPeriodic(SWEEP_MS, t -> tlsConnections.sweep());
+                    bound[0] = s;
+                    return s.listen();
                 }
-            });
-            s.webSocketHandler(amqp);
-            s.connectionHandler(tlsConnections::opened);
-            s.requestHandler(router);
-            s.listen().onComplete(bound);
-        });
-        https = bound.future().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            }).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            if (attempt >= pool || !io.buslane.amqp.transport.AmqpServer.sameLoop(loop[0], this.context)) {
+                https = bound[0];
+                tlsContext = loop[0];
+                return;
+            }
+            vertx.undeploy(id).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** The HTTPS port's loop, or null while it is off. */
+    Context tlsContext() {
+        return tlsContext;
     }
 
     /** Runs an idle-connection sweep now, on the port's loop, and waits for it (tests move a manual clock first). */
@@ -171,10 +195,18 @@ final class HttpEndpoint implements AutoCloseable {
         Promise<Void> done = Promise.promise();
         context.runOnContext(v -> {
             connections.sweep();
-            tlsConnections.sweep();
             done.complete();
         });
         done.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        Context tls = tlsContext;
+        if (tls != null) {
+            Promise<Void> tlsDone = Promise.promise();
+            tls.runOnContext(v -> {
+                tlsConnections.sweep();
+                tlsDone.complete();
+            });
+            tlsDone.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        }
     }
 
     /** The plain HTTP port's connections (for tests and metrics). */

@@ -115,6 +115,12 @@ public final class Main implements Callable<Integer> {
             description = "AMQP connections accepted at once (default: one per MiB of heap, 100 to 10000).")
     Integer maxConnections;
 
+    @Option(names = "--proxy-protocol-from", split = ",", paramLabel = "ADDRESS",
+            description = "IP addresses of TCP balancers that send the PROXY protocol header (HAProxy send-proxy or "
+                    + "send-proxy-v2): the AMQP and AMQPS ports then take connections from them only, and count and "
+                    + "log the client's address the header carries.")
+    java.util.List<String> proxyProtocolFrom;
+
     @Option(names = "--http-max-connections", defaultValue = "1000",
             description = "HTTP connections accepted at once, and as many again on HTTPS (default: ${DEFAULT-VALUE}).")
     int httpMaxConnections;
@@ -251,6 +257,9 @@ public final class Main implements Callable<Integer> {
                 options = options.withCluster(clusterAddress, clusterSecret);
             }
             options = options.withHttpLimits(new HttpLimits(httpMaxConnections, httpIdleTimeoutSeconds * 1000));
+            if (proxyProtocolFrom != null) {
+                options = options.withProxyProtocolFrom(new java.util.HashSet<>(proxyProtocolFrom));
+            }
         } catch (IllegalArgumentException e) {
             System.err.println(e.getMessage());
             return null;

@@ -183,6 +183,11 @@ public final class AmqpConnection implements LinkContext {
         }));
     }
 
+    /** The client's address the throttle counts under (from the PROXY header when it is on). */
+    String remoteHost() {
+        return remoteHost;
+    }
+
     /** True once the connection has put an accepted token or authenticated with SASL PLAIN (or auth is off). */
     @Override
     public boolean authenticated() {

@@ -14,12 +14,30 @@ package io.buslane.amqp.transport;
  * @param eventLoops       event loops the connections are spread over (each connection lives on one)
  */
 public record AmqpOptions(String host, int port, int maxFrameSize, int idleTimeoutMs, int maxConnections,
-                          boolean requireAuth, AmqpLimits limits, int eventLoops) {
+                          boolean requireAuth, AmqpLimits limits, int eventLoops,
+                          java.util.Set<String> proxyProtocolFrom) {
 
     public AmqpOptions {
         if (eventLoops < 1) {
             throw new IllegalArgumentException("eventLoops must be at least 1, was " + eventLoops);
         }
+        proxyProtocolFrom = proxyProtocolFrom == null ? java.util.Set.of() : java.util.Set.copyOf(proxyProtocolFrom);
+    }
+
+    /** Options without the PROXY protocol. */
+    public AmqpOptions(String host, int port, int maxFrameSize, int idleTimeoutMs, int maxConnections,
+                       boolean requireAuth, AmqpLimits limits, int eventLoops) {
+        this(host, port, maxFrameSize, idleTimeoutMs, maxConnections, requireAuth, limits, eventLoops, null);
+    }
+
+    /**
+     * These options with the PROXY protocol (v1 or v2) from the balancers at {@code addresses} (IP addresses): every
+     * AMQP and AMQPS connection must then come from one of them and start with the header, and the client's address
+     * it carries is the one the throttle and the logs use. Empty: off.
+     */
+    public AmqpOptions withProxyProtocolFrom(java.util.Set<String> addresses) {
+        return new AmqpOptions(host, port, maxFrameSize, idleTimeoutMs, maxConnections, requireAuth, limits,
+                eventLoops, addresses);
     }
 
     public static AmqpOptions defaults(String host, int port) {

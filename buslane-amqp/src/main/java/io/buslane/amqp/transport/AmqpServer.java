@@ -59,6 +59,8 @@ public final class AmqpServer implements AutoCloseable {
     private final List<Listener> listeners = new CopyOnWriteArrayList<>();
     private final List<Listener> tlsListeners = new CopyOnWriteArrayList<>();
     private final List<String> deployments = new CopyOnWriteArrayList<>();
+    /** A loop no listener may take (the HTTP port's), or null. */
+    private Context reserved;
 
     private AmqpServer(Vertx vertx, Engine engine, Clock clock, CbsAuthorizer authorizer, AmqpOptions options) {
         this.vertx = vertx;
@@ -72,7 +74,17 @@ public final class AmqpServer implements AutoCloseable {
     /** Starts listening on every loop; returns once the port is bound. */
     public static AmqpServer start(Vertx vertx, Engine engine, Clock clock, CbsAuthorizer authorizer,
                                    AmqpOptions options) throws Exception {
+        return start(vertx, engine, clock, authorizer, options, null);
+    }
+
+    /**
+     * Starts listening on every loop but {@code reserved}'s (the HTTP port's, which no client traffic may share);
+     * returns once the port is bound. The TLS listeners of {@link #listenTls} keep off it too.
+     */
+    public static AmqpServer start(Vertx vertx, Engine engine, Clock clock, CbsAuthorizer authorizer,
+                                   AmqpOptions options, Context reserved) throws Exception {
         AmqpServer self = new AmqpServer(vertx, engine, clock, authorizer, options);
+        self.reserved = reserved;
         if (options.port() < 0) {
             LOG.info("Plain AMQP is off");
             return self;
@@ -111,11 +123,28 @@ public final class AmqpServer implements AutoCloseable {
 
     private Listener deploy(int port, ServerSSLOptions ssl) throws Exception {
         // listeners on one port share it (Vert.x server sharing); a negative port is Vert.x's way to share one free
-        // port among them, as port 0 would give each listener a port of its own
-        Listener listener = new Listener(port == 0 ? -1 : port, ssl);
-        deployments.add(vertx.deployVerticle(listener).toCompletionStage().toCompletableFuture()
-                .get(30, TimeUnit.SECONDS));
-        return listener;
+        // port among them, as port 0 would give each listener a port of its own. Vert.x hands each deployment the
+        // next event loop in turn; one that lands on the reserved loop is deployed again, on the next one.
+        int pool = 0;
+        for (var ignored : ((io.vertx.core.internal.VertxInternal) vertx).nettyEventLoopGroup()) {
+            pool++;
+        }
+        for (int attempt = 0; ; attempt++) {
+            Listener listener = new Listener(port == 0 ? -1 : port, ssl);
+            String id = vertx.deployVerticle(listener).toCompletionStage().toCompletableFuture()
+                    .get(30, TimeUnit.SECONDS);
+            if (reserved == null || attempt >= pool || !sameLoop(listener.loop(), reserved)) {
+                deployments.add(id);
+                return listener;
+            }
+            vertx.undeploy(id).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Whether two contexts run on one event loop (thread). */
+    public static boolean sameLoop(Context a, Context b) {
+        return ((io.vertx.core.internal.ContextInternal) a).nettyEventLoop()
+                == ((io.vertx.core.internal.ContextInternal) b).nettyEventLoop();
     }
 
     /** One listener on one event loop, with the connections it accepted. */
@@ -149,6 +178,9 @@ public final class AmqpServer implements AutoCloseable {
                 netOptions.setEnabledSecureTransportProtocols(ssl.getEnabledSecureTransportProtocols());
                 ssl.getEnabledCipherSuites().forEach(netOptions::addEnabledCipherSuite);
             }
+            if (!options.proxyProtocolFrom().isEmpty()) {
+                netOptions.setUseProxyProtocol(true); // a connection without the header is closed by Vert.x
+            }
             server = vertx.createNetServer(netOptions);
             server.connectHandler(socket -> accept(socket, context, this));
             sweepTimer = vertx.setPeriodic(SWEEP_MS, t -> sweep());
@@ -176,6 +208,18 @@ public final class AmqpServer implements AutoCloseable {
     }
 
     private void accept(NetSocket socket, Context context, Listener listener) {
+        if (!options.proxyProtocolFrom().isEmpty()) {
+            // the header is taken from the configured balancers only: anyone else could claim any address
+            io.vertx.core.net.SocketAddress peer = socket.remoteAddress(true);
+            String from = peer == null ? null : peer.hostAddress() != null ? peer.hostAddress() : peer.host();
+            if (from == null || !options.proxyProtocolFrom().contains(from)) {
+                stats.connectionRefused(); // ops (metrics)
+                LOG.warn("Refusing a connection from {}: with --proxy-protocol-from only {} may connect", from,
+                        options.proxyProtocolFrom());
+                socket.close();
+                return;
+            }
+        }
         AmqpConnection connection = open(AmqpSocket.of(socket), context);
         if (connection != null) {
             listener.open.add(connection);
@@ -207,6 +251,24 @@ public final class AmqpServer implements AutoCloseable {
         return connection;
     }
 
+    /** The client addresses of the open connections of the plain listeners (tests); waits for the loops. */
+    List<String> openRemoteHosts() throws Exception {
+        List<String> out = new CopyOnWriteArrayList<>();
+        for (Listener l : listeners) {
+            java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+            l.loop().runOnContext(v -> {
+                for (AmqpConnection c : l.open) {
+                    if (!c.isClosed()) {
+                        out.add(c.remoteHost());
+                    }
+                }
+                done.complete(null);
+            });
+            done.get(10, TimeUnit.SECONDS);
+        }
+        return out;
+    }
+
     /** Runs each loop's idle-buffer sweep now, for connections quiet for {@code quietNs} (tests); waits for it. */
     void sweepNow(long quietNs) throws Exception {
         for (Listener l : listeners) { // plain listeners only (tests)
@@ -217,6 +279,15 @@ public final class AmqpServer implements AutoCloseable {
             });
             done.get(10, TimeUnit.SECONDS);
         }
+    }
+
+    /** The TLS listeners' event loops' contexts, one per listener. */
+    public List<Context> tlsContexts() {
+        List<Context> out = new ArrayList<>();
+        for (Listener l : tlsListeners) {
+            out.add(l.loop());
+        }
+        return out;
     }
 
     /** The event loops' contexts, one per listener (for the event-loop watchdog). */
