@@ -287,6 +287,11 @@ public final class Broker implements AutoCloseable {
         return http.tlsContext();
     }
 
+    /** Connections the HTTPS port counts against its cap now (tests). */
+    int httpsTrackedConnections() throws Exception {
+        return http.tlsTrackedConnections();
+    }
+
     public int httpPort() {
         return http.port();
     }

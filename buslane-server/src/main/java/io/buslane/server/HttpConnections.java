@@ -31,7 +31,6 @@ final class HttpConnections {
         final HttpConnection connection;
         int inFlight;
         long quietSinceMs;
-        boolean webSocket;
 
         Tracked(HttpConnection connection, long nowMs) {
             this.connection = connection;
@@ -93,11 +92,15 @@ final class HttpConnections {
         return true;
     }
 
-    /** The connection from {@code remote} became an AMQP-over-WebSocket connection: not closed here any more. */
+    /**
+     * The connection from {@code remote} became an AMQP-over-WebSocket connection: it is the AMQP listener's from now
+     * on (its connection cap and timeouts), and no longer tracked here. Vert.x replaces the HTTP connection's handler
+     * on the upgrade, so its close handler would never run and the entry would stay counted.
+     */
     void webSocket(SocketAddress remote) {
-        Tracked t = byRemote.get(key(remote));
+        Tracked t = byRemote.remove(key(remote));
         if (t != null) {
-            t.webSocket = true;
+            open.remove(t.connection);
         }
     }
 
@@ -111,7 +114,7 @@ final class HttpConnections {
         long now = clock.epochMillis();
         for (Iterator<Tracked> it = open.values().iterator(); it.hasNext(); ) {
             Tracked t = it.next();
-            if (!t.webSocket && t.inFlight == 0 && now - t.quietSinceMs >= limits.idleTimeoutMs()) {
+            if (t.inFlight == 0 && now - t.quietSinceMs >= limits.idleTimeoutMs()) {
                 it.remove();
                 timedOut++;
                 t.connection.close();

@@ -209,6 +209,17 @@ final class HttpEndpoint implements AutoCloseable {
         }
     }
 
+    /** The HTTPS port's tracked connections now, counted on its loop (tests); 0 while it is off. */
+    int tlsTrackedConnections() throws Exception {
+        Context tls = tlsContext;
+        if (tls == null) {
+            return 0;
+        }
+        Promise<Integer> n = Promise.promise();
+        tls.runOnContext(v -> n.complete(tlsConnections.openCount()));
+        return n.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+
     /** The plain HTTP port's connections (for tests and metrics). */
     HttpConnections connections() {
         return connections;

@@ -21,7 +21,29 @@ public record AmqpOptions(String host, int port, int maxFrameSize, int idleTimeo
         if (eventLoops < 1) {
             throw new IllegalArgumentException("eventLoops must be at least 1, was " + eventLoops);
         }
-        proxyProtocolFrom = proxyProtocolFrom == null ? java.util.Set.of() : java.util.Set.copyOf(proxyProtocolFrom);
+        proxyProtocolFrom = proxyProtocolFrom == null ? java.util.Set.of() : proxyProtocolFrom.stream()
+                .map(AmqpOptions::normalisedAddress).collect(java.util.stream.Collectors.toUnmodifiableSet());
+    }
+
+    /**
+     * An IP address in one spelling ({@code ::1} and {@code 0:0:0:0:0:0:0:1} alike), for comparing a balancer's
+     * configured address with a connection's peer; a literal address is not looked up.
+     *
+     * @throws IllegalArgumentException for something that is not an IP address
+     */
+    public static String normalisedAddress(String address) {
+        String a = address == null ? "" : address.strip();
+        if (a.startsWith("[") && a.endsWith("]")) {
+            a = a.substring(1, a.length() - 1);
+        }
+        if (a.isEmpty() || !(a.indexOf(':') >= 0 || a.chars().allMatch(c -> c == '.' || Character.isDigit(c)))) {
+            throw new IllegalArgumentException("--proxy-protocol-from takes IP addresses, not '" + address + "'");
+        }
+        try {
+            return java.net.InetAddress.getByName(a).getHostAddress();
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalArgumentException("--proxy-protocol-from: '" + address + "' is not an IP address");
+        }
     }
 
     /** Options without the PROXY protocol. */

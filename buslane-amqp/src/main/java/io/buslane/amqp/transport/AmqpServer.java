@@ -212,7 +212,13 @@ public final class AmqpServer implements AutoCloseable {
             // the header is taken from the configured balancers only: anyone else could claim any address
             io.vertx.core.net.SocketAddress peer = socket.remoteAddress(true);
             String from = peer == null ? null : peer.hostAddress() != null ? peer.hostAddress() : peer.host();
-            if (from == null || !options.proxyProtocolFrom().contains(from)) {
+            String normalised;
+            try {
+                normalised = from == null ? null : AmqpOptions.normalisedAddress(from);
+            } catch (IllegalArgumentException notAnAddress) {
+                normalised = null;
+            }
+            if (normalised == null || !options.proxyProtocolFrom().contains(normalised)) {
                 stats.connectionRefused(); // ops (metrics)
                 LOG.warn("Refusing a connection from {}: with --proxy-protocol-from only {} may connect", from,
                         options.proxyProtocolFrom());

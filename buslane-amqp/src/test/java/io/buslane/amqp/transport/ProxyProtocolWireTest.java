@@ -91,4 +91,16 @@ class ProxyProtocolWireTest {
             elsewhere.close();
         }
     }
+
+    @Test
+    void balancerAddressesAreComparedInOneSpelling() {
+        assertThat(AmqpOptions.normalisedAddress("::1")).isEqualTo(AmqpOptions.normalisedAddress("0:0:0:0:0:0:0:1"))
+                .isEqualTo(AmqpOptions.normalisedAddress("[::1]"));
+        assertThat(AmqpOptions.normalisedAddress(" 10.0.0.5 ")).isEqualTo("10.0.0.5");
+        assertThat(AmqpOptions.defaults("127.0.0.1", 0).withProxyProtocolFrom(Set.of("fd00::10", " 127.0.0.1"))
+                .proxyProtocolFrom()).containsExactlyInAnyOrder(AmqpOptions.normalisedAddress("fd00:0:0:0:0:0:0:10"),
+                "127.0.0.1");
+        assertThatThrownBy(() -> AmqpOptions.normalisedAddress("balancer.example"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("IP address");
+    }
 }

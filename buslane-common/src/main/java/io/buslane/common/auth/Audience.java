@@ -15,7 +15,8 @@ import java.util.Objects;
  * <ul>
  *   <li>{@link #parse(String)} (link addresses, CBS audiences, management targets) decodes nothing;
  *       {@link #ofResource(String)} (a token's {@code sr} as it appears in the token) URL-decodes the whole resource
- *       once ({@code %XX} as UTF-8, {@code +} left as it is) and then parses it the same way;</li>
+ *       once ({@code %XX} as UTF-8, {@code +} as a space, as the SDKs' form encoders write it) and then parses it
+ *       the same way; it is never decoded a second time, so a name holding {@code %41} stays {@code %41};</li>
  *   <li>the scheme ({@code sb}, {@code amqp}, {@code amqps}, {@code wss}, {@code https}, any other) is ignored, and
  *       recognised at the very start only; a bare path ({@code queue.1}, {@code /queue.1}) has no host;</li>
  *   <li>the host is lower-cased; user-info and port are dropped (Java signs for the namespace name without the
@@ -60,7 +61,8 @@ public record Audience(String host, String path, String entity) {
      * @throws AuthException (401 {@code InvalidAudience}) when the decoded resource does not canonicalise
      */
     public static Audience ofResource(String srAsInToken) {
-        String decoded = PercentDecoding.decode(Objects.requireNonNull(srAsInToken, "srAsInToken").trim(), false);
+        // decoded once, as the SDKs' form encoders wrote it ('+' is a space; a literal '+' arrives as %2B)
+        String decoded = PercentDecoding.decode(Objects.requireNonNull(srAsInToken, "srAsInToken").trim(), true);
         try {
             return parse(decoded);
         } catch (BrokerException e) {

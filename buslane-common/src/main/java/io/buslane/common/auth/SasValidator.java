@@ -125,7 +125,7 @@ public final class SasValidator {
         if (expiresAtMs <= nowMs) {
             throw new AuthException("ExpiredToken: The token has expired.");
         }
-        return new Grant(rule.keyName(), rule.rights(), Audience.ofResource(sas.resource()).toString(), expiresAtMs,
+        return new Grant(rule.keyName(), rule.rights(), Audience.ofResource(sas.resourceRaw()).toString(), expiresAtMs,
                 entityRule);
     }
 
@@ -142,7 +142,7 @@ public final class SasValidator {
     private SasRule entityRule(SasToken sas, byte[] presented) {
         Audience resource;
         try {
-            resource = Audience.ofResource(sas.resource());
+            resource = Audience.ofResource(sas.resourceRaw());
         } catch (AuthException notCanonical) {
             throw new AuthException("Unknown key name '" + sas.keyName() + "'.");
         }

@@ -48,7 +48,7 @@ class AudienceTest {
         "sb%3a%2f%2flocalhost%2fcaf%C3%A9                | //localhost/café",
         "sb://localhost/caf%C3%A9                        | //localhost/café",
         "sb://localhost/a%2541                           | //localhost/a%41",
-        "sb://localhost/a+b                              | //localhost/a+b",
+        "sb://localhost/a%2Bb                            | //localhost/a+b",
         "sb://localhost/bad%zz                           | //localhost/bad%zz",
         "sb%3a%2f%2flocalhost%2fq%2f%24management        | //localhost/q",
         "sb%3a%2f%2flocalhost%2f%24management            | //localhost/$management",

@@ -125,11 +125,14 @@ class SasValidatorTest {
     @Test
     void nonAsciiEntityNamesValidate() {
         Grant java = validator.validate(SdkTokens.java("amqp://localhost/café", KEY_NAME, KEY, SE), NOW_MS);
-        // .NET signs Uri.AbsoluteUri, which is already percent-encoded, then URL-encodes it again.
+        // .NET signs Uri.AbsoluteUri, which is already percent-encoded, then URL-encodes it again. The sr is decoded
+        // once (a name may hold '%'), so its scope is the escaped name, which is also how .NET spells its link
+        // address (Uri.AbsolutePath): the two agree (docs/security.md)
         Grant dotnet = validator.validate(SdkTokens.dotnet("amqps://localhost/caf%C3%A9", KEY_NAME, KEY, SE), NOW_MS);
 
         assertThat(java.scope()).isEqualTo("//localhost/café");
-        assertThat(dotnet.scope()).isEqualTo("//localhost/café");
+        assertThat(dotnet.scope()).isEqualTo("//localhost/caf%c3%a9");
+        assertThat(dotnet.covers("/caf%C3%A9")).isTrue();
     }
 
     @Test
@@ -346,5 +349,15 @@ class SasValidatorTest {
             assertThatThrownBy(() -> v.validate(SdkTokens.java(sr, KEY_NAME, KEY, SE), NOW_MS)).as(sr)
                     .isInstanceOf(AuthException.class).hasMessageStartingWith("InvalidAudience: ");
         }
+    }
+
+    @Test
+    void aResourceIsDecodedOnceSoANameHoldingAPercentEscapeKeepsIt() {
+        // the Java SDK URL-encodes the audience sb://localhost/a%41 into its sr: decoded once it is a%41 again
+        Grant grant = validator.validate(SdkTokens.java("sb://localhost/a%41", KEY_NAME, KEY, SE), NOW_MS);
+
+        assertThat(grant.scope()).isEqualTo("//localhost/a%41");
+        assertThat(grant.covers("a%41")).isTrue();
+        assertThat(grant.covers("aA")).isFalse();
     }
 }

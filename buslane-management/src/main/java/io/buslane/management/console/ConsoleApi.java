@@ -93,7 +93,6 @@ public final class ConsoleApi {
             ctx.next();
         });
         // checks before a body is read are routes of their own: Vert.x wants a route's body handler first
-        router.post(API + "/login").handler(api::loginAllowed);
         router.post(API + "/login").handler(BodyHandler.create(false).setBodyLimit(MAX_LOGIN_BODY_BYTES))
                 .handler(api::login);
         router.post(API + "/logout").handler(api::logout);
@@ -181,16 +180,6 @@ public final class ConsoleApi {
     }
 
     /** Refuses a log-in from a throttled address before its body is read. */
-    private void loginAllowed(RoutingContext ctx) {
-        long retryAfterMs = guard.throttle().retryAfterMs(HttpGuard.remote(ctx.request()), guard.nowMs());
-        if (retryAfterMs > 0) {
-            HttpGuard.refuseBeforeBody(ctx.request());
-            fail(ctx, new AuthThrottledException(retryAfterMs));
-        } else {
-            ctx.next();
-        }
-    }
-
     /** Checks the session or Authorization header when the headers arrive (cheap: a lookup or one HMAC). */
     private void authorizedBeforeBody(RoutingContext ctx) {
         try {
