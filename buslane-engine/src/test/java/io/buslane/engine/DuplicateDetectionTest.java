@@ -1,5 +1,9 @@
 package io.buslane.engine;
 
+import io.buslane.common.error.ErrorKind;
+
+import io.buslane.common.error.BrokerException;
+
 import io.buslane.engine.api.EntityAddress;
 import io.buslane.engine.api.ReceiveMode;
 import io.buslane.engine.api.RuntimeCounts;
@@ -27,6 +31,7 @@ import java.util.Set;
 import java.util.SplittableRandom;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Duplicate detection (duplicate-detection.md; service-bus-behaviour.md §2.2, §2.3). */
 class DuplicateDetectionTest {
@@ -56,6 +61,36 @@ class DuplicateDetectionTest {
             List<ReceivedMessage> peeked = h.await(h.engine.peek(EntityAddress.parse("q"), 0, 10, null));
             // the dropped duplicate took no sequence number
             assertThat(peeked).extracting(ReceivedMessage::sequenceNumber).containsExactly(1L, 2L);
+        }
+    }
+
+    @Test
+    void aSendRefusedForQuotaDoesNotRememberItsMessageIdsSoItsRetryIsStored() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(QueueProperties.builder("full").requiresDuplicateDetection(true)
+                    .duplicateDetectionHistoryTimeWindow(Duration.ofMinutes(10)).maxSizeInMegabytes(1).build());
+            byte[] big = new byte[200 * 1024];
+            int stored = 0;
+            BrokerException refused = null;
+            while (refused == null) {
+                try {
+                    h.send("full", Message.builder().messageId("fill-" + stored).body(big).build());
+                    stored++;
+                } catch (BrokerException e) {
+                    refused = e;
+                }
+            }
+            assertThat(refused.kind()).isEqualTo(ErrorKind.QUOTA_EXCEEDED);
+            Message m = Message.builder().messageId("M").body(big).build();
+            assertThatThrownBy(() -> h.send("full", m)).isInstanceOf(BrokerException.class)
+                    .satisfies(e -> assertThat(((BrokerException) e).kind()).isEqualTo(ErrorKind.QUOTA_EXCEEDED));
+            h.await(h.engine.purge(EntityAddress.parse("full"))); // space again
+            h.send("full", m); // the retry within the window
+            assertThat(h.await(h.engine.peek(EntityAddress.parse("full"), 0, 10, null)))
+                    .extracting(r -> r.message().messageId()).containsExactly("M");
+            // and it is remembered now: a second retry is dropped as a duplicate
+            h.send("full", m);
+            assertThat(h.await(h.engine.peek(EntityAddress.parse("full"), 0, 10, null))).hasSize(1);
         }
     }
 

@@ -252,17 +252,37 @@ public final class Partition {
                 }
             }
         }
+        // check everything, then change state: a send refused for quota must not have its MessageIds remembered,
+        // or the client's retry within the window would be acknowledged and dropped (#38)
+        List<String> freshKeys = null;
+        if (duplicates != null) {
+            duplicates.expire(nowMs);
+            List<Message> fresh = new ArrayList<>(messages.size());
+            freshKeys = new ArrayList<>(messages.size());
+            java.util.Set<String> inThisSend = new java.util.HashSet<>();
+            for (Message m : messages) {
+                String key = duplicateKey(m, partitioned);
+                if (!duplicates.containsKey(key) && inThisSend.add(key)) {
+                    fresh.add(m);
+                    freshKeys.add(key);
+                }
+            }
+            messages = fresh;
+        }
         long incoming = 0;
         for (Message m : messages) {
             incoming += m.encodedSize();
         }
-        if (duplicates != null) {
-            messages = withoutDuplicates(messages, nowMs);
-        }
-        if (sizeBytes() + incoming > maxSizeBytes) {
+        if (incoming > 0 && sizeBytes() + incoming > maxSizeBytes) {
             throw new BrokerException(ErrorKind.QUOTA_EXCEEDED, "The maximum entity size has been reached or "
                     + "exceeded for '" + entityPath + "'. Size of entity in bytes: " + sizeBytes()
                     + ", max entity size in bytes: " + maxSizeBytes + ".");
+        }
+        if (freshKeys != null && !freshKeys.isEmpty()) {
+            for (String key : freshKeys) {
+                duplicates.addKey(key, nowMs);
+            }
+            ctx.markDirty(this);
         }
         for (Message m : messages) {
             Long at = m.scheduledEnqueueTimeMs();
@@ -641,20 +661,6 @@ public final class Partition {
             key = key + '\u0000' + (pk == null ? "" : pk);
         }
         return key;
-    }
-
-    private List<Message> withoutDuplicates(List<Message> messages, long nowMs) {
-        duplicates.expire(nowMs);
-        List<Message> kept = new ArrayList<>(messages.size());
-        for (Message m : messages) {
-            if (duplicates.addKey(duplicateKey(m, partitioned), nowMs)) {
-                kept.add(m);
-            }
-        }
-        if (duplicates.pendingCount() > 0) {
-            ctx.markDirty(this);
-        }
-        return kept;
     }
 
     /** Restores a block of remembered keys from the journal. */
