@@ -3,6 +3,7 @@ package io.buslane.common.auth;
 import io.buslane.common.address.CanonicalAddress;
 import io.buslane.common.error.BrokerException;
 
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -35,9 +36,10 @@ import java.util.Objects;
  * @param host   lower-cased host without port, or {@code ""} when the input had none
  * @param path   lower-cased {@code /}-separated path without leading or trailing slash, or {@code ""} for the
  *               namespace
- * @param entity the lower-cased queue or topic path the address lies in ({@code ""} for the namespace)
+ * @param entity     the lower-cased queue or topic path the address lies in ({@code ""} for the namespace)
+ * @param collection whether it is an administration collection ({@link #parseScope}), not an entity address
  */
-public record Audience(String host, String path, String entity) {
+public record Audience(String host, String path, String entity, boolean collection) {
 
     public Audience {
         Objects.requireNonNull(host, "host");
@@ -45,9 +47,74 @@ public record Audience(String host, String path, String entity) {
         Objects.requireNonNull(entity, "entity");
     }
 
+    /** An audience that is not an administration collection. */
+    public Audience(String host, String path, String entity) {
+        this(host, path, entity, false);
+    }
+
     /** The audience of a canonical address. */
     public static Audience of(CanonicalAddress address) {
         return new Audience(address.host(), address.scopePath(), address.entityKey());
+    }
+
+    /**
+     * A scope or an administration target: {@link #parse}, or else one of the administration API's collections,
+     * which name no entity: {@code $Resources/Queues}, {@code $Resources/Topics}, {@code $namespaceinfo},
+     * {@code <topic>/Subscriptions} (the topic's subscriptions) and {@code <topic>/Subscriptions/<sub>/Rules}. The
+     * JavaScript administration client signs each request for its own URL, so a token may be scoped to one of them:
+     * such a scope covers exactly that collection and nothing else ({@link #covers}), and the collections are
+     * covered by the namespace and (a topic's) by the scopes that cover the topic or subscription, as any path.
+     * Link addresses and CBS audiences are read with {@link #parse} only: an AMQP link cannot name a collection.
+     *
+     * @throws BrokerException (ARGUMENT) when it is neither
+     */
+    public static Audience parseScope(String uriOrPath) {
+        try {
+            return parse(uriOrPath);
+        } catch (BrokerException notAnEntity) {
+            Audience c = collection(uriOrPath);
+            if (c == null) {
+                throw notAnEntity;
+            }
+            return c;
+        }
+    }
+
+    private static Audience collection(String text) {
+        String node = CanonicalAddress.nodeOf(text);
+        if (node.isEmpty()) {
+            return null;
+        }
+        List<String> segments = List.of(node.split("/", -1));
+        String first = fold(segments.get(0));
+        if (segments.size() == 1 && first.equals("$namespaceinfo")) {
+            return new Audience("", "$namespaceinfo", "", true);
+        }
+        if (segments.size() == 2 && first.equals("$resources")
+                && (fold(segments.get(1)).equals("queues") || fold(segments.get(1)).equals("topics"))) {
+            return new Audience("", "$resources/" + fold(segments.get(1)), "", true);
+        }
+        String last = fold(segments.get(segments.size() - 1));
+        if (segments.size() < 2 || !(last.equals("subscriptions") || last.equals("rules"))) {
+            return null;
+        }
+        CanonicalAddress owner;
+        try {
+            owner = CanonicalAddress.fromSegments(segments.subList(0, segments.size() - 1), text);
+        } catch (BrokerException e) {
+            return null;
+        }
+        boolean subscriptions = last.equals("subscriptions") && owner.subscription() == null;
+        boolean rules = last.equals("rules") && owner.subscription() != null && owner.rule() == null;
+        if (owner.isNamespace() || owner.management() || owner.subQueue() != CanonicalAddress.SubQueueKind.MAIN
+                || !(subscriptions || rules)) {
+            return null;
+        }
+        return new Audience("", owner.scopePath() + "/" + last, owner.entityKey(), true);
+    }
+
+    private static String fold(String s) {
+        return s.toLowerCase(java.util.Locale.ROOT);
     }
 
     /** Parses and normalises a URI or bare path without decoding it (see the class comment). */
@@ -64,7 +131,7 @@ public record Audience(String host, String path, String entity) {
         // decoded once, as the SDKs' form encoders wrote it ('+' is a space; a literal '+' arrives as %2B)
         String decoded = PercentDecoding.decode(Objects.requireNonNull(srAsInToken, "srAsInToken").trim(), true);
         try {
-            return parse(decoded);
+            return parseScope(decoded);
         } catch (BrokerException e) {
             throw new AuthException("InvalidAudience: The token's signed resource is not a valid address. "
                     + e.description());
@@ -97,6 +164,9 @@ public record Audience(String host, String path, String entity) {
     public boolean covers(Audience target) {
         if (!sameHost(target)) {
             return false;
+        }
+        if (collection) {
+            return target.collection && path.equals(target.path); // a collection's token: that collection only
         }
         return path.isEmpty() || path.equals(target.path) || target.path.startsWith(path + "/");
     }

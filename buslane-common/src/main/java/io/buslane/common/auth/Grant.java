@@ -49,9 +49,17 @@ public record Grant(String keyName, Set<Right> rights, String scope, long expire
         return covers(Audience.of(address));
     }
 
+    /**
+     * Whether this grant's scope covers the administration target {@code target}: an entity path or one of the
+     * administration API's collections ({@link Audience#parseScope}).
+     */
+    public boolean coversScope(String target) {
+        return covers(Audience.parseScope(target));
+    }
+
     /** Whether this grant's scope covers {@code target}. */
     public boolean covers(Audience target) {
-        Audience own = Audience.parse(scope);
+        Audience own = Audience.parseScope(scope);
         return entityRule ? own.coversEntity(target) : own.covers(target);
     }
 

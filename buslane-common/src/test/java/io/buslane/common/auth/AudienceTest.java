@@ -65,7 +65,6 @@ class AudienceTest {
         "queue.1//x",
         "queue.1/../myqueue",
         "queue.1/./myqueue",
-        "topic/subscriptions",
         "subscriptions/s",
         "queue.1/$deadletterqueue/x",
         "q/$cbs",
@@ -136,5 +135,31 @@ class AudienceTest {
 
         assertThat(Audience.covers(scope, "sb://localhost/a%41")).isTrue();
         assertThat(Audience.covers(scope, "sb://localhost/aA")).isFalse();
+    }
+
+    @Test
+    void anAdministrationCollectionIsAScopeThatCoversExactlyItself() {
+        Audience queues = Audience.ofResource("https%3a%2f%2flocalhost%3a5300%2f%24resources%2fqueues%3fapi-version"
+                + "%3d2021-05%26%2524skip%3d0%26%2524top%3d10");
+        assertThat(queues.collection()).isTrue();
+        assertThat(queues.covers(Audience.parseScope("$Resources/Queues"))).isTrue();
+        assertThat(queues.covers(Audience.parseScope("$Resources/Topics"))).isFalse();
+        assertThat(queues.covers(Audience.parse("queue.1"))).isFalse();
+        assertThat(queues.covers(Audience.parse(""))).isFalse();
+
+        Audience subs = Audience.ofResource("sb://localhost/Shop/Subscriptions?api-version=2021-05");
+        assertThat(subs.covers(Audience.parseScope("shop/subscriptions"))).isTrue();
+        assertThat(subs.covers(Audience.parse("shop"))).as("not the topic itself").isFalse();
+        assertThat(subs.covers(Audience.parse("shop/Subscriptions/s"))).as("nor a subscription").isFalse();
+        assertThat(Audience.parse("shop").covers(Audience.parseScope("shop/Subscriptions"))).isTrue();
+        assertThat(Audience.parse("").covers(Audience.parseScope("$resources/queues"))).isTrue();
+        assertThat(Audience.parse("shop").covers(Audience.parseScope("$resources/queues"))).isFalse();
+        assertThat(Audience.parse("shop").coversEntity(Audience.parseScope("shop/Subscriptions/s/Rules"))).isTrue();
+        assertThat(Audience.parseScope("$namespaceinfo").covers(Audience.parseScope("$namespaceinfo"))).isTrue();
+        // a link address or CBS audience cannot name a collection
+        assertThatThrownBy(() -> Audience.parse("shop/Subscriptions")).isInstanceOf(BrokerException.class);
+        assertThatThrownBy(() -> Audience.parseScope("$resources/secrets")).isInstanceOf(BrokerException.class);
+        assertThatThrownBy(() -> Audience.parseScope("shop/$DeadLetterQueue/Subscriptions"))
+                .isInstanceOf(BrokerException.class);
     }
 }

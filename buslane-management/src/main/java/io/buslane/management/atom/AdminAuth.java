@@ -33,7 +33,7 @@ final class AdminAuth {
                     + "' does not grant the Manage right, which the management API requires.");
         }
         String target = request.path().audiencePath();
-        if (!grant.covers(target)) {
+        if (!grant.coversScope(target)) {
             throw new AuthException("InvalidAudience: the token's signed resource does not cover '"
                     + (target.isEmpty() ? "the namespace" : target) + "'.");
         }

@@ -112,12 +112,22 @@ record AdminPath(Kind kind, String entity, String subscription, String rule) {
         return entity + "/Subscriptions/" + subscription;
     }
 
-    /** The path a SAS token must cover for this request ({@code ""} for the whole namespace). */
+    /**
+     * The path a SAS token must cover for this request ({@code ""} for the whole namespace): the entity, or the
+     * collection listed ({@code $Resources/Queues}, {@code $namespaceinfo}, {@code t/Subscriptions}, ...), which a
+     * token for the namespace, for the owning topic or subscription, or for exactly that collection covers
+     * ({@code Audience.parseScope}).
+     */
     String audiencePath() {
         return switch (kind) {
-            case ENTITY, SUBSCRIPTIONS -> entity;
-            case SUBSCRIPTION, RULES -> subscriptionPath();
+            case ENTITY -> entity;
+            case SUBSCRIPTIONS -> entity + "/Subscriptions";
+            case SUBSCRIPTION -> subscriptionPath();
+            case RULES -> subscriptionPath() + "/Rules";
             case RULE -> subscriptionPath() + "/Rules/" + rule;
+            case LIST_QUEUES -> "$Resources/Queues";
+            case LIST_TOPICS -> "$Resources/Topics";
+            case NAMESPACE_INFO -> "$namespaceinfo";
             default -> "";
         };
     }

@@ -144,4 +144,40 @@ class AuthApiTest {
         assertThat(r.statusCode()).isEqualTo(400);
         assertThat(server.engine.queue("fwd-odd")).isNull();
     }
+
+    /** The JavaScript administration client signs every request for its own URL, lower-cased, query included. */
+    private static String tokenForUrl(String pathAndQuery) {
+        return server.token(("http://127.0.0.1:" + server.port() + pathAndQuery).toLowerCase(java.util.Locale.ROOT),
+                SasRule.EMULATOR_KEY_NAME, SasRule.EMULATOR_KEY);
+    }
+
+    @Test
+    void aTokenForARequestsOwnUrlCoversThatRequestAndNothingElse() {
+        assertThat(server.put("/js-topic", AdminTestServer.entry("TopicDescription", "")).statusCode())
+                .isEqualTo(201);
+        assertThat(server.put("/js-topic/Subscriptions/s", AdminTestServer.entry("SubscriptionDescription", ""))
+                .statusCode()).isEqualTo(201);
+        String list = "/$Resources/queues?api-version=2021-05&%24skip=0&%24top=10";
+        String listToken = tokenForUrl(list);
+        assertThat(getWith(listToken, list).statusCode()).isEqualTo(200);
+        assertThat(getWith(listToken, "/$Resources/topics?api-version=2021-05").statusCode()).isEqualTo(401);
+        assertThat(getWith(listToken, "/secured").statusCode()).isEqualTo(401);
+        String info = "/$namespaceinfo?api-version=2021-05";
+        assertThat(getWith(tokenForUrl(info), info).statusCode()).isEqualTo(200);
+        assertThat(getWith(tokenForUrl(info), list).statusCode()).isEqualTo(401);
+
+        String subs = "/js-topic/Subscriptions?api-version=2021-05&%24skip=0&%24top=10";
+        String subsToken = tokenForUrl(subs);
+        assertThat(getWith(subsToken, subs).statusCode()).isEqualTo(200);
+        assertThat(getWith(subsToken, "/js-topic").statusCode()).as("not the topic").isEqualTo(401);
+        assertThat(getWith(subsToken, "/js-topic/Subscriptions/s").statusCode()).as("nor a subscription")
+                .isEqualTo(401);
+        String rules = "/js-topic/Subscriptions/s/Rules?api-version=2021-05";
+        assertThat(getWith(tokenForUrl(rules), rules).statusCode()).isEqualTo(200);
+        // an entity's own URL, as before
+        String get = "/js-topic?api-version=2021-05";
+        assertThat(getWith(tokenForUrl(get), get).statusCode()).isEqualTo(200);
+        assertThat(getWith(tokenForUrl(get), subs).statusCode()).as("a topic's token lists its subscriptions")
+                .isEqualTo(200);
+    }
 }
