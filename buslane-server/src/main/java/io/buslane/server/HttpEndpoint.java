@@ -141,10 +141,7 @@ final class HttpEndpoint implements AutoCloseable {
         options.setEnabledSecureTransportProtocols(ssl.getEnabledSecureTransportProtocols());
         ssl.getEnabledCipherSuites().forEach(options::addEnabledCipherSuite);
         Vertx vertx = context.owner();
-        int pool = 0;
-        for (var ignored : ((io.vertx.core.internal.VertxInternal) vertx).nettyEventLoopGroup()) {
-            pool++;
-        }
+        int pool = io.buslane.amqp.transport.AmqpServer.eventLoopCount(vertx);
         // HTTPS (its handshakes, AMQP over WebSockets) on a loop of its own, off the HTTP loop that answers /health:
         // Vert.x hands each deployment the next loop in turn, and one on the HTTP loop is deployed again
         for (int attempt = 0; ; attempt++) {

@@ -5,17 +5,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
-import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.cert.CertificateFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -33,7 +27,7 @@ class PlainHttpOffTest {
                 false, 100);
         try (Broker broker = Broker.start(options, new TlsOptions(-1, 0, null, null, dir.resolve("data/tls")))) {
             assertThat(broker.httpPort()).isEqualTo(-1);
-            HttpClient https = HttpClient.newBuilder().sslContext(trusting(dir.resolve(
+            HttpClient https = HttpClient.newBuilder().sslContext(TestTls.trusting(dir.resolve(
                     "data/tls/buslane-selfsigned.crt"))).build();
             HttpResponse<String> health = https.send(HttpRequest.newBuilder(URI.create("https://localhost:"
                     + broker.httpsPort() + "/health")).build(), HttpResponse.BodyHandlers.ofString());
@@ -50,18 +44,5 @@ class PlainHttpOffTest {
         Main withHttps = new Main();
         new CommandLine(withHttps).parseArgs("--http-port", "-1", "--https-port", "8443");
         assertThat(withHttps.tlsOptions().httpsPort()).isEqualTo(8443);
-    }
-
-    private static SSLContext trusting(Path pem) throws Exception {
-        KeyStore store = KeyStore.getInstance("PKCS12");
-        store.load(null, null);
-        try (InputStream in = Files.newInputStream(pem)) {
-            store.setCertificateEntry("ca", CertificateFactory.getInstance("X.509").generateCertificate(in));
-        }
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(store);
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(null, tmf.getTrustManagers(), null);
-        return context;
     }
 }

@@ -6,9 +6,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManagerFactory;
 import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -17,8 +15,6 @@ import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.Arrays;
@@ -46,7 +42,7 @@ class TlsListenersTest {
             assertThat(broker.amqpPort()).as("plain AMQP is off").isEqualTo(-1);
             Path crt = dir.resolve("data/tls/buslane-selfsigned.crt");
             assertThat(crt).exists();
-            SSLContext trust = trusting(crt);
+            SSLContext trust = TestTls.trusting(crt);
             assertThat(handshake(trust, broker.amqpsPort()).getSubjectX500Principal().getName())
                     .isEqualTo("CN=localhost");
             assertThat(handshake(trust, broker.httpsPort())).isNotNull();
@@ -76,7 +72,7 @@ class TlsListenersTest {
         byte[] made = Files.readAllBytes(dir.resolve("data/tls/buslane-selfsigned.crt"));
         try (Broker again = Broker.start(options, new TlsOptions(0, -1, null, null, dir.resolve("data/tls")))) {
             assertThat(again.httpsPort()).isEqualTo(-1);
-            assertThat(handshake(trusting(dir.resolve("data/tls/buslane-selfsigned.crt")), again.amqpsPort()))
+            assertThat(handshake(TestTls.trusting(dir.resolve("data/tls/buslane-selfsigned.crt")), again.amqpsPort()))
                     .isNotNull();
         }
         assertThat(Files.readAllBytes(dir.resolve("data/tls/buslane-selfsigned.crt"))).isEqualTo(made);
@@ -132,19 +128,6 @@ class TlsListenersTest {
         synchronized (out) {
             return out.size();
         }
-    }
-
-    private static SSLContext trusting(Path pem) throws Exception {
-        KeyStore store = KeyStore.getInstance("PKCS12");
-        store.load(null, null);
-        try (InputStream in = Files.newInputStream(pem)) {
-            store.setCertificateEntry("ca", CertificateFactory.getInstance("X.509").generateCertificate(in));
-        }
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(store);
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(null, tmf.getTrustManagers(), null);
-        return context;
     }
 
     private static X509Certificate handshake(SSLContext context, int port) throws Exception {

@@ -10,14 +10,10 @@ import org.junit.jupiter.api.io.TempDir;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManagerFactory;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.cert.CertificateFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -39,7 +35,7 @@ class TlsSuitesTest {
         BrokerOptions options = new BrokerOptions("127.0.0.1", -1, 0, dir.resolve("data"), null, 1, true, true, null,
                 false, 100);
         broker = Broker.start(options, new TlsOptions(0, 0, null, null, dir.resolve("data/tls")));
-        trust = trusting(dir.resolve("data/tls/buslane-selfsigned.crt"));
+        trust = TestTls.trusting(dir.resolve("data/tls/buslane-selfsigned.crt"));
     }
 
     @AfterAll
@@ -95,18 +91,5 @@ class TlsSuitesTest {
                 }
             }).isInstanceOf(java.io.IOException.class);
         }
-    }
-
-    private static SSLContext trusting(Path pem) throws Exception {
-        KeyStore store = KeyStore.getInstance("PKCS12");
-        store.load(null, null);
-        try (InputStream in = Files.newInputStream(pem)) {
-            store.setCertificateEntry("ca", CertificateFactory.getInstance("X.509").generateCertificate(in));
-        }
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(store);
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(null, tmf.getTrustManagers(), null);
-        return context;
     }
 }

@@ -4,16 +4,10 @@ import io.buslane.server.tls.TlsOptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
-import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.cert.CertificateFactory;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -31,7 +25,7 @@ class WebSocketTrackingTest {
         BrokerOptions options = new BrokerOptions("127.0.0.1", 0, 0, dir.resolve("data"), null, 1, true, true, null,
                 false, 100).withHttpLimits(new HttpLimits(3, 30_000));
         try (Broker broker = Broker.start(options, new TlsOptions(-1, 0, null, null, dir.resolve("data/tls")))) {
-            HttpClient http = HttpClient.newBuilder().sslContext(trusting(dir.resolve(
+            HttpClient http = HttpClient.newBuilder().sslContext(TestTls.trusting(dir.resolve(
                     "data/tls/buslane-selfsigned.crt"))).build();
             URI ws = URI.create("wss://localhost:" + broker.httpsPort() + "/$servicebus/websocket");
             for (int i = 0; i < 6; i++) { // twice the cap, one after the other
@@ -42,18 +36,5 @@ class WebSocketTrackingTest {
             }
             assertThat(broker.httpsTrackedConnections()).isZero();
         }
-    }
-
-    private static SSLContext trusting(Path pem) throws Exception {
-        KeyStore store = KeyStore.getInstance("PKCS12");
-        store.load(null, null);
-        try (InputStream in = Files.newInputStream(pem)) {
-            store.setCertificateEntry("ca", CertificateFactory.getInstance("X.509").generateCertificate(in));
-        }
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(store);
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(null, tmf.getTrustManagers(), null);
-        return context;
     }
 }

@@ -125,10 +125,7 @@ public final class AmqpServer implements AutoCloseable {
         // listeners on one port share it (Vert.x server sharing); a negative port is Vert.x's way to share one free
         // port among them, as port 0 would give each listener a port of its own. Vert.x hands each deployment the
         // next event loop in turn; one that lands on the reserved loop is deployed again, on the next one.
-        int pool = 0;
-        for (var ignored : ((io.vertx.core.internal.VertxInternal) vertx).nettyEventLoopGroup()) {
-            pool++;
-        }
+        int pool = eventLoopCount(vertx);
         for (int attempt = 0; ; attempt++) {
             Listener listener = new Listener(port == 0 ? -1 : port, ssl);
             String id = vertx.deployVerticle(listener).toCompletionStage().toCompletableFuture()
@@ -139,6 +136,15 @@ public final class AmqpServer implements AutoCloseable {
             }
             vertx.undeploy(id).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         }
+    }
+
+    /** The event loops of {@code vertx}: how many deployments the round robin takes to come back to one. */
+    public static int eventLoopCount(Vertx vertx) {
+        int n = 0;
+        for (var ignored : ((io.vertx.core.internal.VertxInternal) vertx).nettyEventLoopGroup()) {
+            n++;
+        }
+        return n;
     }
 
     /** Whether two contexts run on one event loop (thread). */

@@ -250,12 +250,7 @@ class HostileWireTest {
     @Test
     void aLinkIsDetachedWhenItsTokenExpires() throws Exception {
         try (WireClient c = new WireClient(server.port()).openAnonymous()) {
-            c.send(0, Frames.attachSender(0, "$cbs"));
-            c.expect(Attach.class);
-            Attach reply = Frames.attachReceiver(1, "$cbs");
-            ((Target) reply.getTarget()).setAddress("cbs-reply");
-            c.send(0, reply);
-            c.expect(Attach.class);
+            attachCbs(c);
             long expiry = System.currentTimeMillis() / 1000 + 2;
             c.send(0, Frames.transfer(0, 0, false), putToken("sb://localhost/q", expiry));
             c.send(0, Frames.attachSender(2, "q"));
@@ -304,12 +299,7 @@ class HostileWireTest {
     @Test
     void anAddressThatDoesNotCanonicaliseIsRefusedAsAnArgumentErrorBeforeAnythingIsLookedUp() throws Exception {
         try (WireClient c = new WireClient(server.port()).openAnonymous()) {
-            c.send(0, Frames.attachSender(0, "$cbs"));
-            c.expect(Attach.class);
-            Attach reply = Frames.attachReceiver(1, "$cbs");
-            ((Target) reply.getTarget()).setAddress("cbs-reply");
-            c.send(0, reply);
-            c.expect(Attach.class);
+            attachCbs(c);
             c.send(0, Frames.transfer(0, 0, false), putToken("sb://localhost/q",
                     System.currentTimeMillis() / 1000 + 3600));
             long handle = 2;
@@ -330,6 +320,16 @@ class HostileWireTest {
             c.send(0, Frames.attachSender(handle, "amqps://LOCALHOST:5671/Q/"));
             assertThat(c.expect(Attach.class).getTarget()).isNotNull();
         }
+    }
+
+    /** Attaches the {@code $cbs} request link (handle 0) and its reply link (handle 1, address cbs-reply). */
+    private static void attachCbs(WireClient c) throws Exception {
+        c.send(0, Frames.attachSender(0, "$cbs"));
+        c.expect(Attach.class);
+        Attach reply = Frames.attachReceiver(1, "$cbs");
+        ((Target) reply.getTarget()).setAddress("cbs-reply");
+        c.send(0, reply);
+        c.expect(Attach.class);
     }
 
     private static byte[] putToken(String audience, long expirySeconds) throws Exception {

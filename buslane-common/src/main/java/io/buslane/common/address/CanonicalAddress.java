@@ -3,8 +3,6 @@ package io.buslane.common.address;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 
-import java.io.ByteArrayOutputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -145,21 +143,25 @@ public record CanonicalAddress(String host, String entityPath, String subscripti
      * ({@code $cbs}) before an address is parsed.
      */
     public static String nodeOf(String address) {
-        String rest = address.trim();
+        return trimmed(withoutAuthority(address.trim())[1]);
+    }
+
+    /**
+     * {@code text} split at a {@code scheme://authority} or {@code //authority} at its very start: the authority (null
+     * when there is none) and the rest.
+     */
+    private static String[] withoutAuthority(String text) {
+        String rest = text;
         var scheme = SCHEME.matcher(rest);
-        boolean authority = false;
         if (scheme.find()) {
             rest = rest.substring(scheme.end());
-            authority = true;
         } else if (rest.startsWith("//")) {
             rest = rest.substring(2);
-            authority = true;
+        } else {
+            return new String[] {null, rest};
         }
-        if (authority) {
-            int end = indexOfAny(rest, "/?#");
-            rest = end < 0 ? "" : rest.substring(end);
-        }
-        return trimmed(rest);
+        int end = indexOfAny(rest, "/?#");
+        return end < 0 ? new String[] {rest, ""} : new String[] {rest.substring(0, end), rest.substring(end)};
     }
 
     /** Whether this is the whole namespace (or its management node). */
@@ -226,20 +228,9 @@ public record CanonicalAddress(String host, String entityPath, String subscripti
         if (http) {
             rest = decodeHttpPath(rest, text);
         } else {
-            var scheme = SCHEME.matcher(rest);
-            boolean authority = false;
-            if (scheme.find()) {
-                rest = rest.substring(scheme.end());
-                authority = true;
-            } else if (rest.startsWith("//")) {
-                rest = rest.substring(2);
-                authority = true;
-            }
-            if (authority) {
-                int end = indexOfAny(rest, "/?#");
-                host = hostOf(end < 0 ? rest : rest.substring(0, end));
-                rest = end < 0 ? "" : rest.substring(end);
-            }
+            String[] split = withoutAuthority(rest);
+            host = split[0] == null ? "" : hostOf(split[0]);
+            rest = split[1];
         }
         rest = trimmed(rest);
         if (rest.isEmpty()) {
@@ -378,40 +369,11 @@ public record CanonicalAddress(String host, String entityPath, String subscripti
     }
 
     private static String percentDecode(String raw, String text) {
-        if (raw.indexOf('%') < 0) {
-            return raw;
-        }
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        StringBuilder out = new StringBuilder(raw.length());
-        for (int i = 0; i < raw.length(); ) {
-            char c = raw.charAt(i);
-            if (c == '%') {
-                if (i + 2 >= raw.length() || hex(raw.charAt(i + 1)) < 0 || hex(raw.charAt(i + 2)) < 0) {
-                    throw invalid(text, "it has an invalid percent-encoding");
-                }
-                bytes.write(hex(raw.charAt(i + 1)) << 4 | hex(raw.charAt(i + 2)));
-                i += 3;
-                continue;
-            }
-            flush(bytes, out, text);
-            out.append(c);
-            i++;
-        }
-        flush(bytes, out, text);
-        return out.toString();
-    }
-
-    private static void flush(ByteArrayOutputStream bytes, StringBuilder out, String text) {
-        if (bytes.size() == 0) {
-            return;
-        }
-        var decoder = StandardCharsets.UTF_8.newDecoder();
         try {
-            out.append(decoder.decode(java.nio.ByteBuffer.wrap(bytes.toByteArray())));
-        } catch (java.nio.charset.CharacterCodingException e) {
-            throw invalid(text, "it has percent-encoded bytes that are not UTF-8");
+            return PercentDecoding.decodeStrict(raw);
+        } catch (IllegalArgumentException e) {
+            throw invalid(text, e.getMessage());
         }
-        bytes.reset();
     }
 
     private static BrokerException invalid(String text, String why) {
@@ -460,19 +422,6 @@ public record CanonicalAddress(String host, String entityPath, String subscripti
             if (chars.indexOf(text.charAt(i)) >= 0) {
                 return i;
             }
-        }
-        return -1;
-    }
-
-    private static int hex(char c) {
-        if (c >= '0' && c <= '9') {
-            return c - '0';
-        }
-        if (c >= 'a' && c <= 'f') {
-            return c - 'a' + 10;
-        }
-        if (c >= 'A' && c <= 'F') {
-            return c - 'A' + 10;
         }
         return -1;
     }

@@ -1,5 +1,7 @@
 package io.buslane.common.auth;
 
+import io.buslane.common.address.PercentDecoding;
+
 import io.buslane.common.address.CanonicalAddress;
 import io.buslane.common.error.BrokerException;
 

@@ -1,5 +1,7 @@
 package io.buslane.common.auth;
 
+import io.buslane.common.address.PercentDecoding;
+
 import java.util.Locale;
 import java.util.Objects;
 
