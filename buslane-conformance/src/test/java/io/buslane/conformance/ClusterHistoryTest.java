@@ -61,10 +61,15 @@ class ClusterHistoryTest {
     }
 
     private final Map<String, Long> completedAtNs = new ConcurrentHashMap<>();
-    /** Completions whose answer was lost with a killed node: they may or may not have taken effect. */
+    /**
+     * Completions whose answer was lost with a killed node (none, or a 5xx from the node that carried it to the
+     * killed one): they may or may not have taken effect.
+     */
     private final Set<String> completionsInDoubt = ConcurrentHashMap.newKeySet();
     private final Set<String> acked = ConcurrentHashMap.newKeySet();
     private final ConcurrentLinkedQueue<Delivery> deliveries = new ConcurrentLinkedQueue<>();
+    /** Completions refused (4xx), by message: a failed check prints them for a missing message. */
+    private final Map<String, List<String>> refusedCompletions = new ConcurrentHashMap<>();
 
     private static BrokerProcess node(String storage, String id) throws Exception {
         return ClusterProbe.node(CONFIG, storage, id, 6);
@@ -191,8 +196,12 @@ class ClusterHistoryTest {
             HttpResponse<String> done = call(b, "DELETE", URI.create(lock).getPath(), null);
             if (done != null && done.statusCode() == 200) {
                 completedAtNs.put(r.body(), System.nanoTime());
-            } else if (done == null) {
+            } else if (done == null || done.statusCode() >= 500) {
+                // no answer, or the node carrying it lost the serving node mid-call: it may have taken effect
                 completionsInDoubt.add(r.body());
+            } else {
+                refusedCompletions.computeIfAbsent(r.body(), k -> new java.util.concurrent.CopyOnWriteArrayList<>())
+                        .add(done.statusCode() + " " + done.body());
             }
         }
     }
@@ -245,6 +254,10 @@ class ClusterHistoryTest {
         Set<String> missing = new HashSet<>(acked);
         missing.removeAll(completedAtNs.keySet());
         missing.removeAll(completionsInDoubt);
+        for (String m : missing) {
+            System.out.println("CLUSTER missing " + m + ": deliveries " + all.stream().filter(d -> d.body().equals(m))
+                    .map(d -> "#" + d.seq()).toList() + ", refused completions " + refusedCompletions.get(m));
+        }
         assertThat(missing).as("acknowledged messages never delivered to completion").isEmpty();
         // nothing completed comes back: no delivery of a message after its completion was acknowledged
         List<Delivery> resurrected = all.stream().filter(d -> completedAtNs.containsKey(d.body())
