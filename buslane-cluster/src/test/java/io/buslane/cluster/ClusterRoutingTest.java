@@ -53,6 +53,8 @@ class ClusterRoutingTest {
     private Vertx vertx;
     /** A queue whose only partition is on one of B's shards, a session queue likewise, and a partitioned one. */
     private String onB;
+    /** A plain queue on one of A's shards. */
+    private String onA;
     private String sessionsOnB;
     private final String partitioned = "p";
     /** A topic on one of B's shards, with subscription "s". */
@@ -89,11 +91,14 @@ class ClusterRoutingTest {
         Engine setup = Engine.start(new EngineConfig(new ManualClock(T0), Storage.of(journals), 4,
                 ThreadingMode.DEDICATED), s -> true);
         onB = null;
+        onA = null;
         sessionsOnB = null;
-        for (int i = 0; onB == null || sessionsOnB == null; i++) {
+        for (int i = 0; onB == null || sessionsOnB == null || onA == null; i++) {
             String q = "q" + i;
             join(setup.createQueue(QueueProperties.builder(q).requiresSession(i % 2 == 1).build()));
-            if (setup.queue(q).partitions()[0].shard().index() >= 2) {
+            if (setup.queue(q).partitions()[0].shard().index() < 2 && i % 2 == 0 && onA == null) {
+                onA = q;
+            } else if (setup.queue(q).partitions()[0].shard().index() >= 2) {
                 if (i % 2 == 0 && onB == null) {
                     onB = q;
                 } else if (i % 2 == 1 && sessionsOnB == null) {
@@ -693,6 +698,37 @@ class ClusterRoutingTest {
         assertThatThrownBy(() -> join(c.a().commit(failing))).isInstanceOfSatisfying(BrokerException.class,
                 e -> assertThat(e.kind()).isEqualTo(ErrorKind.MESSAGE_LOCK_LOST));
         assertThat(join(c.b().counts(onB)).activeMessageCount()).isEqualTo(2);
+    }
+
+    @Test
+    void aTransactionFromASubscriptionOnBSendingAndSchedulingViaItsTopicIntoAQueueOnACommits() throws Exception {
+        Cluster c = cluster();
+        EntityAddress sub = EntityAddress.parse(topicOnB + "/Subscriptions/s");
+        join(c.a().send(topicOnB, List.of(text("in", "to settle"))));
+        Sink sink = new Sink();
+        Receiver r = c.a().createReceiver(sub, ReceiveMode.PEEK_LOCK, sink);
+        r.addCredit(1);
+        ReceivedMessage in = sink.take();
+        Message later = text("later", "scheduled").toBuilder().scheduledEnqueueTimeMs(T0 + 3_600_000).build();
+        long[] reserved = join(c.a().reserveScheduled(onA, List.of(later)));
+        // the topic's shard is B's, the destination's A's: one commit on B, whose parked work B forwards to A
+        join(c.a().commit(new io.buslane.engine.txn.TransactionalBatch()
+                .addSend(onA, List.of(text("out", "sent via the topic")), topicOnB)
+                .addSchedule(new io.buslane.engine.txn.TransactionalBatch.Schedule(onA, later, reserved[0],
+                        topicOnB))
+                .addSettlement(new io.buslane.engine.txn.TransactionalBatch.Settle(sub, in.lockToken(),
+                        io.buslane.engine.txn.TransactionalBatch.SettleKind.COMPLETE, null, null, null))));
+        r.close();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (join(c.a().counts(onA)).scheduledMessageCount() == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(20); // the forwards run after B's sync, B to A over the channel
+        }
+        assertThat(join(c.a().peek(EntityAddress.parse(onA), 0, 10, null)))
+                .extracting(m -> m.message().messageId() + "#" + (m.message().messageId().equals("later")
+                        ? m.sequenceNumber() == reserved[0] : "sent"))
+                .containsExactlyInAnyOrder("out#sent", "later#true");
+        assertThat(join(c.b().counts(sub.toString())).activeMessageCount()).as("completed").isZero();
+        assertThat(join(c.b().counts(sub.toString())).transferMessageCount()).as("forwarded").isZero();
     }
 
     @Test

@@ -40,7 +40,6 @@ import java.util.Date;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -628,52 +627,9 @@ class RawAmqpConformanceTest extends RawAmqpBase {
         return m;
     }
 
-    private static org.apache.qpid.proton.message.Message decode(byte[] bytes) {
-        return decode(bytes, 0, bytes.length);
-    }
-
-    private static org.apache.qpid.proton.message.Message decode(byte[] bytes, int offset, int length) {
-        org.apache.qpid.proton.message.Message m = org.apache.qpid.proton.message.Message.Factory.create();
-        m.decode(bytes, offset, length);
-        return m;
-    }
-
     private static byte[] encode(org.apache.qpid.proton.message.Message m) {
         byte[] buffer = new byte[64 * 1024];
         int n = m.encode(buffer, 0, buffer.length);
         return java.util.Arrays.copyOf(buffer, n);
-    }
-
-    /**
-     * A request/response link pair on a node ({@code $cbs} or {@code <entity>/$management}): requests go out on a
-     * sender to the node, responses come back on a receiver from the node, whose link name is the request's
-     * {@code reply-to} (the broker routes replies by reply-to = receiver target address, else = receiver link
-     * name; protonj2 cannot set a receiver's target address, so the name is used).
-     */
-    private static final class RequestResponse {
-        private final Sender sender;
-        private final Receiver receiver;
-        private final String replyTo;
-        private long nextId = 1;
-
-        RequestResponse(Connection c, String node) throws Exception {
-            replyTo = node.replace("$", "") + "-reply-" + UUID.randomUUID();
-            receiver = c.openReceiver(node, new ReceiverOptions().linkName(replyTo).creditWindow(10));
-            receiver.openFuture().get(10, TimeUnit.SECONDS);
-            sender = c.openSender(node);
-            sender.openFuture().get(10, TimeUnit.SECONDS);
-        }
-
-        org.apache.qpid.proton.message.Message request(Message<?> request) throws Exception {
-            String id = "req-" + nextId++;
-            request.messageId(id);
-            request.replyTo(replyTo);
-            sender.send(request).awaitSettlement(10, TimeUnit.SECONDS);
-            Delivery d = receiver.receive(10, TimeUnit.SECONDS);
-            assertThat(d).as("a response to %s\n%s", id, broker.log()).isNotNull();
-            org.apache.qpid.proton.message.Message response = decode(d.rawInputStream().readAllBytes());
-            assertThat(response.getCorrelationId()).isEqualTo(id);
-            return response;
-        }
     }
 }

@@ -40,7 +40,8 @@ class RawTransactionsConformanceTest extends RawAmqpBase {
                       { "Name": "raw-via-out" },
                       { "Name": "raw-txn-in" },
                       { "Name": "raw-txn-out" },
-                      { "Name": "raw-txn-close" }
+                      { "Name": "raw-txn-close" },
+                      { "Name": "raw-txn-cancel" }
                     ],
                     "Topics": []
                   }
@@ -125,5 +126,67 @@ class RawTransactionsConformanceTest extends RawAmqpBase {
             d.accept();
             assertThat(r.receive(1, TimeUnit.SECONDS)).isNull();
         }
+    }
+
+    @Test
+    void aCancelOfAScheduledMessageUnderATransactionTakesEffectOnlyAtCommit() throws Exception {
+        try (Connection c = connect()) {
+            Sender sender = c.openSender("raw-txn-cancel");
+            Message<String> scheduled = Message.create("later");
+            scheduled.annotation("x-opt-scheduled-enqueue-time", new java.util.Date(System.currentTimeMillis()
+                    + 3_600_000));
+            sender.send(scheduled).awaitAccepted(10, TimeUnit.SECONDS);
+            RequestResponse peeker = new RequestResponse(c, "raw-txn-cancel/$management");
+            long seq = scheduledSequenceNumbers(peeker).get(0);
+
+            Session session = c.openSession();
+            RequestResponse mgmt = new RequestResponse(session, "raw-txn-cancel/$management");
+            session.beginTransaction();
+            assertThat(status(mgmt.request(cancel(seq)))).isEqualTo(200);
+            session.rollbackTransaction();
+            assertThat(scheduledSequenceNumbers(peeker)).as("a rolled-back cancel leaves it").containsExactly(seq);
+
+            session.beginTransaction();
+            assertThat(status(mgmt.request(cancel(seq)))).isEqualTo(200);
+            assertThat(scheduledSequenceNumbers(peeker)).as("still scheduled before the commit")
+                    .containsExactly(seq);
+            session.commitTransaction();
+            assertThat(scheduledSequenceNumbers(peeker)).as("cancelled by the commit").isEmpty();
+        }
+    }
+
+    private static Message<Map<String, Object>> cancel(long seq) throws Exception {
+        Message<Map<String, Object>> m = Message.create(Map.of("sequence-numbers", new long[] {seq}));
+        m.property("operation", "com.microsoft:cancel-scheduled-message");
+        return m;
+    }
+
+    private static int status(org.apache.qpid.proton.message.Message response) {
+        return (Integer) response.getApplicationProperties().getValue().get("statusCode");
+    }
+
+    /** The sequence numbers of the queue's scheduled messages, by peek-message. */
+    private static java.util.List<Long> scheduledSequenceNumbers(RequestResponse mgmt) throws Exception {
+        Map<String, Object> body = new java.util.LinkedHashMap<>();
+        body.put("from-sequence-number", 1L);
+        body.put("message-count", 10);
+        Message<Map<String, Object>> request = Message.create(body);
+        request.property("operation", "com.microsoft:peek-message");
+        org.apache.qpid.proton.message.Message response = mgmt.request(request);
+        java.util.List<Long> seqs = new java.util.ArrayList<>();
+        if (status(response) == 204) {
+            return seqs;
+        }
+        Map<?, ?> answer = (Map<?, ?>) ((org.apache.qpid.proton.amqp.messaging.AmqpValue) response.getBody())
+                .getValue();
+        for (Object entry : (java.util.List<?>) answer.get("messages")) {
+            org.apache.qpid.proton.amqp.Binary bytes = (org.apache.qpid.proton.amqp.Binary) ((Map<?, ?>) entry)
+                    .get("message");
+            org.apache.qpid.proton.message.Message peeked = decode(bytes.getArray(), bytes.getArrayOffset(),
+                    bytes.getLength());
+            seqs.add((Long) peeked.getMessageAnnotations().getValue()
+                    .get(org.apache.qpid.proton.amqp.Symbol.valueOf("x-opt-sequence-number")));
+        }
+        return seqs;
     }
 }

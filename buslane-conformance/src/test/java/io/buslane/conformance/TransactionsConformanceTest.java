@@ -51,7 +51,15 @@ class TransactionsConformanceTest extends ConformanceBase {
                       { "Name": "txn-via-in", "Properties": {} },
                       { "Name": "txn-via-out", "Properties": {} },
                       { "Name": "txn-span-in", "Properties": {} },
-                      { "Name": "txn-span-out", "Properties": {} }
+                      { "Name": "txn-span-out", "Properties": {} },
+                      { "Name": "txn-fan-0" }, { "Name": "txn-fan-1" }, { "Name": "txn-fan-2" },
+                      { "Name": "txn-fan-3" },
+                      { "Name": "txn-sched-in" },
+                      { "Name": "txn-sched-0" }, { "Name": "txn-sched-1" }, { "Name": "txn-sched-2" },
+                      { "Name": "txn-sched-3" }
+                    ],
+                    "Topics": [
+                      { "Name": "txn-fan-topic", "Subscriptions": [ { "Name": "s" } ] }
                     ]
                   }
                 ],
@@ -264,5 +272,123 @@ class TransactionsConformanceTest extends ConformanceBase {
                 .hasMessageContaining("Local transactions cannot span multiple top-level entities");
         assertThat(peek(in, 10, 0)).as("not completed").hasSize(1);
         assertThat(peek(receiver(builder(), "txn-span-out"), 10, 0)).as("not sent").isEmpty();
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // all or nothing across entities (and shards)
+
+    private static final List<String> FAN = List.of("txn-fan-0", "txn-fan-1", "txn-fan-2", "txn-fan-3");
+    private static final List<String> SCHED = List.of("txn-sched-0", "txn-sched-1", "txn-sched-2", "txn-sched-3");
+
+    /**
+     * Abandons a locked message over the REST API with its lock token (the lock the SDK's receiver holds is gone
+     * once this answers): what a lock lost meanwhile does to a transaction, without waiting for it to expire.
+     */
+    private static void unlockOverRest(String entityPath, ServiceBusReceivedMessage m) throws Exception {
+        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create(broker.baseUrl() + "/" + entityPath
+                        + "/messages/" + m.getMessageId() + "/" + m.getLockToken()))
+                        .header("Authorization", sasToken("http://localhost/"))
+                        .PUT(java.net.http.HttpRequest.BodyPublishers.noBody()).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as("unlocked: %s", r.body()).isEqualTo(200);
+    }
+
+    @Test
+    void aTransactionFromASubscriptionSendingViaItsTopicToFourQueuesIsAllOrNothing() throws Exception {
+        sender(builder(), "txn-fan-topic").sendMessages(List.of(new ServiceBusMessage("in-1"),
+                new ServiceBusMessage("in-2")));
+        ServiceBusClientBuilder cross = builder().enableCrossEntityTransactions();
+        ServiceBusReceiverClient in = track(cross.receiver().topicName("txn-fan-topic").subscriptionName("s")
+                .maxAutoLockRenewDuration(Duration.ZERO).buildClient());
+        List<ServiceBusReceivedMessage> got = receive(in, 2);
+        assertThat(got).hasSize(2);
+        List<ServiceBusSenderClient> outs = new ArrayList<>();
+        for (String q : FAN) {
+            outs.add(sender(cross, q));
+        }
+
+        ServiceBusTransactionContext lost = in.createTransaction();
+        in.complete(got.get(0), new CompleteOptions().setTransactionContext(lost));
+        for (ServiceBusSenderClient out : outs) {
+            out.sendMessage(new ServiceBusMessage("lost"), lost);
+        }
+        unlockOverRest("txn-fan-topic/subscriptions/s", got.get(0));
+        assertThatThrownBy(() -> in.commitTransaction(lost)).hasMessageContaining("amqp:transaction:rollback");
+        for (String q : FAN) {
+            assertThat(peek(receiver(builder(), q), 10, 0)).as("nothing sent to %s", q).isEmpty();
+        }
+
+        ServiceBusTransactionContext kept = in.createTransaction();
+        in.complete(got.get(1), new CompleteOptions().setTransactionContext(kept));
+        for (ServiceBusSenderClient out : outs) {
+            out.sendMessage(new ServiceBusMessage("kept"), kept);
+        }
+        in.commitTransaction(kept);
+        for (String q : FAN) {
+            ServiceBusReceiverClient reader = receiver(builder(), q);
+            assertThat(bodies(receive(reader, 1))).as(q).containsExactly("kept");
+            assertThat(peek(reader, 10, 0)).as("%s holds it once", q).hasSize(1);
+        }
+        ServiceBusReceiverClient subscription = track(builder().receiver().topicName("txn-fan-topic")
+                .subscriptionName("s").buildClient());
+        assertThat(bodies(peek(subscription, 10, 0))).as("the unlocked input is back, the other completed")
+                .containsExactly("in-1");
+    }
+
+    @Test
+    void messagesScheduledForOtherEntitiesInARolledBackTransactionAreNeverStored() throws Exception {
+        sender(builder(), "txn-sched-in").sendMessages(List.of(new ServiceBusMessage("in-1"),
+                new ServiceBusMessage("in-2")));
+        ServiceBusClientBuilder cross = builder().enableCrossEntityTransactions();
+        ServiceBusReceiverClient in = receiver(cross, "txn-sched-in");
+        List<ServiceBusReceivedMessage> got = receive(in, 2);
+        assertThat(got).hasSize(2);
+        List<ServiceBusSenderClient> outs = new ArrayList<>();
+        for (String q : SCHED) {
+            outs.add(sender(cross, q));
+        }
+        OffsetDateTime later = OffsetDateTime.now(ZoneOffset.UTC).plusHours(1);
+
+        ServiceBusTransactionContext lost = in.createTransaction();
+        in.complete(got.get(0), new CompleteOptions().setTransactionContext(lost));
+        for (ServiceBusSenderClient out : outs) {
+            out.scheduleMessage(new ServiceBusMessage("lost"), later, lost);
+        }
+        unlockOverRest("txn-sched-in", got.get(0));
+        assertThatThrownBy(() -> in.commitTransaction(lost)).hasMessageContaining("amqp:transaction:rollback");
+        for (String q : SCHED) {
+            assertThat(peek(receiver(builder(), q), 10, 0)).as("nothing scheduled in %s", q).isEmpty();
+        }
+
+        ServiceBusTransactionContext kept = in.createTransaction();
+        in.complete(got.get(1), new CompleteOptions().setTransactionContext(kept));
+        List<Long> numbers = new ArrayList<>();
+        for (ServiceBusSenderClient out : outs) {
+            numbers.add(out.scheduleMessage(new ServiceBusMessage("kept"), later, kept));
+        }
+        in.commitTransaction(kept);
+        for (int i = 0; i < SCHED.size(); i++) {
+            ServiceBusReceiverClient reader = receiver(builder(), SCHED.get(i));
+            List<ServiceBusReceivedMessage> scheduled = peekUntilAny(reader);
+            assertThat(scheduled).as(SCHED.get(i)).hasSize(1);
+            assertThat(scheduled.get(0).getState()).isEqualTo(ServiceBusMessageState.SCHEDULED);
+            assertThat(scheduled.get(0).getSequenceNumber()).as("the number the schedule answered")
+                    .isEqualTo(numbers.get(i));
+            outs.get(i).cancelScheduledMessage(numbers.get(i));
+            assertThat(peek(reader, 10, 0)).isEmpty();
+        }
+    }
+
+    /** Peeks until something is there (a message parked at commit is forwarded right after it), for 10 s at most. */
+    private static List<ServiceBusReceivedMessage> peekUntilAny(ServiceBusReceiverClient reader)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        List<ServiceBusReceivedMessage> got = peek(reader, 10, 0);
+        while (got.isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+            got = peek(reader, 10, 0);
+        }
+        return got;
     }
 }

@@ -9,6 +9,7 @@ import io.buslane.engine.txn.TransactionalBatch;
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.entity.QueueProperties;
+import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
 import org.junit.jupiter.api.Test;
 
@@ -293,6 +294,183 @@ class TransactionCommitTest {
                     text("1").toBuilder().partitionKey("a").build(),
                     text("2").toBuilder().partitionKey("a").build()))));
             assertThat(h.await(h.engine.counts("p")).activeMessageCount()).isEqualTo(2);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------ via a topic, schedules
+
+    /** A topic with subscription "s" and {@code n} queues, at least one of them on another shard than the topic. */
+    private static List<String> topicAndQueuesOnOtherShards(EngineHarness h, int n) {
+        h.topic(io.buslane.engine.entity.TopicProperties.builder("t").build(), "s");
+        List<String> queues = new java.util.ArrayList<>();
+        boolean elsewhere = false;
+        for (int i = 0; i < n || !elsewhere; i++) {
+            h.queue("q" + i);
+            elsewhere |= h.engine.queue("q" + i).partitions()[0].shard()
+                    != h.engine.topic("t").partitions()[0].shard();
+            queues.add("q" + i);
+        }
+        return queues;
+    }
+
+    private static TransactionalBatch sendToEachVia(TransactionalBatch batch, List<String> queues, String via,
+                                                    String body) {
+        for (String q : queues) {
+            batch.addSend(q, List.of(text(body)), via);
+        }
+        return batch;
+    }
+
+    @Test
+    void aTransactionReceivingFromASubscriptionAndSendingViaTheTopicIsAllOrNothingAcrossShards() {
+        try (EngineHarness h = new EngineHarness(4)) {
+            List<String> queues = topicAndQueuesOnOtherShards(h, 4);
+            h.send("t", text("in-1"), text("in-2"));
+            EngineHarness.Sink sink = h.sink();
+            h.receiver("t/Subscriptions/s", ReceiveMode.PEEK_LOCK, sink, 2);
+            List<ReceivedMessage> got = sink.take();
+            // the first message is settled outside the transaction meanwhile: its lock is gone at commit
+            h.await(h.engine.complete(addr("t/Subscriptions/s"), got.get(0).lockToken()));
+            TransactionalBatch lost = sendToEachVia(new TransactionalBatch(), queues, "t", "lost")
+                    .addSettlement(settle("t/Subscriptions/s", got.get(0), TransactionalBatch.SettleKind.COMPLETE));
+            assertThatThrownBy(() -> h.await(h.engine.commit(lost)))
+                    .isInstanceOf(BrokerException.class)
+                    .satisfies(e -> assertThat(((BrokerException) e).kind()).isEqualTo(ErrorKind.MESSAGE_LOCK_LOST));
+            for (String q : queues) {
+                assertThat(h.await(h.engine.counts(q)).activeMessageCount()).as(q).isZero();
+            }
+            assertThat(h.await(h.engine.counts("t/Subscriptions/s")).transferMessageCount()).isZero();
+
+            TransactionalBatch kept = sendToEachVia(new TransactionalBatch(), queues, "t", "kept")
+                    .addSettlement(settle("t/Subscriptions/s", got.get(1), TransactionalBatch.SettleKind.COMPLETE));
+            java.util.concurrent.CompletableFuture<Void> commit = h.engine.commit(kept);
+            h.engine.doWork(); // the topic's shard stores the whole commit; the forwards may not have run yet
+            assertThat(commit).isCompleted();
+            h.restart();
+            assertThat(h.await(h.engine.counts("t/Subscriptions/s")).activeMessageCount()).isZero();
+            assertThat(h.await(h.engine.counts("t/Subscriptions/s")).transferMessageCount()).isZero();
+            for (String q : queues) {
+                EngineHarness.Sink out = h.sink();
+                h.receiver(q, ReceiveMode.RECEIVE_AND_DELETE, out, 10);
+                assertThat(out.take()).as(q).extracting(EngineHarness::text).containsExactly("kept");
+            }
+        }
+    }
+
+    @Test
+    void aTopicWithoutSubscriptionsCannotHoldAMessageSentThroughIt() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.topic(io.buslane.engine.entity.TopicProperties.builder("bare").build());
+            h.queue("dest");
+            assertThatThrownBy(() -> h.await(h.engine.commit(new TransactionalBatch()
+                    .addSend("dest", List.of(text("x")), "bare"))))
+                    .isInstanceOf(BrokerException.class)
+                    .hasMessageContaining("has no subscription");
+            assertThat(h.await(h.engine.counts("dest")).activeMessageCount()).isZero();
+        }
+    }
+
+    private static Message scheduledText(String body, long atMs) {
+        return text(body).toBuilder().scheduledEnqueueTimeMs(atMs).build();
+    }
+
+    @Test
+    void aMessageScheduledForAnotherEntityIsParkedInTheViaAndStoredUnderItsReservedNumberOnlyAtCommit() {
+        try (EngineHarness h = new EngineHarness()) {
+            viaAndDestinationOnDifferentShards(h);
+            long at = h.clock.epochMillis() + 60_000;
+            h.send("via", text("in-1"), text("in-2"));
+            EngineHarness.Sink sink = h.sink();
+            h.receiver("via", ReceiveMode.PEEK_LOCK, sink, 2);
+            List<ReceivedMessage> got = sink.take();
+            h.await(h.engine.complete(addr("via"), got.get(0).lockToken()));
+            long refused = h.await(h.engine.reserveScheduled("dest", List.of(scheduledText("lost", at))))[0];
+            TransactionalBatch lost = new TransactionalBatch()
+                    .addSchedule(new TransactionalBatch.Schedule("dest", scheduledText("lost", at), refused, "via"))
+                    .addSettlement(settle("via", got.get(0), TransactionalBatch.SettleKind.COMPLETE));
+            assertThatThrownBy(() -> h.await(h.engine.commit(lost))).isInstanceOf(BrokerException.class);
+            assertThat(h.await(h.engine.counts("dest")).scheduledMessageCount()).as("rolled back").isZero();
+
+            long seq = h.await(h.engine.reserveScheduled("dest", List.of(scheduledText("kept", at))))[0];
+            java.util.concurrent.CompletableFuture<Void> commit = h.engine.commit(new TransactionalBatch()
+                    .addSchedule(new TransactionalBatch.Schedule("dest", scheduledText("kept", at), seq, "via"))
+                    .addSettlement(settle("via", got.get(1), TransactionalBatch.SettleKind.COMPLETE)));
+            h.engine.doWork();
+            assertThat(commit).isCompleted();
+            h.restart(); // the parked message is forwarded after the restart if it was not before
+            assertThat(h.await(h.engine.counts("via")).transferMessageCount()).isZero();
+            assertThat(h.await(h.engine.counts("dest")).scheduledMessageCount()).isEqualTo(1);
+            List<ReceivedMessage> peeked = h.await(h.engine.peek(addr("dest"), 0, 10, null));
+            assertThat(peeked).extracting(ReceivedMessage::sequenceNumber).containsExactly(seq);
+            h.await(h.engine.cancelScheduled("dest", new long[] {seq})); // the number the schedule answered
+            assertThat(h.await(h.engine.counts("dest")).scheduledMessageCount()).isZero();
+        }
+    }
+
+    @Test
+    void aCancelUnderATransactionTakesEffectAtCommitAndNotAtAll() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(QueueProperties.builder("q").lockDuration(LOCK).build());
+            long at = h.clock.epochMillis() + 60_000;
+            long[] seqs = h.await(h.engine.schedule("q", List.of(scheduledText("a", at), scheduledText("b", at))));
+            h.send("q", text("in"));
+            EngineHarness.Sink sink = h.sink();
+            h.receiver("q", ReceiveMode.PEEK_LOCK, sink, 1);
+            ReceivedMessage m = sink.take().get(0);
+            h.await(h.engine.complete(addr("q"), m.lockToken()));
+            // refused (the settled message's lock is gone): the cancel is not applied either
+            assertThatThrownBy(() -> h.await(h.engine.commit(new TransactionalBatch()
+                    .addCancel(new TransactionalBatch.Cancel("q", new long[] {seqs[0]}))
+                    .addSettlement(settle("q", m, TransactionalBatch.SettleKind.COMPLETE)))))
+                    .isInstanceOf(BrokerException.class);
+            assertThat(h.await(h.engine.counts("q")).scheduledMessageCount()).isEqualTo(2);
+            h.await(h.engine.commit(new TransactionalBatch()
+                    .addCancel(new TransactionalBatch.Cancel("q", new long[] {seqs[0]}))));
+            assertThat(h.await(h.engine.counts("q")).scheduledMessageCount()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aBatchWhoseWorkWouldNeedTwoShardsIsRefusedBeforeAnythingIsApplied() {
+        try (EngineHarness h = new EngineHarness()) {
+            viaAndDestinationOnDifferentShards(h);
+            assertThatThrownBy(() -> h.await(h.engine.commit(new TransactionalBatch()
+                    .addSend("via", List.of(text("a")))
+                    .addSend("dest", List.of(text("b"))))))
+                    .isInstanceOf(BrokerException.class)
+                    .hasMessageContaining("cannot span multiple top-level entities");
+            assertThat(h.await(h.engine.counts("via")).activeMessageCount()).isZero();
+            assertThat(h.await(h.engine.counts("dest")).activeMessageCount()).isZero();
+        }
+    }
+
+    @Test
+    void aCommitRefusedForQuotaRemembersNoMessageIdAndChangesNothing() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(QueueProperties.builder("small").requiresDuplicateDetection(true)
+                    .maxSizeInMegabytes(1).lockDuration(LOCK).build());
+            for (int i = 0; i < 4; i++) {
+                h.send("small", Message.builder().body(new byte[200 * 1024]).messageId("filler-" + i).build());
+            }
+            h.send("small", text("in"));
+            EngineHarness.Sink sink = h.sink();
+            h.receiver("small", ReceiveMode.PEEK_LOCK, sink, 5);
+            List<ReceivedMessage> got = sink.take();
+            ReceivedMessage in = got.stream().filter(r -> "in".equals(text(r))).findFirst().orElseThrow();
+            Message m = Message.builder().body(new byte[250 * 1024]).messageId("M").build();
+            assertThatThrownBy(() -> h.await(h.engine.commit(new TransactionalBatch()
+                    .addSend("small", List.of(m))
+                    .addSettlement(settle("small", in, TransactionalBatch.SettleKind.COMPLETE)))))
+                    .isInstanceOf(BrokerException.class)
+                    .satisfies(e -> assertThat(((BrokerException) e).kind()).isEqualTo(ErrorKind.QUOTA_EXCEEDED));
+            ReceivedMessage filler = got.stream().filter(r -> !"in".equals(text(r))).findFirst().orElseThrow();
+            h.await(h.engine.complete(addr("small"), filler.lockToken())); // room again
+            h.await(h.engine.commit(new TransactionalBatch()
+                    .addSend("small", List.of(m))
+                    .addSettlement(settle("small", in, TransactionalBatch.SettleKind.COMPLETE))));
+            assertThat(h.await(h.engine.peek(addr("small"), 0, 10, null)))
+                    .extracting(r -> r.message().messageId()).as("M stored, once").containsOnlyOnce("M")
+                    .doesNotContain("in");
         }
     }
 }

@@ -568,9 +568,9 @@ public final class ManagementProcessor {
     // (AMQP transactions, branch txn: this section only)
 
     /**
-     * A request whose transfer carried {@code transactional-state{txn-id}}: {@code update-disposition} is staged
-     * in the transaction, {@code schedule-message} is checked against it, numbered at once and stored at commit; other
-     * operations are not transactional and run as usual.
+     * A request whose transfer carried {@code transactional-state{txn-id}}: {@code update-disposition} and
+     * {@code cancel-scheduled-message} are staged in the transaction, {@code schedule-message} is checked against
+     * it, numbered at once and stored at commit; other operations are not transactional and run as usual.
      */
     public CompletableFuture<ManagementResponse> process(EntityAddress entity,
                                                          Map<String, Object> applicationProperties, Object body,
@@ -588,12 +588,18 @@ public final class ManagementProcessor {
         String operation = null;
         try {
             operation = ManagementArgs.operation(applicationProperties);
-            if (entity == null || !(operation.equals(UPDATE_DISPOSITION) || operation.equals(SCHEDULE_MESSAGE))) {
+            if (entity == null || !(operation.equals(UPDATE_DISPOSITION) || operation.equals(SCHEDULE_MESSAGE)
+                    || operation.equals(CANCEL_SCHEDULED_MESSAGE))) {
                 return process(entity, applicationProperties, body, links);
             }
             Map<String, Object> args = ManagementArgs.args(body);
             if (operation.equals(UPDATE_DISPOSITION)) {
                 return CompletableFuture.completedFuture(updateDispositionInTransaction(entity, args, txn));
+            }
+            if (operation.equals(CANCEL_SCHEDULED_MESSAGE)) {
+                txn.stageCancel(sendPath(entity, CANCEL_SCHEDULED_MESSAGE), ManagementArgs.longs(args,
+                        SEQUENCE_NUMBERS));
+                return CompletableFuture.completedFuture(ManagementResponse.ok());
             }
             String op = operation;
             return scheduleMessageInTransaction(entity, args, txn).handle((response, error) ->

@@ -242,9 +242,20 @@ public final class Partition {
 
     /**
      * Accepts messages sent to this partition: each either becomes active now (with a new sequence number and
-     * the cycle's time as its enqueued time) or, with a future scheduled enqueue time, is scheduled.
+     * the cycle's time as its enqueued time) or, with a future scheduled enqueue time, is scheduled. Checked
+     * whole first ({@link #admit}), then applied ({@link #apply}): a refused send changes nothing.
      */
     public void send(List<Message> messages, long nowMs) {
+        apply(admit(messages, nowMs), nowMs);
+    }
+
+    /**
+     * What a send would store, checked and changing nothing: the messages duplicate detection does not drop (a
+     * MessageId remembered, or repeated within the send), with the keys to remember for them; refused when a
+     * message needs a SessionId it lacks or the stored messages would exceed the entity's size. Duplicate
+     * detection's one filter for the send, forward and transaction paths.
+     */
+    public Admission admit(List<Message> messages, long nowMs) {
         if (!topic && queue.settings.requiresSession()) {
             for (Message m : messages) {
                 if (m.sessionId() == null) {
@@ -252,25 +263,22 @@ public final class Partition {
                 }
             }
         }
-        // check everything, then change state: a send refused for quota must not have its MessageIds remembered,
-        // or the client's retry within the window would be acknowledged and dropped (#38)
-        List<String> freshKeys = null;
+        int[] admitted = new int[messages.size()];
+        String[] keys = new String[messages.size()];
+        int n = 0;
+        long incoming = 0;
+        java.util.Set<String> inThisSend = duplicates == null ? null : new java.util.HashSet<>();
         if (duplicates != null) {
             duplicates.expire(nowMs);
-            List<Message> fresh = new ArrayList<>(messages.size());
-            freshKeys = new ArrayList<>(messages.size());
-            java.util.Set<String> inThisSend = new java.util.HashSet<>();
-            for (Message m : messages) {
-                String key = duplicateKey(m, partitioned);
-                if (!duplicates.containsKey(key) && inThisSend.add(key)) {
-                    fresh.add(m);
-                    freshKeys.add(key);
-                }
-            }
-            messages = fresh;
         }
-        long incoming = 0;
-        for (Message m : messages) {
+        for (int i = 0; i < messages.size(); i++) {
+            Message m = messages.get(i);
+            String key = duplicates == null ? null : duplicateKey(m, partitioned);
+            if (key != null && (duplicates.containsKey(key) || !inThisSend.add(key))) {
+                continue; // a duplicate: acknowledged, not stored
+            }
+            admitted[n] = i;
+            keys[n++] = key;
             incoming += m.encodedSize();
         }
         if (incoming > 0 && sizeBytes() + incoming > maxSizeBytes) {
@@ -278,18 +286,61 @@ public final class Partition {
                     + "exceeded for '" + entityPath + "'. Size of entity in bytes: " + sizeBytes()
                     + ", max entity size in bytes: " + maxSizeBytes + ".");
         }
-        if (freshKeys != null && !freshKeys.isEmpty()) {
-            for (String key : freshKeys) {
-                duplicates.addKey(key, nowMs);
-            }
-            ctx.markDirty(this);
+        return new Admission(this, messages, java.util.Arrays.copyOf(admitted, n), java.util.Arrays.copyOf(keys, n));
+    }
+
+    /**
+     * A send this partition checked ({@link #admit}) and will store with {@link #apply}, in the same shard
+     * command (nothing of the partition may change in between): of {@code messages}, those at {@code admitted},
+     * each with its duplicate-detection key (null when detection is off).
+     */
+    public record Admission(Partition partition, List<Message> messages, int[] admitted, String[] keys) {
+        /** Whether duplicate detection drops every message. */
+        public boolean nothingToStore() {
+            return admitted.length == 0;
         }
-        for (Message m : messages) {
+    }
+
+    /**
+     * Stores a send {@link #admit} checked: its MessageIds remembered, each message active or scheduled. Only
+     * after every check of the command passed, so that a refused send (for quota, say) does not remember its ids
+     * and its retry within the window is stored instead of dropped as a duplicate (#38).
+     */
+    public void apply(Admission admission, long nowMs) {
+        apply(admission, null, nowMs);
+    }
+
+    /**
+     * As {@link #apply(Admission, long)}; a message whose entry in {@code reservedSeqs} is not negative is
+     * scheduled under that sequence number (taken for it before: the schedule operation, or a transaction's
+     * reservation), at its scheduled enqueue time.
+     */
+    public void apply(Admission admission, long[] reservedSeqs, long nowMs) {
+        if (admission.partition() != this) {
+            throw new IllegalArgumentException("An admission of another partition");
+        }
+        remember(admission, nowMs);
+        for (int j = 0; j < admission.admitted().length; j++) {
+            int i = admission.admitted()[j];
+            Message m = admission.messages().get(i);
             Long at = m.scheduledEnqueueTimeMs();
-            if (at != null && at > nowMs) {
+            long reserved = reservedSeqs == null ? -1 : reservedSeqs[i];
+            if (reserved >= 0) {
+                scheduleAs(m, at != null ? at : nowMs, reserved, nowMs);
+            } else if (at != null && at > nowMs) {
                 schedule(m, at, nowMs);
             } else {
                 enqueueActive(m, nowMs);
+            }
+        }
+    }
+
+    /** Remembers the MessageIds of an admitted send (duplicate detection), once every check has passed. */
+    private void remember(Admission admission, long nowMs) {
+        for (String key : admission.keys()) {
+            if (key != null) {
+                duplicates.addKey(key, nowMs);
+                ctx.markDirty(this);
             }
         }
     }
@@ -299,21 +350,20 @@ public final class Partition {
      * messages take part in duplicate detection both ways, as on the service: a message scheduled by the operation
      * is remembered like a sent one, and a duplicate is dropped. The service still answers a dropped duplicate with a
      * sequence number; so does this, a number of its own (taken, never reused) that names no message, so that
-     * cancelling it reports message-not-found.
+     * cancelling it reports message-not-found. Checked as a send is ({@link #admit}: SessionId, duplicate, the
+     * entity's size) before anything changes.
      *
      * @return the sequence number valid while the message is scheduled
      */
     public long scheduleRequested(Message message, long scheduledTimeMs, long nowMs) {
-        requireSessionIdIfNeeded(message);
-        if (duplicates != null) {
-            duplicates.expire(nowMs);
-            boolean fresh = duplicates.addKey(duplicateKey(message, partitioned), nowMs);
-            ctx.markDirty(this);
-            if (!fresh) {
-                return sequence.take();
-            }
+        Admission a = admit(List.of(message), nowMs);
+        long seq = sequence.take();
+        ctx.markDirty(this);
+        if (!a.nothingToStore()) {
+            remember(a, nowMs);
+            scheduleAs(message, scheduledTimeMs, seq, nowMs);
         }
-        return schedule(message, scheduledTimeMs, nowMs);
+        return seq;
     }
 
     private void requireSessionIdIfNeeded(Message message) {
@@ -335,19 +385,15 @@ public final class Partition {
     }
 
     /**
-     * Schedules, at the commit of its transaction, a message whose sequence number {@link #reserveScheduled} took;
-     * checked for duplicates now, as the schedule operation is.
+     * Schedules, once its transaction committed, a message whose sequence number {@link #reserveScheduled} took
+     * (forwarded from the via entity it was parked in); checked now as the schedule operation checks it.
      */
     public void scheduleReserved(Message message, long scheduledTimeMs, long seq, long nowMs) {
-        if (duplicates != null) {
-            duplicates.expire(nowMs);
-            boolean fresh = duplicates.addKey(duplicateKey(message, partitioned), nowMs);
-            ctx.markDirty(this);
-            if (!fresh) {
-                return;
-            }
+        Admission a = admit(List.of(message), nowMs);
+        if (!a.nothingToStore()) {
+            remember(a, nowMs);
+            scheduleAs(message, scheduledTimeMs, seq, nowMs);
         }
-        scheduleAs(message, scheduledTimeMs, seq, nowMs);
     }
 
     /** Schedules a message (already checked for duplicates); returns the sequence number valid while scheduled. */
@@ -387,6 +433,19 @@ public final class Partition {
         ctx.cancel(se);
         ctx.log().scheduledRemoved(se);
         ctx.bodies().release(se);
+    }
+
+    /**
+     * Cancels a scheduled message under a committed transaction: the cancel was staged, the message may have been
+     * enqueued since (then it stays enqueued, as an activation cannot be taken back). Returns whether it was
+     * scheduled.
+     */
+    public boolean cancelScheduledIfPresent(long seq) {
+        if (scheduled.get(seq) == null) {
+            return false;
+        }
+        cancelScheduled(seq);
+        return true;
     }
 
     void activate(ScheduledEntry se, long nowMs) {
@@ -713,18 +772,48 @@ public final class Partition {
     }
 
     /**
-     * Parks messages sent through this queue to {@code destination} under a transaction (send-via), as the service
-     * keeps them in the via entity's transfer queue: each is journalled as a transfer (counted as a transfer
-     * message here), forwarded once durable with an idempotent transfer key, and moved to this queue's transfer
-     * dead-letter queue if the destination refuses it for good.
+     * The sub-queue that holds what a transaction parks in this partition (send-via): a queue's own; for a topic,
+     * the subscription named (the one the transaction settles messages of), else its first subscription, else
+     * null (a topic without subscriptions has nowhere to park a message). Its transfer dead-letter queue takes
+     * a parked message the destination refuses for good.
      */
-    public void sendVia(String destination, List<Message> messages, long nowMs) {
-        for (Message m : messages) {
-            Transfer t = new Transfer(ctx.log().nextRecordId(), -1, nowMs, false, m, queue, destination);
-            ctx.log().transferAdded(this, t);
-            addTransfer(t);
-            ctx.afterSync(() -> forwardNow(t));
+    public SubQueueState viaOwner(String preferredSubscription) {
+        if (queue != null) {
+            return queue;
         }
+        SubQueueState preferred = preferredSubscription == null ? null : subscription(preferredSubscription);
+        if (preferred != null) {
+            return preferred;
+        }
+        return subscriptions.isEmpty() ? null : subscriptions.values().iterator().next();
+    }
+
+    /**
+     * Parks messages sent through this entity to {@code destination} under a transaction (send-via), as the service
+     * keeps them in the via entity's transfer queue: each is journalled as a transfer owned by {@code owner} (see
+     * {@link #viaOwner}; counted as its transfer message), forwarded once durable with an idempotent transfer key,
+     * and moved to the owner's transfer dead-letter queue if the destination refuses it for good. Parked in the
+     * same shard command as the transaction's settlements, they are its commit record for the destination.
+     */
+    public void sendVia(SubQueueState owner, String destination, List<Message> messages, long nowMs) {
+        for (Message m : messages) {
+            park(new Transfer(ctx.log().nextRecordId(), -1, nowMs, false, m, owner, destination, -1));
+        }
+    }
+
+    /**
+     * Parks a message scheduled under a transaction for another entity, through this one, as {@link #sendVia}
+     * parks a sent one: forwarded once durable, and stored by the destination as scheduled under the sequence
+     * number {@code reservedSeq} that the destination's partition reserved for it.
+     */
+    public void scheduleVia(SubQueueState owner, String destination, Message m, long reservedSeq, long nowMs) {
+        park(new Transfer(ctx.log().nextRecordId(), -1, nowMs, false, m, owner, destination, reservedSeq));
+    }
+
+    private void park(Transfer t) {
+        ctx.log().transferAdded(this, t);
+        addTransfer(t);
+        ctx.afterSync(() -> forwardNow(t));
         ctx.markDirty(this);
     }
 
@@ -820,14 +909,32 @@ public final class Partition {
         ctx.markDirty(this);
     }
 
+    /**
+     * Accepts a message scheduled under a transaction through another entity, forwarded from there once it
+     * committed: scheduled under the sequence number this partition reserved for it ({@link #reserveScheduled}),
+     * once (a transfer key seen before is acknowledged without a second copy).
+     */
+    public void acceptForwardedScheduled(Message m, long reservedSeq, String transferKey, long nowMs) {
+        DedupWindow w = transferKeys();
+        w.expire(nowMs);
+        if (w.containsKey(transferKey)) {
+            return;
+        }
+        long at = m.scheduledEnqueueTimeMs() != null ? m.scheduledEnqueueTimeMs() : nowMs;
+        scheduleReserved(m, at, reservedSeq, nowMs); // the number was taken (and checkpointed) when reserved
+        w.addKey(transferKey, nowMs);
+        ctx.markDirty(this);
+    }
+
     /** Restores a pending transfer from the journal; false when its owner no longer exists. */
     public boolean restoreTransfer(long ownerEntityId, long recordId, long seq, long enqueuedTimeMs,
-                                   boolean fromDeadLetter, Message m, String viaDestination) {
+                                   boolean fromDeadLetter, Message m, String viaDestination, long reservedSeq) {
         SubQueueState owner = queue != null ? queue : subscriptionByEntityId(ownerEntityId);
         if (owner == null) {
             return false;
         }
-        addTransfer(new Transfer(recordId, seq, enqueuedTimeMs, fromDeadLetter, m, owner, viaDestination));
+        addTransfer(new Transfer(recordId, seq, enqueuedTimeMs, fromDeadLetter, m, owner, viaDestination,
+                reservedSeq));
         return true;
     }
 

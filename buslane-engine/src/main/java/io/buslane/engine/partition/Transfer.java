@@ -30,15 +30,22 @@ public final class Transfer extends EngineTimer {
      * parked here; null for auto-forwarding (the destination is the owner's ForwardTo).
      */
     final String viaDestination;
+    /**
+     * A message scheduled under a transaction through this entity: the sequence number the destination's
+     * partition reserved for it (the schedule's answer carried it), under which the destination stores it; -1
+     * otherwise.
+     */
+    final long reservedSequenceNumber;
 
     Transfer(long recordId, long sequenceNumber, long enqueuedTimeMs, boolean fromDeadLetter, Message message,
              SubQueueState owner) {
-        this(recordId, sequenceNumber, enqueuedTimeMs, fromDeadLetter, message, owner, null);
+        this(recordId, sequenceNumber, enqueuedTimeMs, fromDeadLetter, message, owner, null, -1);
     }
 
     Transfer(long recordId, long sequenceNumber, long enqueuedTimeMs, boolean fromDeadLetter, Message message,
-             SubQueueState owner, String viaDestination) {
+             SubQueueState owner, String viaDestination, long reservedSequenceNumber) {
         this.viaDestination = viaDestination;
+        this.reservedSequenceNumber = reservedSequenceNumber;
         this.recordId = recordId;
         this.sequenceNumber = sequenceNumber;
         this.enqueuedTimeMs = enqueuedTimeMs;
@@ -85,6 +92,14 @@ public final class Transfer extends EngineTimer {
     /** The destination of a message sent through this entity (send-via), or null for auto-forwarding. */
     public String viaDestination() {
         return viaDestination;
+    }
+
+    /**
+     * The sequence number the destination reserved for a message scheduled under a transaction through this entity
+     * (stored there as scheduled, under that number), or -1 for every other transfer.
+     */
+    public long reservedSequenceNumber() {
+        return reservedSequenceNumber;
     }
 
     /**

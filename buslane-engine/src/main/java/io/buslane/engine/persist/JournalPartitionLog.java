@@ -209,6 +209,9 @@ public final class JournalPartitionLog implements PartitionLog {
         MessageCodec.write(w, t.message());
         if (t.viaDestination() != null) {
             w.writeString(t.viaDestination()); // appended: transfers of the first format have none
+            if (t.reservedSequenceNumber() >= 0) {
+                w.writeLong(t.reservedSequenceNumber()); // appended: a message scheduled through a via entity
+            }
         }
         appendWritten(RecordKind.ADD, t.recordId(), RecordTypes.TRANSFER);
     }

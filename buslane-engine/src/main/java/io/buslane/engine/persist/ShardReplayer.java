@@ -293,10 +293,12 @@ public final class ShardReplayer {
         long enqueuedTimeMs = in.readLong();
         Message m = MessageCodec.read(in);
         String viaDestination = in.hasRemaining() ? in.readString() : null;
+        long reservedSeq = viaDestination != null && in.hasRemaining() ? in.readLong() : -1;
         if (seq >= 0) {
             p.sequence().advancePast(seq);
         }
-        if (!p.restoreTransfer(ownerEntityId, r.id(), seq, enqueuedTimeMs, fromDeadLetter, m, viaDestination)) {
+        if (!p.restoreTransfer(ownerEntityId, r.id(), seq, enqueuedTimeMs, fromDeadLetter, m, viaDestination,
+                reservedSeq)) {
             orphanRecords.add(r.id());
             return;
         }

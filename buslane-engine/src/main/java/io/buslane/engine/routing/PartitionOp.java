@@ -39,7 +39,11 @@ public record PartitionOp(Kind kind, String path, int partition, List<Message> m
 
     /** The operations; the result type is in brackets. */
     public enum Kind {
-        /** [null] a send's share for one partition (scheduled-enqueue-time messages are scheduled). */
+        /**
+         * [null] a send's share for one partition (scheduled-enqueue-time messages are scheduled); with a transfer
+         * key and one sequence number, a message scheduled under a transaction through a via entity, stored as
+         * scheduled under the number this partition reserved for it.
+         */
         SEND,
         /** [Long] the schedule operation: the sequence number. */
         SCHEDULE,

@@ -203,6 +203,14 @@ public final class SendRouter implements Forwarding {
             return switch (op.kind()) {
                 case SEND -> {
                     target.requireSendable();
+                    if (op.key() != null && op.sequences() != null && op.sequences().length == 1) {
+                        long reserved = op.sequences()[0]; // scheduled under a transaction, forwarded from its via
+                        yield ref.shard().call(() -> {
+                            ref.partition().acceptForwardedScheduled(op.messages().get(0), reserved, op.key(),
+                                    ref.shard().nowMs());
+                            return null;
+                        });
+                    }
                     yield ref.shard().call(() -> {
                         ref.partition().acceptForwarded(op.messages(), op.key(), ref.shard().nowMs());
                         return null;
@@ -331,6 +339,17 @@ public final class SendRouter implements Forwarding {
             target.requireSendable();
             Message m = t.forwardedMessage();
             String key = t.key();
+            long reserved = t.reservedSequenceNumber();
+            if (reserved >= 0) {
+                // scheduled under a transaction: stored where its number was reserved, under that number
+                PartitionRef ref = directory.forSequence(target.partitions(), target.partitioned(), reserved);
+                directory.call(ref, () -> op(PartitionOp.Kind.SEND, ref).withMessages(List.of(m), key)
+                        .withSequences(new long[] {reserved}, 0), () -> {
+                            ref.partition().acceptForwardedScheduled(m, reserved, key, ref.shard().nowMs());
+                            return null;
+                        }).whenComplete((x, error) -> afterForward(source, t, error));
+                return;
+            }
             PartitionRef ref = directory.forTransfer(target, m, key);
             directory.call(ref, () -> op(PartitionOp.Kind.SEND, ref).withMessages(List.of(m), key), () -> {
                 ref.partition().acceptForwarded(m, key, ref.shard().nowMs());

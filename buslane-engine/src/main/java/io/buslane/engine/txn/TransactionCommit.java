@@ -7,7 +7,7 @@ import io.buslane.engine.api.EngineStats;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.namespace.Namespace;
 import io.buslane.engine.namespace.PartitionRef;
-import io.buslane.engine.namespace.QueueEntity;
+import io.buslane.engine.partition.Partition;
 import io.buslane.engine.partition.SubQueueState;
 import io.buslane.engine.receive.Source;
 import io.buslane.engine.routing.MessageIds;
@@ -27,16 +27,21 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Applies a committed transaction: every staged send and settlement. Every entity, lock token and partition is
- * resolved up front; then the work of each shard runs as one shard command, so it is applied in one go and made
- * durable by one journal sync: first every settlement's lock is checked (a lost lock fails the command before
- * anything changed), then the sends, then the settlements. As on the service, a transaction never spans partitions
- * (see {@link #requireOnePartitionPerEntity}) and messages sent through a via queue are parked in that queue's
- * partition (forwarded after the commit, idempotently): every commit is therefore one command on one shard, and
- * atomic. (Settling messages of one entity while sending directly to another on a different shard is refused by
- * the transaction's one-top-level-entity rule before it gets here.)
+ * Applies a committed transaction: every staged send, scheduled message, cancel and settlement, as one command on
+ * one shard, made durable by one journal sync. Every entity, lock token and partition is resolved up front. As on
+ * the service, a transaction never spans partitions (see {@link #requireOnePartitionPerEntity}), and what it sends
+ * or schedules for another entity goes through its via entity (a queue, or the topic whose subscription it
+ * receives from) and is parked in the via entity's partition (a transfer, forwarded after the commit with an
+ * idempotent transfer key, and again after a crash): the parked transfers, written in the same sync as the
+ * settlements, are the commit's durable decision for the other entities. So every commit touches one partition's
+ * shard, and is all or nothing; work that would need a second shard is refused before anything is applied. On
+ * the shard, everything is checked first (every lock, the room for every send, somewhere to park), then applied.
  */
 public final class TransactionCommit {
+
+    /** A refused batch whose work would need two shards (the Transactions rules never build one). */
+    static final String SHARDS_TEXT = "Local transactions cannot span multiple top-level entities such as queue or "
+            + "topic. Work for another entity must be sent through the transaction's via entity.";
 
     private final Namespace namespace;
     private final PartitionDirectory directory;
@@ -58,8 +63,8 @@ public final class TransactionCommit {
     }
 
     /**
-     * The owner's side of a commit another node carried here (cluster mode): the same work, every shard of it
-     * served here (else SERVER_BUSY, never carried on).
+     * The owner's side of a commit another node carried here (cluster mode): the same work, its shard served here
+     * (else SERVER_BUSY, never carried on).
      */
     public CompletableFuture<Object> runHere(PartitionOp op) {
         try {
@@ -72,118 +77,112 @@ public final class TransactionCommit {
 
     private CompletableFuture<Void> commit(TransactionalBatch batch, boolean mayCarry) {
         try {
-            Map<PartitionRef, List<Message>> sends = new LinkedHashMap<>();
-            Map<PartitionRef, List<ViaSend>> viaSends = new LinkedHashMap<>();
-            for (TransactionalBatch.Send send : batch.sends()) {
-                SendTarget target = router.target(send.entityPath());
-                target.requireSendable();
-                target.requireSessionIds(send.messages());
-                QueueEntity via = send.via() != null ? namespace.queue(send.via()) : null;
-                if (via != null) {
-                    // send-via: parked in the via queue's partition, forwarded after the commit
-                    PartitionRef[] viaRefs = via.partitions();
-                    for (Message m : send.messages()) {
-                        Message withId = MessageIds.withMessageId(m);
-                        viaSends.computeIfAbsent(viaRefs[viaPartition(withId, via)], k -> new ArrayList<>())
-                                .add(new ViaSend(target.name(), withId));
-                    }
-                    continue;
+            Map<PartitionRef, Work> work = plan(batch);
+            Shard shard = null;
+            for (PartitionRef ref : work.keySet()) {
+                if (shard != null && shard != ref.shard()) {
+                    throw new BrokerException(ErrorKind.INVALID_OPERATION, SHARDS_TEXT);
                 }
-                requireKeys(target, send.messages());
-                for (Map.Entry<Integer, List<Message>> e : router.route(target, send.messages()).entrySet()) {
-                    sends.computeIfAbsent(target.partitions()[e.getKey()], k -> new ArrayList<>())
-                            .addAll(e.getValue());
-                }
+                shard = ref.shard();
             }
-            Map<PartitionRef, List<TransactionalBatch.Schedule>> schedules = new LinkedHashMap<>();
-            for (TransactionalBatch.Schedule s : batch.schedules()) {
-                SendTarget target = router.target(s.entityPath());
-                target.requireSendable();
-                schedules.computeIfAbsent(directory.forSequence(target.partitions(), target.partitioned(),
-                        s.sequenceNumber()), k -> new ArrayList<>()).add(s);
+            if (shard == null) {
+                return CompletableFuture.completedFuture(null);
             }
-            if (!sends.isEmpty() || !schedules.isEmpty()) {
-                router.requireFreeSpace();
+            if (mayCarry && directory.remote() != null && !shard.serving()) {
+                // cluster mode: committed whole by the node serving the shard, with this same code
+                PartitionOp op = PartitionOp.of(PartitionOp.Kind.COMMIT, anyPath(batch),
+                        work.keySet().iterator().next().partition().index())
+                        .withSession(null, TransactionalBatchCodec.encode(batch), null);
+                return directory.remote().call(shard.index(), op).thenApply(x -> null);
             }
-            Map<PartitionRef, List<TransactionalBatch.Settle>> settles = new LinkedHashMap<>();
-            Set<UUID> tokens = new HashSet<>();
-            for (TransactionalBatch.Settle settle : batch.settlements()) {
-                if (!tokens.add(settle.lockToken())) {
-                    throw new BrokerException(ErrorKind.MESSAGE_LOCK_LOST, "The message with lock token '"
-                            + settle.lockToken() + "' is settled more than once in the transaction.");
-                }
-                Source source = Source.of(namespace, settle.address(), clock.epochMillis());
-                settles.computeIfAbsent(directory.forLockToken(source.partitions(), settle.lockToken()),
-                        k -> new ArrayList<>()).add(settle);
-            }
-            requireOnePartitionPerEntity(sends.keySet(), viaSends.keySet(), schedules.keySet(), settles.keySet());
-            Map<Shard, List<PartitionRef>> byShard = new LinkedHashMap<>();
-            for (PartitionRef ref : sends.keySet()) {
-                byShard.computeIfAbsent(ref.shard(), k -> new ArrayList<>()).add(ref);
-            }
-            for (PartitionRef ref : viaSends.keySet()) {
-                List<PartitionRef> refs = byShard.computeIfAbsent(ref.shard(), k -> new ArrayList<>());
-                if (!refs.contains(ref)) {
-                    refs.add(ref);
-                }
-            }
-            for (PartitionRef ref : schedules.keySet()) {
-                List<PartitionRef> refs = byShard.computeIfAbsent(ref.shard(), k -> new ArrayList<>());
-                if (!refs.contains(ref)) {
-                    refs.add(ref);
-                }
-            }
-            for (PartitionRef ref : settles.keySet()) {
-                List<PartitionRef> refs = byShard.computeIfAbsent(ref.shard(), k -> new ArrayList<>());
-                if (!refs.contains(ref)) {
-                    refs.add(ref);
-                }
-            }
-            CompletableFuture<Void> carried = mayCarry ? carried(byShard, batch) : null;
-            if (carried != null) {
-                return carried;
-            }
-            List<CompletableFuture<Object>> all = new ArrayList<>(byShard.size());
-            for (Map.Entry<Shard, List<PartitionRef>> e : byShard.entrySet()) {
-                Shard shard = e.getKey();
-                List<PartitionRef> refs = e.getValue();
-                all.add(shard.call(() -> {
-                    applyOnShard(shard.nowMs(), refs, sends, viaSends, schedules, settles);
-                    return null;
-                }));
-            }
-            return counted(CompletableFuture.allOf(all.toArray(new CompletableFuture[0])), batch);
+            Shard on = shard;
+            return counted(on.call(() -> {
+                applyOnShard(on.nowMs(), work);
+                return null;
+            }), batch);
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }
     }
 
+    /** What one partition does at commit. */
+    private static final class Work {
+        final List<Message> sends = new ArrayList<>();
+        final List<Parked> parked = new ArrayList<>();
+        final List<TransactionalBatch.Schedule> schedules = new ArrayList<>();
+        final List<Long> cancels = new ArrayList<>();
+        final List<TransactionalBatch.Settle> settles = new ArrayList<>();
+        /** The subscription whose messages the transaction settles here (a topic via's parked work goes there). */
+        String settledSubscription;
+    }
+
     /**
-     * Cluster mode: a commit whose shard another node serves is carried there whole and applied by that node (the
-     * same code, one command on one shard); null when every shard of it is served here. A commit that would need
-     * shards served by different nodes, or by this one and another, is refused (retriable) rather than split.
+     * A message parked in the via entity's partition for {@code destination}: sent, or scheduled under the sequence
+     * number {@code reservedSeq} the destination took for it (-1 for a send).
      */
-    private CompletableFuture<Void> carried(Map<Shard, List<PartitionRef>> byShard, TransactionalBatch batch) {
-        if (directory.remote() == null) {
-            return null;
+    private record Parked(String destination, Message message, long reservedSeq) {
+    }
+
+    /** Every check that needs no shard: entities, partitions, keys, free space; the work of each partition. */
+    private Map<PartitionRef, Work> plan(TransactionalBatch batch) {
+        Map<PartitionRef, Work> work = new LinkedHashMap<>();
+        for (TransactionalBatch.Send send : batch.sends()) {
+            SendTarget target = router.target(send.entityPath());
+            target.requireSendable();
+            target.requireSessionIds(send.messages());
+            if (send.via() != null) {
+                SendTarget via = router.target(send.via());
+                for (Message m : send.messages()) {
+                    Message withId = MessageIds.withMessageId(m);
+                    work.computeIfAbsent(via.partitions()[viaPartition(withId, via)], k -> new Work()).parked
+                            .add(new Parked(target.name(), withId, -1));
+                }
+                continue;
+            }
+            requireKeys(target, send.messages());
+            for (Map.Entry<Integer, List<Message>> e : router.route(target, send.messages()).entrySet()) {
+                work.computeIfAbsent(target.partitions()[e.getKey()], k -> new Work()).sends.addAll(e.getValue());
+            }
         }
-        boolean anyElsewhere = false;
-        for (Shard shard : byShard.keySet()) {
-            anyElsewhere |= !shard.serving();
+        for (TransactionalBatch.Schedule s : batch.schedules()) {
+            SendTarget target = router.target(s.entityPath());
+            target.requireSendable();
+            if (s.via() != null) {
+                SendTarget via = router.target(s.via());
+                Message withId = MessageIds.withMessageId(s.message());
+                work.computeIfAbsent(via.partitions()[viaPartition(withId, via)], k -> new Work()).parked
+                        .add(new Parked(target.name(), withId, s.sequenceNumber()));
+                continue;
+            }
+            work.computeIfAbsent(directory.forSequence(target.partitions(), target.partitioned(),
+                    s.sequenceNumber()), k -> new Work()).schedules.add(s);
         }
-        if (!anyElsewhere) {
-            return null;
+        if (!batch.sends().isEmpty() || !batch.schedules().isEmpty()) {
+            router.requireFreeSpace();
         }
-        if (byShard.size() != 1) {
-            throw new BrokerException(ErrorKind.SERVER_BUSY, "This transaction's work is on shards served by "
-                    + "different nodes; in cluster mode a transaction is committed by the node serving its shard.");
+        for (TransactionalBatch.Cancel c : batch.cancels()) {
+            SendTarget target = router.target(c.entityPath());
+            for (long seq : c.sequenceNumbers()) {
+                work.computeIfAbsent(directory.forSequence(target.partitions(), target.partitioned(), seq),
+                        k -> new Work()).cancels.add(seq);
+            }
         }
-        Map.Entry<Shard, List<PartitionRef>> only = byShard.entrySet().iterator().next();
-        PartitionRef ref = only.getValue().get(0);
-        String path = anyPath(batch);
-        PartitionOp op = PartitionOp.of(PartitionOp.Kind.COMMIT, path, ref.partition().index())
-                .withSession(null, TransactionalBatchCodec.encode(batch), null);
-        return directory.remote().call(only.getKey().index(), op).thenApply(x -> null);
+        Set<UUID> tokens = new HashSet<>();
+        for (TransactionalBatch.Settle settle : batch.settlements()) {
+            if (!tokens.add(settle.lockToken())) {
+                throw new BrokerException(ErrorKind.MESSAGE_LOCK_LOST, "The message with lock token '"
+                        + settle.lockToken() + "' is settled more than once in the transaction.");
+            }
+            Source source = Source.of(namespace, settle.address(), clock.epochMillis());
+            Work w = work.computeIfAbsent(directory.forLockToken(source.partitions(), settle.lockToken()),
+                    k -> new Work());
+            w.settles.add(settle);
+            if (w.settledSubscription == null) {
+                w.settledSubscription = settle.address().subscription();
+            }
+        }
+        requireOnePartitionPerEntity(work.keySet());
+        return work;
     }
 
     private static String anyPath(TransactionalBatch batch) {
@@ -193,39 +192,68 @@ public final class TransactionCommit {
         if (!batch.schedules().isEmpty()) {
             return batch.schedules().get(0).entityPath();
         }
+        if (!batch.cancels().isEmpty()) {
+            return batch.cancels().get(0).entityPath();
+        }
         return batch.settlements().get(0).address().toString();
     }
 
     /**
-     * One shard's share of the commit, on that shard: locks checked, then sends, then scheduled messages (under the
-     * sequence numbers they were given), then settlements.
+     * The commit on its shard: everything checked (every settled message's lock, room for every message stored,
+     * somewhere to park), then applied: sends and scheduled messages (under the sequence numbers they were given),
+     * parked messages, cancels, settlements. A refused check leaves no trace.
      */
-    private static void applyOnShard(long now, List<PartitionRef> refs, Map<PartitionRef, List<Message>> sends,
-                                     Map<PartitionRef, List<ViaSend>> viaSends,
-                                     Map<PartitionRef, List<TransactionalBatch.Schedule>> schedules,
-                                     Map<PartitionRef, List<TransactionalBatch.Settle>> settles) {
-        for (PartitionRef ref : refs) {
-            for (TransactionalBatch.Settle s : settles.getOrDefault(ref, List.of())) {
+    private static void applyOnShard(long now, Map<PartitionRef, Work> work) {
+        Map<PartitionRef, Partition.Admission> admitted = new LinkedHashMap<>();
+        Map<PartitionRef, long[]> reservedSeqs = new LinkedHashMap<>();
+        Map<PartitionRef, SubQueueState> owners = new LinkedHashMap<>();
+        for (Map.Entry<PartitionRef, Work> e : work.entrySet()) {
+            PartitionRef ref = e.getKey();
+            Work w = e.getValue();
+            for (TransactionalBatch.Settle s : w.settles) {
                 Source.subQueue(ref, s.address()).requireLock(s.lockToken(), now);
             }
-        }
-        for (PartitionRef ref : refs) {
-            List<Message> messages = sends.get(ref);
-            if (messages != null) {
-                ref.partition().send(messages, now);
+            if (!w.sends.isEmpty() || !w.schedules.isEmpty()) {
+                // sends and scheduled messages of the partition in one admission: one size check, one filter
+                List<Message> stored = new ArrayList<>(w.sends);
+                long[] reserved = new long[w.sends.size() + w.schedules.size()];
+                java.util.Arrays.fill(reserved, -1);
+                for (TransactionalBatch.Schedule s : w.schedules) {
+                    reserved[stored.size()] = s.sequenceNumber();
+                    stored.add(MessageIds.withMessageId(s.message()));
+                }
+                admitted.put(ref, ref.partition().admit(stored, now));
+                reservedSeqs.put(ref, reserved);
             }
-            for (ViaSend v : viaSends.getOrDefault(ref, List.of())) {
-                ref.partition().sendVia(v.destination(), List.of(v.message()), now);
+            if (!w.parked.isEmpty()) {
+                SubQueueState owner = ref.partition().viaOwner(w.settledSubscription);
+                if (owner == null) {
+                    throw new BrokerException(ErrorKind.INVALID_OPERATION, "The topic '"
+                            + ref.partition().entityPath() + "' has no subscription: a message sent through it "
+                            + "in a transaction has no transfer queue to be held in until it is forwarded.");
+                }
+                owners.put(ref, owner);
             }
         }
-        for (PartitionRef ref : refs) {
-            for (TransactionalBatch.Schedule s : schedules.getOrDefault(ref, List.of())) {
-                Message m = MessageIds.withMessageId(s.message());
-                ref.partition().scheduleReserved(m, m.scheduledEnqueueTimeMs(), s.sequenceNumber(), now);
+        for (Map.Entry<PartitionRef, Work> e : work.entrySet()) {
+            PartitionRef ref = e.getKey();
+            Work w = e.getValue();
+            Partition.Admission a = admitted.get(ref);
+            if (a != null) {
+                ref.partition().apply(a, reservedSeqs.get(ref), now);
             }
-        }
-        for (PartitionRef ref : refs) {
-            for (TransactionalBatch.Settle s : settles.getOrDefault(ref, List.of())) {
+            for (Parked p : w.parked) {
+                if (p.reservedSeq() < 0) {
+                    ref.partition().sendVia(owners.get(ref), p.destination(), List.of(p.message()), now);
+                } else {
+                    ref.partition().scheduleVia(owners.get(ref), p.destination(), p.message(), p.reservedSeq(),
+                            now);
+                }
+            }
+            for (long seq : w.cancels) {
+                ref.partition().cancelScheduledIfPresent(seq);
+            }
+            for (TransactionalBatch.Settle s : w.settles) {
                 SubQueueState q = Source.subQueue(ref, s.address());
                 switch (s.kind()) {
                     case COMPLETE -> q.complete(s.lockToken(), now);
@@ -238,12 +266,8 @@ public final class TransactionCommit {
         }
     }
 
-    /** A message sent under the transaction through a via queue, to {@code destination}. */
-    private record ViaSend(String destination, Message message) {
-    }
-
-    /** The via queue's partition of a send-via message: by its ViaPartitionKey, else by its own keys. */
-    private static int viaPartition(Message m, QueueEntity via) {
+    /** The via entity's partition of a message sent or scheduled through it: by its ViaPartitionKey, else its keys. */
+    private static int viaPartition(Message m, SendTarget via) {
         int n = via.partitions().length;
         if (n == 1) {
             return 0;
@@ -251,7 +275,7 @@ public final class TransactionCommit {
         if (m.viaPartitionKey() != null) {
             return Math.floorMod(PartitionDirectory.stableHash(m.viaPartitionKey()), n);
         }
-        int p = PartitionDirectory.partitionIndexFor(m, via.properties().requiresDuplicateDetection(), n, -1);
+        int p = PartitionDirectory.partitionIndexFor(m, via.dedup(), n, -1);
         if (p < 0) {
             throw new BrokerException(ErrorKind.INVALID_OPERATION, PARTITIONS_TEXT);
         }
@@ -279,15 +303,12 @@ public final class TransactionCommit {
      * command, applied and made durable at once. A transaction that would span partitions is refused here, before
      * anything is applied.
      */
-    @SafeVarargs
-    private static void requireOnePartitionPerEntity(java.util.Collection<PartitionRef>... groups) {
+    private static void requireOnePartitionPerEntity(java.util.Collection<PartitionRef> refs) {
         Map<Long, PartitionRef> byEntity = new java.util.HashMap<>();
-        for (java.util.Collection<PartitionRef> group : groups) {
-            for (PartitionRef ref : group) {
-                PartitionRef seen = byEntity.putIfAbsent(ref.partition().entityId(), ref);
-                if (seen != null && seen != ref) {
-                    throw new BrokerException(ErrorKind.INVALID_OPERATION, PARTITIONS_TEXT);
-                }
+        for (PartitionRef ref : refs) {
+            PartitionRef seen = byEntity.putIfAbsent(ref.partition().entityId(), ref);
+            if (seen != null && seen != ref) {
+                throw new BrokerException(ErrorKind.INVALID_OPERATION, PARTITIONS_TEXT);
             }
         }
     }

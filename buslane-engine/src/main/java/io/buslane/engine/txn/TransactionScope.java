@@ -2,8 +2,9 @@ package io.buslane.engine.txn;
 
 /**
  * One transaction as a {@code $management} request carrying {@code transactional-state{txn-id}} sees it: the
- * settlements of {@code update-disposition} are staged, {@code schedule-message} is checked and its result
- * remembered. Methods throw {@link TransactionFailure} when the work is refused.
+ * settlements of {@code update-disposition} and the cancels of {@code cancel-scheduled-message} are staged,
+ * {@code schedule-message} is checked and its result remembered. Methods throw {@link TransactionFailure} when
+ * the work is refused.
  */
 public interface TransactionScope {
 
@@ -19,4 +20,7 @@ public interface TransactionScope {
      */
     void scheduled(String entityPath, java.util.List<io.buslane.engine.message.Message> messages,
                    long[] sequenceNumbers);
+
+    /** Stages a cancel of scheduled messages of {@code entityPath} until the commit. On the connection's loop. */
+    void stageCancel(String entityPath, long[] sequenceNumbers);
 }

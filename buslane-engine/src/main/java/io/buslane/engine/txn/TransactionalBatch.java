@@ -36,9 +36,29 @@ public final class TransactionalBatch {
 
     /**
      * A message scheduled under the transaction ({@code schedule-message}): its sequence number was taken when it was
-     * scheduled (the answer needs it), the message is stored at commit.
+     * scheduled (the answer needs it), the message is stored at commit; {@code via} names the entity it is
+     * scheduled through (parked there at commit, as a send-via message is), or is null when it is scheduled on the
+     * transaction's own entity.
      */
-    public record Schedule(String entityPath, Message message, long sequenceNumber) {
+    public record Schedule(String entityPath, Message message, long sequenceNumber, String via) {
+        public Schedule(String entityPath, Message message, long sequenceNumber) {
+            this(entityPath, message, sequenceNumber, null);
+        }
+    }
+
+    /**
+     * Scheduled messages of the transaction's own entity cancelled under it ({@code cancel-scheduled-message}):
+     * cancelled at commit, left scheduled by a rollback, as on the service.
+     */
+    public record Cancel(String entityPath, long[] sequenceNumbers) {
+        public Cancel {
+            sequenceNumbers = sequenceNumbers.clone();
+        }
+
+        @Override
+        public long[] sequenceNumbers() {
+            return sequenceNumbers.clone();
+        }
     }
 
     /** A settlement of a locked message under the transaction. */
@@ -49,6 +69,7 @@ public final class TransactionalBatch {
     private final List<Send> sends = new ArrayList<>();
     private final List<Settle> settlements = new ArrayList<>();
     private final List<Schedule> schedules = new ArrayList<>();
+    private final List<Cancel> cancels = new ArrayList<>();
     private int messageCount;
 
     public TransactionalBatch addSend(String entityPath, List<Message> messages) {
@@ -71,6 +92,15 @@ public final class TransactionalBatch {
         return Collections.unmodifiableList(schedules);
     }
 
+    public TransactionalBatch addCancel(Cancel cancel) {
+        cancels.add(cancel);
+        return this;
+    }
+
+    public List<Cancel> cancels() {
+        return Collections.unmodifiableList(cancels);
+    }
+
     public TransactionalBatch addSettlement(Settle settlement) {
         settlements.add(settlement);
         return this;
@@ -90,6 +120,6 @@ public final class TransactionalBatch {
     }
 
     public boolean isEmpty() {
-        return sends.isEmpty() && settlements.isEmpty() && schedules.isEmpty();
+        return sends.isEmpty() && settlements.isEmpty() && schedules.isEmpty() && cancels.isEmpty();
     }
 }

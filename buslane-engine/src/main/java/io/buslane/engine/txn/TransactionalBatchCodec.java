@@ -53,6 +53,19 @@ public final class TransactionalBatchCodec {
             w.writeString(s.deadLetterReason());
             w.writeString(s.deadLetterDescription());
         }
+        // appended: the via of each schedule, then the cancels
+        for (TransactionalBatch.Schedule s : batch.schedules()) {
+            w.writeString(s.via());
+        }
+        w.writeVarInt(batch.cancels().size());
+        for (TransactionalBatch.Cancel c : batch.cancels()) {
+            w.writeString(c.entityPath());
+            long[] seqs = c.sequenceNumbers();
+            w.writeVarInt(seqs.length);
+            for (long seq : seqs) {
+                w.writeLong(seq);
+            }
+        }
         return w.toByteArray();
     }
 
@@ -71,8 +84,9 @@ public final class TransactionalBatchCodec {
             batch.addSend(path, messages, via);
         }
         int schedules = r.readVarInt();
+        List<TransactionalBatch.Schedule> scheduled = new ArrayList<>(Math.min(schedules, 1024));
         for (int i = 0; i < schedules; i++) {
-            batch.addSchedule(new TransactionalBatch.Schedule(r.readString(), MessageCodec.read(r), r.readLong()));
+            scheduled.add(new TransactionalBatch.Schedule(r.readString(), MessageCodec.read(r), r.readLong()));
         }
         int settles = r.readVarInt();
         for (int i = 0; i < settles; i++) {
@@ -85,6 +99,24 @@ public final class TransactionalBatchCodec {
             java.util.Map<String, Object> props = r.readBoolean() ? ValueCodec.readStringMap(r) : null;
             batch.addSettlement(new TransactionalBatch.Settle(address, token, KINDS[kind], props, r.readString(),
                     r.readString()));
+        }
+        boolean appended = r.hasRemaining();
+        for (TransactionalBatch.Schedule s : scheduled) {
+            batch.addSchedule(appended ? new TransactionalBatch.Schedule(s.entityPath(), s.message(),
+                    s.sequenceNumber(), r.readString()) : s);
+        }
+        int cancels = appended ? r.readVarInt() : 0;
+        for (int i = 0; i < cancels; i++) {
+            String path = r.readString();
+            int n = r.readVarInt();
+            if (n < 0 || n > r.remaining() / Long.BYTES) {
+                throw new IllegalArgumentException("A malformed cancel of " + n + " sequence numbers");
+            }
+            long[] seqs = new long[n];
+            for (int k = 0; k < seqs.length; k++) {
+                seqs[k] = r.readLong();
+            }
+            batch.addCancel(new TransactionalBatch.Cancel(path, seqs));
         }
         return batch;
     }

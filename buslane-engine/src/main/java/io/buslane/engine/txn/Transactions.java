@@ -308,13 +308,45 @@ public final class Transactions {
      * discharged (or timed out) meanwhile cannot commit any more: nothing is staged.
      */
     public void scheduled(TxnId id, String destination, List<Message> messages, long[] sequenceNumbers) {
+        scheduled(id, null, destination, messages, sequenceNumbers);
+    }
+
+    /**
+     * As {@link #scheduled(TxnId, String, List, long[])}, through {@code via} when not null: a message scheduled
+     * for another entity than the via one is parked in the via entity at commit, as a send-via message is, so the
+     * commit stays one durable decision on the via entity's shard.
+     */
+    public void scheduled(TxnId id, String via, String destination, List<Message> messages,
+                          long[] sequenceNumbers) {
         Txn t = txns.get(name(id));
         if (t == null || t.state != State.ACTIVE) {
             return;
         }
+        boolean through = via != null && !topLevel(via).equals(topLevel(destination));
         for (int i = 0; i < sequenceNumbers.length; i++) {
-            t.batch.addSchedule(new TransactionalBatch.Schedule(destination, messages.get(i), sequenceNumbers[i]));
+            t.batch.addSchedule(new TransactionalBatch.Schedule(destination, messages.get(i), sequenceNumbers[i],
+                    through ? topLevelName(via) : null));
         }
+    }
+
+    /**
+     * Stages the cancellation of scheduled messages of {@code destination} ({@code cancel-scheduled-message}
+     * under a transaction): they are cancelled at commit and stay scheduled on rollback, as on the service. Only
+     * the transaction's own entity: a cancel through a via entity of another one is refused (not supported here).
+     */
+    public void stageCancel(TxnId id, String via, String destination, long[] sequenceNumbers) {
+        Txn t = live(id);
+        try {
+            if (via != null && !topLevel(via).equals(topLevel(destination))) {
+                throw new TransactionFailure(ErrorKind.INVALID_OPERATION.amqpCondition(), SPAN_TEXT + " Cancelling "
+                        + "a scheduled message of '" + destination + "' in a transaction bound to '"
+                        + topLevelName(via) + "' is not supported; cancel it outside the transaction.");
+            }
+            touch(t, destination);
+        } catch (TransactionFailure f) {
+            throw doom(t, f);
+        }
+        t.batch.addCancel(new TransactionalBatch.Cancel(destination, sequenceNumbers));
     }
 
     /**
@@ -335,7 +367,12 @@ public final class Transactions {
 
             @Override
             public void scheduled(String entityPath, List<Message> messages, long[] sequenceNumbers) {
-                toLoop.accept(() -> Transactions.this.scheduled(id, entityPath, messages, sequenceNumbers));
+                toLoop.accept(() -> Transactions.this.scheduled(id, via, entityPath, messages, sequenceNumbers));
+            }
+
+            @Override
+            public void stageCancel(String entityPath, long[] sequenceNumbers) {
+                Transactions.this.stageCancel(id, via, entityPath, sequenceNumbers);
             }
         };
     }

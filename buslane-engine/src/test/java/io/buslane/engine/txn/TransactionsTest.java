@@ -438,4 +438,43 @@ class TransactionsTest {
         await(txns.discharge(id, false));
         assertThat(active("other")).isEqualTo(1);
     }
+
+    @Test
+    void aCancelIsStagedUntilTheCommitAndDiscardedByARollback() {
+        Message later = Message.builder().body(new byte[] {1})
+                .scheduledEnqueueTimeMs(clock.epochMillis() + 3_600_000).build();
+        long seq = await(engine.schedule("q", List.of(later)))[0];
+        TxnId rolledBack = txns.declare(coordinator);
+        txns.stageCancel(rolledBack, null, "q", new long[] {seq});
+        assertThat(await(engine.counts("q")).scheduledMessageCount()).as("staged, not applied").isEqualTo(1);
+        await(txns.discharge(rolledBack, true));
+        assertThat(await(engine.counts("q")).scheduledMessageCount()).as("rolled back").isEqualTo(1);
+        TxnId committed = txns.declare(coordinator);
+        txns.stageCancel(committed, null, "q", new long[] {seq});
+        await(txns.discharge(committed, false));
+        assertThat(await(engine.counts("q")).scheduledMessageCount()).as("committed").isZero();
+    }
+
+    @Test
+    void aCancelOfAnotherEntityThroughAViaIsRefusedAndDoomsTheTransaction() {
+        TxnId id = txns.declare(coordinator);
+        assertCondition(() -> txns.stageCancel(id, "q", "other", new long[] {1}),
+                io.buslane.common.error.ErrorKind.INVALID_OPERATION.amqpCondition());
+        assertDischargeFails(id, false, TransactionFailure.ROLLBACK);
+    }
+
+    @Test
+    void aMessageScheduledThroughAViaForAnotherEntityIsStagedThroughIt() {
+        TxnId id = txns.declare(coordinator);
+        Message later = Message.builder().body(new byte[] {1})
+                .scheduledEnqueueTimeMs(clock.epochMillis() + 3_600_000).build();
+        txns.beforeSchedule(id, "q", "other", 1);
+        long[] seqs = await(engine.reserveScheduled("other", List.of(later)));
+        txns.scheduled(id, "q", "other", List.of(later), seqs);
+        await(txns.discharge(id, false));
+        engine.runUntilIdle();
+        assertThat(await(engine.counts("other")).scheduledMessageCount()).isEqualTo(1);
+        assertThat(await(engine.peek(EntityAddress.parse("other"), 0, 10, null)))
+                .extracting(ReceivedMessage::sequenceNumber).containsExactly(seqs[0]);
+    }
 }
