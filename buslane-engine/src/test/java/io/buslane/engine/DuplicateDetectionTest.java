@@ -94,6 +94,51 @@ class DuplicateDetectionTest {
         }
     }
 
+    /** A duplicate-detecting queue of 1 MB filled until a send is refused for quota. */
+    private static void fillToQuota(EngineHarness h, String name) {
+        h.queue(QueueProperties.builder(name).requiresDuplicateDetection(true)
+                .duplicateDetectionHistoryTimeWindow(Duration.ofMinutes(10)).maxSizeInMegabytes(1).build());
+        for (int i = 0; ; i++) {
+            try {
+                h.send(name, Message.builder().messageId("fill-" + i).body(new byte[200 * 1024]).build());
+            } catch (BrokerException e) {
+                assertThat(e.kind()).isEqualTo(ErrorKind.QUOTA_EXCEEDED);
+                return;
+            }
+        }
+    }
+
+    @Test
+    void aScheduleRefusedForQuotaDoesNotRememberItsMessageIdSoItsRetryIsScheduled() {
+        try (EngineHarness h = new EngineHarness()) {
+            fillToQuota(h, "full");
+            Message m = Message.builder().messageId("M").body(new byte[200 * 1024])
+                    .scheduledEnqueueTimeMs(h.clock.epochMillis() + 3_600_000).build();
+            assertThatThrownBy(() -> h.await(h.engine.schedule("full", List.of(m))))
+                    .isInstanceOf(BrokerException.class)
+                    .satisfies(e -> assertThat(((BrokerException) e).kind()).isEqualTo(ErrorKind.QUOTA_EXCEEDED));
+            h.await(h.engine.purge(EntityAddress.parse("full")));
+            long seq = h.await(h.engine.schedule("full", List.of(m)))[0];
+            assertThat(h.await(h.engine.peek(EntityAddress.parse("full"), 0, 10, null)))
+                    .extracting(r -> r.sequenceNumber()).containsExactly(seq);
+        }
+    }
+
+    @Test
+    void aForwardRefusedForQuotaDoesNotRememberItsMessageIdAtTheDestination() {
+        try (EngineHarness h = new EngineHarness()) {
+            fillToQuota(h, "full");
+            h.queue(QueueProperties.builder("source").forwardTo("full").build());
+            Message m = Message.builder().messageId("M").body(new byte[200 * 1024]).build();
+            h.send("source", m); // forwarded, refused by the full destination: to the source's transfer DLQ
+            assertThat(h.await(h.engine.counts("source")).transferDeadLetterMessageCount()).isEqualTo(1);
+            h.await(h.engine.purge(EntityAddress.parse("full")));
+            h.send("full", m); // the same id sent again: stored, not dropped as a duplicate of the refused forward
+            assertThat(h.await(h.engine.peek(EntityAddress.parse("full"), 0, 10, null)))
+                    .extracting(r -> r.message().messageId()).containsExactly("M");
+        }
+    }
+
     @Test
     void withoutDuplicateDetectionTheSameIdIsAcceptedTwice() {
         try (EngineHarness h = new EngineHarness()) {
