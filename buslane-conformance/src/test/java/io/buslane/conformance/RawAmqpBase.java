@@ -106,10 +106,20 @@ abstract class RawAmqpBase extends ConformanceBase {
         }
 
         org.apache.qpid.proton.message.Message request(Message<?> request) throws Exception {
+            return response(send(request));
+        }
+
+        /** Sends a request and returns its id once the broker settled its transfer (it holds the request). */
+        String send(Message<?> request) throws Exception {
             String id = "req-" + nextId++;
             request.messageId(id);
             request.replyTo(replyTo);
             sender.send(request).awaitSettlement(10, TimeUnit.SECONDS);
+            return id;
+        }
+
+        /** The response to the request {@code id}, the next one to arrive. */
+        org.apache.qpid.proton.message.Message response(String id) throws Exception {
             Delivery d = receiver.receive(10, TimeUnit.SECONDS);
             assertThat(d).as("a response to %s\n%s", id, broker.log()).isNotNull();
             org.apache.qpid.proton.message.Message response = decode(d.rawInputStream().readAllBytes());

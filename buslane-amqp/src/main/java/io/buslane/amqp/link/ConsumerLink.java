@@ -67,6 +67,12 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
     private final AmqpCodec.EncodedSink toSender = this::sendEncoded;
     private final AtomicBoolean drainScheduled = new AtomicBoolean();
     private Receiver receiver;
+    /**
+     * The engine receiver once the attach is answered, or null when it was refused: what a {@code $management}
+     * request naming this link while its session is still being accepted waits for.
+     */
+    private final java.util.concurrent.CompletableFuture<Receiver> attached =
+            new java.util.concurrent.CompletableFuture<>();
     private long granted;
     private long arrived;
     private boolean draining;
@@ -136,6 +142,7 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
             Links.refuse(sender, e);
             return;
         }
+        link.attached.complete(link.receiver);
         link.openLink(source, null, null);
         link.onFlow();
     }
@@ -159,16 +166,19 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
                             sender.setContext(null);
                             Links.refuse(sender, e);
                         }
+                        attached.complete(null);
                         return;
                     }
                     if (closed || sender.getRemoteState() == EndpointState.CLOSED) {
                         r.close();
+                        attached.complete(null);
                         return;
                     }
                     receiver = r;
                     Map<Symbol, Object> props = new HashMap<>();
                     props.put(LOCKED_UNTIL_UTC, r.sessionLockedUntilMs() * 10_000L + EPOCH_TICKS);
                     openLink(source, r.sessionId(), props);
+                    attached.complete(r); // after the attach answer: a waiting request is answered after it
                     onFlow();
                 }));
     }
@@ -220,6 +230,14 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
     /** The engine receiver behind this link (null until it is attached, or while its session is being accepted). */
     public Receiver engineReceiver() {
         return receiver;
+    }
+
+    /**
+     * The engine receiver once this link's attach is answered (completed on the connection's loop), or null when
+     * the attach was refused or abandoned.
+     */
+    public java.util.concurrent.CompletableFuture<Receiver> attachedReceiver() {
+        return attached;
     }
 
     @Override

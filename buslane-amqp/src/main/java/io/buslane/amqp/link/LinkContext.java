@@ -27,8 +27,9 @@ public interface LinkContext {
     /**
      * The engine receiver behind this connection's open receive link (a client receiver) named {@code linkName}, or
      * null when no such link is open: resolves the {@code associated-link-name} of a {@code $management} request.
+     * A link whose attach is still being answered (a session being accepted) completes once it is decided.
      */
-    io.buslane.engine.receive.Receiver receiverOfLink(String linkName);
+    java.util.concurrent.CompletableFuture<io.buslane.engine.receive.Receiver> receiverOfLink(String linkName);
 
     /** Validates the tokens put on {@code $cbs}. */
     CbsAuthorizer authorizer();

@@ -114,10 +114,15 @@ public final class ManagementProcessor {
     /** The application property naming the receive link a request acts for (session operations). */
     public static final String ASSOCIATED_LINK_NAME = "associated-link-name";
 
-    /** Resolves the name of a receive link of the requesting connection to its engine receiver (null: none open). */
+    /**
+     * Resolves the name of a receive link of the requesting connection to its engine receiver: completes with it
+     * once the link is attached (at once when it is; when its attach is still being answered, a session being
+     * accepted, once that is decided), with null when no receive link of that name is open or attaching, or when
+     * its attach failed.
+     */
     @FunctionalInterface
     public interface LinkReceivers {
-        io.buslane.engine.receive.Receiver receiverOf(String linkName);
+        CompletableFuture<io.buslane.engine.receive.Receiver> receiverOf(String linkName);
     }
 
     /** Who a request acts for: the link it names, on the connection it came from. */
@@ -126,18 +131,21 @@ public final class ManagementProcessor {
         /**
          * The receiver that must hold a session for this request: null when the request names no link (any holder
          * will do); fails as a lost session lock when the named link is not an open receive link of the connection.
+         * A link whose attach is still being answered (the SDK may use it as soon as it sent the attach) is waited
+         * for.
          */
-        io.buslane.engine.receive.Receiver sessionHolder() {
+        CompletableFuture<io.buslane.engine.receive.Receiver> sessionHolder() {
             if (links == null || associatedLinkName == null) {
-                return null;
+                return CompletableFuture.completedFuture(null);
             }
-            io.buslane.engine.receive.Receiver r = links.receiverOf(associatedLinkName);
-            if (r == null) {
-                throw new BrokerException(ErrorKind.SESSION_LOCK_LOST, "The session lock was lost: the link '"
-                        + associatedLinkName + "' named by the request's associated-link-name is not an open "
-                        + "receive link of this connection. Accept the session again.");
-            }
-            return r;
+            return links.receiverOf(associatedLinkName).thenApply(r -> {
+                if (r == null) {
+                    throw new BrokerException(ErrorKind.SESSION_LOCK_LOST, "The session lock was lost: the link '"
+                            + associatedLinkName + "' named by the request's associated-link-name is not an open "
+                            + "receive link of this connection. Accept the session again.");
+                }
+                return r;
+            });
         }
     }
 
@@ -236,8 +244,10 @@ public final class ManagementProcessor {
         long[] sequenceNumbers = ManagementArgs.longs(args, SEQUENCE_NUMBERS);
         ReceiveMode mode = ManagementArgs.receiveMode(args);
         String sessionId = ManagementArgs.optionalSessionId(args);
-        return engine.receiveDeferred(entity, sequenceNumbers, mode, sessionId,
-                sessionId == null ? null : caller.sessionHolder()).thenApply(received -> {
+        CompletableFuture<io.buslane.engine.receive.Receiver> holder = sessionId == null
+                ? CompletableFuture.completedFuture(null) : caller.sessionHolder();
+        return holder.thenCompose(h -> engine.receiveDeferred(entity, sequenceNumbers, mode, sessionId, h))
+                .thenApply(received -> {
             List<Object> messages = new ArrayList<>(received.size());
             for (ReceivedMessage m : received) {
                 Map<String, Object> entry = new LinkedHashMap<>();
@@ -295,7 +305,7 @@ public final class ManagementProcessor {
     private CompletableFuture<ManagementResponse> renewSessionLock(EntityAddress entity, Map<String, Object> args,
                                                                    Caller caller) {
         String sessionId = ManagementArgs.requiredSessionId(args);
-        return engine.renewSessionLock(entity, sessionId, caller.sessionHolder())
+        return caller.sessionHolder().thenCompose(h -> engine.renewSessionLock(entity, sessionId, h))
                 .thenApply(until -> ManagementResponse.ok(EXPIRATION, new Date(until)));
     }
 
@@ -303,7 +313,7 @@ public final class ManagementProcessor {
                                                                   Caller caller) {
         String sessionId = ManagementArgs.requiredSessionId(args);
         byte[] state = ManagementArgs.binary(args, SESSION_STATE);
-        return engine.checkSessionLocked(entity, sessionId, caller.sessionHolder())
+        return caller.sessionHolder().thenCompose(h -> engine.checkSessionLocked(entity, sessionId, h))
                 .thenCompose(x -> engine.setSessionState(entity, sessionId, state))
                 .thenApply(x -> ManagementResponse.ok());
     }
@@ -311,7 +321,7 @@ public final class ManagementProcessor {
     private CompletableFuture<ManagementResponse> getSessionState(EntityAddress entity, Map<String, Object> args,
                                                                   Caller caller) {
         String sessionId = ManagementArgs.requiredSessionId(args);
-        return engine.checkSessionLocked(entity, sessionId, caller.sessionHolder())
+        return caller.sessionHolder().thenCompose(h -> engine.checkSessionLocked(entity, sessionId, h))
                 .thenCompose(x -> engine.getSessionState(entity, sessionId)).thenApply(state -> {
             Map<String, Object> body = new LinkedHashMap<>();
             body.put(SESSION_STATE, state == null ? null : new Binary(state.clone()));

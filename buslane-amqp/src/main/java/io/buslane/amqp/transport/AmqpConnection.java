@@ -228,14 +228,21 @@ public final class AmqpConnection implements LinkContext {
     }
 
     @Override
-    public io.buslane.engine.receive.Receiver receiverOfLink(String linkName) {
+    public java.util.concurrent.CompletableFuture<io.buslane.engine.receive.Receiver> receiverOfLink(
+            String linkName) {
         for (Link link = connection.linkHead(null, null); link != null; link = link.next(null, null)) {
-            if (link instanceof Sender && link.getLocalState() == EndpointState.ACTIVE
-                    && linkName.equals(link.getName()) && link.getContext() instanceof ConsumerLink consumer) {
-                return consumer.engineReceiver();
+            if (!(link instanceof Sender) || !linkName.equals(link.getName())
+                    || !(link.getContext() instanceof ConsumerLink consumer)) {
+                continue;
+            }
+            if (link.getLocalState() == EndpointState.ACTIVE) {
+                return java.util.concurrent.CompletableFuture.completedFuture(consumer.engineReceiver());
+            }
+            if (link.getLocalState() == EndpointState.UNINITIALIZED && link.getRemoteState() != EndpointState.CLOSED) {
+                return consumer.attachedReceiver(); // its session is being accepted: answered once it is decided
             }
         }
-        return null;
+        return java.util.concurrent.CompletableFuture.completedFuture(null);
     }
 
     @Override
