@@ -347,6 +347,37 @@ class SequencingTest {
     }
 
     @Test
+    void aBatchWithDistinctKeysToAPartitionedEntityIsRefusedWholeAsOnTheService() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(partitioned("pq"));
+            h.queue(QueueProperties.builder("dq").enablePartitioning(true).requiresDuplicateDetection(true).build());
+            h.queue(QueueProperties.builder("sq").enablePartitioning(true).requiresSession(true).build());
+            String k1 = "alpha";
+            String k2 = keyOnAnotherPartition(k1);
+            assertRefusedWhole(h, "pq", keyed("a", k1), keyed("b", k2));
+            assertRefusedWhole(h, "pq", keyed("a", k1), text("unkeyed"));
+            assertRefusedWhole(h, "sq", text("a", "s1"), text("b", "s2"));
+            // with duplicate detection the MessageIds must agree too (the service's text says so)
+            assertRefusedWhole(h, "dq", keyed("a", k1).toBuilder().messageId("m1").build(),
+                    keyed("b", k1).toBuilder().messageId("m2").build());
+            // one key for the whole batch: stored, in one partition
+            h.send("pq", keyed("c", k1), keyed("d", k1));
+            h.send("sq", text("c", "s1"), text("d", "s1"));
+            List<ReceivedMessage> stored = drainAll(h, "pq");
+            assertThat(stored).hasSize(2);
+            assertThat(stored).extracting(m -> m.sequenceNumber() >>> 48)
+                    .containsOnly(stored.get(0).sequenceNumber() >>> 48);
+        }
+    }
+
+    private static void assertRefusedWhole(EngineHarness h, String queue, Message... batch) {
+        assertThatThrownBy(() -> h.send(queue, batch)).isInstanceOf(BrokerException.class)
+                .hasMessage(io.buslane.engine.routing.SendRouter.DISTINCT_KEYS_TEXT)
+                .satisfies(e -> assertThat(((BrokerException) e).kind()).isEqualTo(ErrorKind.INVALID_OPERATION));
+        assertThat(h.await(h.engine.counts(queue)).activeMessageCount()).as("nothing of it stored").isZero();
+    }
+
+    @Test
     void sameSessionIdOrPartitionKeyAlwaysLandsOnTheSamePartition() {
         try (EngineHarness h = new EngineHarness()) {
             h.queue(QueueProperties.builder("sq").enablePartitioning(true).requiresSession(true).build());

@@ -142,14 +142,15 @@ public final class SendRouter implements Forwarding {
             SendTarget target = target(entityPath);
             target.requireSendable();
             requireFreeSpace();
+            List<Message> batch = prepared(target, messages);
+            requireOneKeyPerBatch(target, batch);
             if (target.partitions().length == 1) {
                 // one partition (every entity that is not partitioned): no routing map
-                List<Message> batch = prepared(target, messages);
                 checkNotBusy(target.partitions()[0]);
                 return batch.isEmpty() ? CompletableFuture.completedFuture(null)
                         : sendToPartition(target.partitions()[0], batch);
             }
-            Map<Integer, List<Message>> routed = route(target, messages);
+            Map<Integer, List<Message>> routed = route(target, batch);
             for (Integer p : routed.keySet()) {
                 checkNotBusy(target.partitions()[p]);
             }
@@ -164,6 +165,30 @@ public final class SendRouter implements Forwarding {
             return CompletableFuture.allOf(all.toArray(new CompletableFuture[0]));
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** The service's text for a batch a partitioned entity refuses (its double space included). */
+    public static final String DISTINCT_KEYS_TEXT = "Batching brokered messages with distinct SessionId, PartitionKey, "
+            + "or MessageId  is not supported for an entity with partitioning and duplicate detection enabled.";
+
+    /**
+     * One send (a batch) to a partitioned entity goes to one partition, whole, as on the service: its messages must
+     * carry the same SessionId and PartitionKey, and with duplicate detection the same MessageId; otherwise it is
+     * refused ({@code amqp:not-allowed}) with the service's text, before anything is stored.
+     */
+    private static void requireOneKeyPerBatch(SendTarget target, List<Message> batch) {
+        if (!target.partitioned() || batch.size() < 2) {
+            return;
+        }
+        Message first = batch.get(0);
+        for (int i = 1; i < batch.size(); i++) {
+            Message m = batch.get(i);
+            if (!java.util.Objects.equals(first.sessionId(), m.sessionId())
+                    || !java.util.Objects.equals(first.partitionKey(), m.partitionKey())
+                    || (target.dedup() && !java.util.Objects.equals(first.messageId(), m.messageId()))) {
+                throw new BrokerException(ErrorKind.INVALID_OPERATION, DISTINCT_KEYS_TEXT);
+            }
         }
     }
 
