@@ -359,6 +359,33 @@ class TransactionCommitTest {
         }
     }
 
+    /**
+     * The .NET SDK's CrossEntityTransactionReceivesFirst(partitioned: true): a message carrying only a
+     * TransactionPartitionKey (x-opt-via-partition-key), sent to a partitioned queue outside any transaction, is
+     * received, completed and sent on through that queue in one transaction: it was placed in its key's partition,
+     * where the transaction parks its sends, so the commit stays in one partition.
+     */
+    @Test
+    void aMessageWithOnlyAViaPartitionKeyLandsInThatKeysPartitionSoATransactionThroughItCommits() {
+        try (EngineHarness h = new EngineHarness(4)) {
+            h.queue(QueueProperties.builder("a").enablePartitioning(true).lockDuration(LOCK).build());
+            h.queue("b");
+            for (int i = 0; i < 4; i++) { // whatever the round robin's position
+                Message m = text("m" + i).toBuilder().viaPartitionKey("k").build();
+                h.send("a", m);
+                EngineHarness.Sink sink = h.sink();
+                Receiver r = h.receiver("a", ReceiveMode.PEEK_LOCK, sink, 1);
+                ReceivedMessage got = sink.take().get(0);
+                r.close();
+                h.await(h.engine.commit(new TransactionalBatch()
+                        .addSettlement(settle("a", got, TransactionalBatch.SettleKind.COMPLETE))
+                        .addSend("b", List.of(got.message()), "a")));
+            }
+            assertThat(h.await(h.engine.counts("a")).activeMessageCount()).isZero();
+            assertThat(h.await(h.engine.counts("b")).activeMessageCount()).isEqualTo(4);
+        }
+    }
+
     @Test
     void aTopicWithoutSubscriptionsCannotHoldAMessageSentThroughIt() {
         try (EngineHarness h = new EngineHarness()) {

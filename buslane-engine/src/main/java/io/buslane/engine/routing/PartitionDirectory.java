@@ -99,14 +99,19 @@ public final class PartitionDirectory implements ShardPlacement {
     }
 
     /**
-     * The partition a message goes to: by SessionId, else PartitionKey, else MessageId when duplicate detection
-     * is on; otherwise {@code unkeyed} (round-robin, chosen once per send so a batch stays together).
+     * The partition a message goes to: by SessionId, else PartitionKey, else ViaPartitionKey (the .NET SDK's
+     * TransactionPartitionKey: a message that has only that one lands where a transaction through this entity with
+     * that key will look for it, as on the service), else MessageId when duplicate detection is on; otherwise
+     * {@code unkeyed} (round-robin, chosen once per send so a batch stays together).
      */
     public static int partitionIndexFor(Message m, boolean dedup, int partitions, int unkeyed) {
         if (partitions == 1) {
             return 0;
         }
         String key = m.sessionId() != null ? m.sessionId() : m.partitionKey();
+        if (key == null) {
+            key = m.viaPartitionKey(); // a TransactionPartitionKey alone places the message as a PartitionKey would
+        }
         if (key == null && dedup && m.messageId() != null) {
             key = m.messageId().toString();
         }

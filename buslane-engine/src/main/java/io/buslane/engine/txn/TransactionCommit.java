@@ -288,7 +288,7 @@ public final class TransactionCommit {
             return;
         }
         for (Message m : messages) {
-            boolean keyed = m.sessionId() != null || m.partitionKey() != null
+            boolean keyed = m.sessionId() != null || m.partitionKey() != null || m.viaPartitionKey() != null
                     || (target.dedup() && m.messageId() != null);
             if (!keyed) {
                 throw new BrokerException(ErrorKind.INVALID_OPERATION, PARTITIONS_TEXT);
