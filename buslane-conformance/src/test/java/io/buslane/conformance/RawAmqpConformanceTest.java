@@ -81,7 +81,8 @@ class RawAmqpConformanceTest extends RawAmqpBase {
                       { "Name": "raw-presettled" },
                       { "Name": "raw-sessions", "Properties": { "RequiresSession": true } },
                       { "Name": "raw-session-owner", "Properties": { "RequiresSession": true } },
-                      { "Name": "raw-session-pending", "Properties": { "RequiresSession": true } }
+                      { "Name": "raw-session-pending", "Properties": { "RequiresSession": true } },
+                      { "Name": "raw-session-leaving", "Properties": { "RequiresSession": true } }
                     ],
                     "Topics": []
                   }
@@ -463,6 +464,23 @@ class RawAmqpConformanceTest extends RawAmqpBase {
             pending.openFuture().get(10, TimeUnit.SECONDS);
             assertThat(status(mgmt.response(id))).as("answered for the link once it holds s1\n%s",
                     broker.logTail(4000)).isEqualTo(200);
+        }
+    }
+
+    /** A session request waiting for a link's accept is answered (session-lock-lost) when the link detaches. */
+    @Test
+    void aSessionRequestWaitingForALinkIsAnsweredWhenTheLinkDetaches() throws Exception {
+        try (Connection c = connectPlain(KEY_NAME, KEY)) {
+            ReceiverOptions next = new ReceiverOptions().linkName("leaving-link").creditWindow(0);
+            Map<String, Object> anySession = new java.util.HashMap<>();
+            anySession.put("com.microsoft:session-filter", null);
+            next.sourceOptions().filters(anySession);
+            Receiver pending = c.openReceiver("raw-session-leaving", next); // waits: no session has messages
+            RequestResponse mgmt = new RequestResponse(c, "raw-session-leaving/$management");
+            String id = mgmt.send(sessionRequest("get-session-state", "s1", "leaving-link"));
+            pending.close();
+            assertThat(status(mgmt.response(id))).as("answered once the link left, not after the accept's timeout")
+                    .isEqualTo(410);
         }
     }
 

@@ -12,7 +12,6 @@ import io.buslane.engine.message.ReceivedMessage;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 

@@ -356,6 +356,9 @@ class SequencingTest {
             String k2 = keyOnAnotherPartition(k1);
             assertRefusedWhole(h, "pq", keyed("a", k1), keyed("b", k2));
             assertRefusedWhole(h, "pq", keyed("a", k1), text("unkeyed"));
+            // the ViaPartitionKey places a message without the others: distinct ones are distinct keys too
+            assertRefusedWhole(h, "pq", text("a").toBuilder().viaPartitionKey(k1).build(),
+                    text("b").toBuilder().viaPartitionKey(k2).build());
             assertRefusedWhole(h, "sq", text("a", "s1"), text("b", "s2"));
             // with duplicate detection the MessageIds must agree too (the service's text says so)
             assertRefusedWhole(h, "dq", keyed("a", k1).toBuilder().messageId("m1").build(),

@@ -490,6 +490,7 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
     @Override
     public void onClosed() {
         closed = true;
+        attached.complete(null); // a request waiting for this link's attach is answered now (no-op once attached)
         if (receiver != null) {
             receiver.close();
         }

@@ -154,11 +154,22 @@ public final class Partition {
         SubQueueState s = subscriptions.remove(name.toLowerCase(Locale.ROOT));
         if (s != null) {
             dropAll(s);
+            SubQueueState heir = viaOwner(null);
             for (Transfer t : new ArrayList<>(transfers.values())) {
-                if (t.owner == s) {
-                    removeTransfer(t);
-                    ctx.log().transferRemoved(t);
+                if (t.owner != s) {
+                    continue;
                 }
+                if (t.viaDestination != null && heir != null) {
+                    // a transaction's parked message belongs to the topic: another subscription holds it now
+                    s.transferCount--;
+                    s.transferBytes -= t.sizeBytes;
+                    t.owner = heir;
+                    heir.transferCount++;
+                    heir.transferBytes += t.sizeBytes;
+                    continue;
+                }
+                removeTransfer(t);
+                ctx.log().transferRemoved(t);
             }
         }
     }
@@ -775,7 +786,9 @@ public final class Partition {
      * The sub-queue that holds what a transaction parks in this partition (send-via): a queue's own; for a topic,
      * the subscription named (the one the transaction settles messages of), else its first subscription, else
      * null (a topic without subscriptions has nowhere to park a message). Its transfer dead-letter queue takes
-     * a parked message the destination refuses for good.
+     * a parked message the destination refuses for good. A topic's parked messages belong to the topic (their
+     * records and transfer keys name it): when their subscription is deleted, or after a restart, another one
+     * holds them.
      */
     public SubQueueState viaOwner(String preferredSubscription) {
         if (queue != null) {
@@ -929,7 +942,9 @@ public final class Partition {
     /** Restores a pending transfer from the journal; false when its owner no longer exists. */
     public boolean restoreTransfer(long ownerEntityId, long recordId, long seq, long enqueuedTimeMs,
                                    boolean fromDeadLetter, Message m, String viaDestination, long reservedSeq) {
-        SubQueueState owner = queue != null ? queue : subscriptionByEntityId(ownerEntityId);
+        SubQueueState owner = queue != null ? queue
+                : viaDestination != null && ownerEntityId == entityId ? viaOwner(null)
+                : subscriptionByEntityId(ownerEntityId);
         if (owner == null) {
             return false;
         }

@@ -104,11 +104,11 @@ public final class Transfer extends EngineTimer {
 
     /**
      * Identifies this transfer at the destination: source entity, partition, sub-queue and sequence number (for a
-     * send-via message, which has no sequence number here, its record id).
+     * message parked by a transaction, which has no sequence number here: the via entity, partition and record id).
      */
     public String key() {
-        if (viaDestination != null) {
-            return owner.entityId + "/" + owner.partition().index + "/v/" + recordId;
+        if (viaDestination != null) { // by the via entity, not its holder: a topic's holder may change
+            return owner.partition().entityId + "/" + owner.partition().index + "/v/" + recordId;
         }
         return owner.entityId + "/" + owner.partition().index + (fromDeadLetter ? "/d/" : "/m/") + sequenceNumber;
     }

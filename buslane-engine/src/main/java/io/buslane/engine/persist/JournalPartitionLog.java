@@ -202,7 +202,8 @@ public final class JournalPartitionLog implements PartitionLog {
     public void transferAdded(Partition partition, Transfer t) {
         w.reset();
         w.writeVarLong(partition.recordId());
-        w.writeVarLong(t.owner().entityId());
+        // a message parked by a transaction names the via entity (a topic's holding subscription may change)
+        w.writeVarLong(t.viaDestination() != null ? partition.entityId() : t.owner().entityId());
         w.writeBoolean(t.fromDeadLetter());
         w.writeLong(t.sequenceNumber());
         w.writeLong(t.enqueuedTimeMs());

@@ -174,8 +174,9 @@ public final class SendRouter implements Forwarding {
 
     /**
      * One send (a batch) to a partitioned entity goes to one partition, whole, as on the service: its messages must
-     * carry the same SessionId and PartitionKey, and with duplicate detection the same MessageId; otherwise it is
-     * refused ({@code amqp:not-allowed}) with the service's text, before anything is stored.
+     * carry the same SessionId, PartitionKey and ViaPartitionKey (the keys that place a message), and with
+     * duplicate detection the same MessageId; otherwise it is refused ({@code amqp:not-allowed}) with the
+     * service's text, before anything is stored.
      */
     private static void requireOneKeyPerBatch(SendTarget target, List<Message> batch) {
         if (!target.partitioned() || batch.size() < 2) {
@@ -186,6 +187,7 @@ public final class SendRouter implements Forwarding {
             Message m = batch.get(i);
             if (!java.util.Objects.equals(first.sessionId(), m.sessionId())
                     || !java.util.Objects.equals(first.partitionKey(), m.partitionKey())
+                    || !java.util.Objects.equals(first.viaPartitionKey(), m.viaPartitionKey())
                     || (target.dedup() && !java.util.Objects.equals(first.messageId(), m.messageId()))) {
                 throw new BrokerException(ErrorKind.INVALID_OPERATION, DISTINCT_KEYS_TEXT);
             }
@@ -405,7 +407,8 @@ public final class SendRouter implements Forwarding {
     private static boolean refusedForGood(ErrorKind kind) {
         return switch (kind) {
             case ENTITY_NOT_FOUND, ENTITY_DISABLED, QUOTA_EXCEEDED, MESSAGE_SIZE_EXCEEDED, INVALID_OPERATION,
-                 ARGUMENT, ARGUMENT_OUT_OF_RANGE -> true;
+                 ARGUMENT, ARGUMENT_OUT_OF_RANGE,
+                 MESSAGE_NOT_FOUND -> true; // a scheduled message's partition gone (the entity made again)
             default -> false;
         };
     }

@@ -75,8 +75,9 @@ public final class TransactionCommit {
         }
     }
 
-    private CompletableFuture<Void> commit(TransactionalBatch batch, boolean mayCarry) {
+    private CompletableFuture<Void> commit(TransactionalBatch given, boolean mayCarry) {
         try {
+            TransactionalBatch batch = identified(given);
             Map<PartitionRef, Work> work = plan(batch);
             Shard shard = null;
             for (PartitionRef ref : work.keySet()) {
@@ -103,6 +104,28 @@ public final class TransactionCommit {
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }
+    }
+
+    /**
+     * The batch with a MessageId on every message sent or scheduled (given once, here: a message's partition may
+     * depend on it, and a commit carried to another node must land in the partition this node chose).
+     */
+    private static TransactionalBatch identified(TransactionalBatch batch) {
+        TransactionalBatch out = new TransactionalBatch();
+        for (TransactionalBatch.Send s : batch.sends()) {
+            List<Message> messages = new ArrayList<>(s.messages().size());
+            for (Message m : s.messages()) {
+                messages.add(MessageIds.withMessageId(m));
+            }
+            out.addSend(s.entityPath(), messages, s.via());
+        }
+        for (TransactionalBatch.Schedule s : batch.schedules()) {
+            out.addSchedule(new TransactionalBatch.Schedule(s.entityPath(), MessageIds.withMessageId(s.message()),
+                    s.sequenceNumber(), s.via()));
+        }
+        batch.cancels().forEach(out::addCancel);
+        batch.settlements().forEach(out::addSettlement);
+        return out;
     }
 
     /** What one partition does at commit. */

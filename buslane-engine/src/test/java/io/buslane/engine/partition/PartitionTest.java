@@ -281,4 +281,27 @@ class PartitionTest {
         assertThat(c.received).extracting(m -> m.message().messageId()).containsExactly("a1", "a2");
         assertThat(p.queue().sessionLockedUntil("a", T0, null)).isEqualTo(T0 + LOCK_MS);
     }
+
+    @Test
+    void aTopicsParkedMessageOutlivesTheSubscriptionHoldingIt() {
+        Partition topic = Partition.forTopic(20, "t", 0, false, Long.MAX_VALUE, Long.MAX_VALUE, ctx);
+        SubQueueState s1 = topic.addSubscription("s1", 21, settings(10, false, false), List.of());
+        SubQueueState s2 = topic.addSubscription("s2", 22, settings(10, false, false), List.of());
+        List<Transfer> forwarded = new java.util.ArrayList<>();
+        topic.setForwarder(forwarded::add);
+        assertThat(topic.viaOwner("s1")).isSameAs(s1);
+        topic.sendVia(topic.viaOwner("s1"), "dest", List.of(message("parked")), T0);
+        ctx.sync(); // durable: handed to the forwarder, not yet done
+        assertThat(forwarded).hasSize(1);
+        String key = forwarded.get(0).key();
+
+        topic.removeSubscription("s1");
+        assertThat(topic.subscriptionCounts("s2").transferMessageCount()).as("held by s2 now").isEqualTo(1);
+        assertThat(forwarded.get(0).owner()).isSameAs(s2);
+        assertThat(forwarded.get(0).key()).as("the transfer key names the topic, unchanged").isEqualTo(key)
+                .startsWith("20/0/v/");
+        topic.transferDone(forwarded.get(0));
+        assertThat(topic.transferCount()).isZero();
+        assertThat(topic.subscriptionCounts("s2").transferMessageCount()).isZero();
+    }
 }
