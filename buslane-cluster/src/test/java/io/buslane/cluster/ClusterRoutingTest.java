@@ -262,11 +262,10 @@ class ClusterRoutingTest {
         seen.add("state on a queue without sessions " + outcome(() -> join(front.getSessionState(q, "s1"))));
         seen.add("send without session " + outcome(() -> join(front.send(sessionsOnB, List.of(text("x", "x"))))));
 
-        List<Message> batch = new ArrayList<>();
-        for (int i = 0; i < 12; i++) {
-            batch.add(text("pm" + i, "body" + i).toBuilder().partitionKey("key" + i).build());
+        for (int i = 0; i < 12; i++) { // one send per key: a batch with distinct keys is refused, as on the service
+            join(front.send(partitioned, List.of(text("pm" + i, "body" + i).toBuilder().partitionKey("key" + i)
+                    .build())));
         }
-        join(front.send(partitioned, batch));
         seen.add("partitioned " + join(front.counts(partitioned)));
         join(front.peek(EntityAddress.parse(partitioned), 0, 100, null)).forEach(m -> seen.add("p " + describe(m)));
         join(front.peek(EntityAddress.parse(partitioned), ((long) 3) << 48, 5, null))
@@ -543,11 +542,10 @@ class ClusterRoutingTest {
         assertThat(join(c.b().counts(onB)).activeMessageCount()).isZero();
         r.close();
 
-        List<Message> batch = new ArrayList<>();
-        for (int i = 0; i < 12; i++) {
-            batch.add(text("pm" + i, "body" + i).toBuilder().partitionKey("key" + i).build());
+        for (int i = 0; i < 12; i++) { // one send per key
+            join(c.b().send(partitioned, List.of(text("pm" + i, "body" + i).toBuilder().partitionKey("key" + i)
+                    .build())));
         }
-        join(c.b().send(partitioned, batch));
         Sink all = new Sink();
         Receiver p = c.a().createReceiver(EntityAddress.parse(partitioned), ReceiveMode.PEEK_LOCK, all);
         p.addCredit(100);

@@ -77,6 +77,7 @@ class MessagingConformanceTest extends ConformanceBase {
                       { "Name": "ttl", "Properties": {
                           "DefaultMessageTimeToLive": "PT1H", "DeadLetteringOnMessageExpiration": true } },
                       { "Name": "partitioned", "Properties": { "EnablePartitioning": true } },
+                      { "Name": "partitioned-batch", "Properties": { "EnablePartitioning": true } },
                       { "Name": "properties", "Properties": {} },
                       { "Name": "properties-binary", "Properties": {} },
                       { "Name": "properties-decimal", "Properties": {} },
@@ -538,6 +539,31 @@ class MessagingConformanceTest extends ConformanceBase {
         assertThat(partitionsOf(seqByBody, "free-")).hasSizeGreaterThan(1);
         got.forEach(receiver::complete);
         assertThat(peek(receiver, 30, 0)).isEmpty();
+    }
+
+    /**
+     * One send to a partitioned entity goes to one partition, whole: a batch whose messages carry distinct
+     * PartitionKeys is refused (the service's text and amqp:not-allowed), nothing of it stored; one key is fine.
+     */
+    @Test
+    void aBatchWithDistinctPartitionKeysToAPartitionedQueueIsRefusedWhole() {
+        ServiceBusSenderClient sender = sender("partitioned-batch");
+        ServiceBusMessageBatch mixed = sender.createMessageBatch();
+        assertThat(mixed.tryAddMessage(new ServiceBusMessage("a").setPartitionKey("key-a"))).isTrue();
+        assertThat(mixed.tryAddMessage(new ServiceBusMessage("b").setPartitionKey("key-b"))).isTrue();
+        assertThatThrownBy(() -> sender.sendMessages(mixed))
+                .hasMessageContaining("Batching brokered messages with distinct SessionId, PartitionKey, or MessageId");
+        ServiceBusReceiverClient receiver = receiver("partitioned-batch");
+        assertThat(peek(receiver, 10, 0)).as("nothing of the refused batch").isEmpty();
+        ServiceBusMessageBatch one = sender.createMessageBatch();
+        one.tryAddMessage(new ServiceBusMessage("c").setPartitionKey("key-a"));
+        one.tryAddMessage(new ServiceBusMessage("d").setPartitionKey("key-a"));
+        sender.sendMessages(one);
+        List<ServiceBusReceivedMessage> got = receive(receiver, 2);
+        assertThat(bodies(got)).containsExactlyInAnyOrder("c", "d");
+        assertThat(got).extracting(m -> m.getSequenceNumber() >>> 48)
+                .containsOnly(got.get(0).getSequenceNumber() >>> 48);
+        got.forEach(receiver::complete);
     }
 
     private static Set<Long> partitionsOf(Map<String, Long> seqByBody, String prefix) {
