@@ -3,7 +3,7 @@
 // Usage: BUSLANE_CONNECTION_STRING='Endpoint=sb://localhost:5672;...;UseDevelopmentEmulator=true;' node conformance.mjs
 //
 // Entities (declared in the broker's Config.json by JsSdkConformanceTest):
-//   js-queue, js-sessions (RequiresSession), js-schedule, js-peek, js-deadletter
+//   js-queue, js-sessions (RequiresSession), js-schedule, js-peek, js-deadletter, js-defer, js-ttl
 // Every check runs even if an earlier one failed; the exit code is 0 only if all passed.
 
 import assert from "node:assert/strict";
@@ -140,7 +140,8 @@ async function checkDeadLetter() {
     assert.equal(d.deadLetterReason, "BadPayload");
     assert.equal(d.deadLetterErrorDescription, "cannot parse");
     assert.equal(d.sequenceNumber.toNumber(), m.sequenceNumber.toNumber(), "same sequence number in the DLQ");
-    await dlq.completeMessage(d);
+    // #32 cause 11: the service refuses to dead-letter a message of the dead-letter queue (amqp:not-allowed)
+    await assert.rejects(dlq.deadLetterMessage(d), "a dead-lettered message cannot be dead-lettered again");
   } finally {
     await dlq.close();
     await receiver.close();
@@ -148,7 +149,65 @@ async function checkDeadLetter() {
   }
 }
 
-const checks = { checkSendReceive, checkSessions, checkSchedule, checkPeek, checkDeadLetter };
+// #32 cause 8: received, deferred, fetched by sequence number: the delivery that deferred it counts (the service
+// reports 1).
+async function checkDeferredDeliveryCount() {
+  const sender = client.createSender("js-defer");
+  const receiver = client.createReceiver("js-defer");
+  try {
+    await sender.sendMessages({ body: "later" });
+    const [m] = await receive(receiver, 1);
+    assert.ok(m, "message received");
+    assert.equal(m.deliveryCount, 0);
+    await receiver.deferMessage(m);
+    const [d] = await receiver.receiveDeferredMessages(m.sequenceNumber);
+    assert.ok(d, "deferred message received by its sequence number");
+    assert.equal(d.deliveryCount, 1, "the first delivery counts");
+    await receiver.completeMessage(d);
+  } finally {
+    await receiver.close();
+    await sender.close();
+  }
+}
+
+// #32 cause 7: the SDK reads the time-to-live back as the sender's absolute-expiry-time minus its creation-time,
+// which must come back as sent (the broker's own expiry counts from enqueuing: the TTL drifted by the send's
+// latency). The SDK itself sends at most the header's 2^32-1 ms.
+async function checkTimeToLiveComesBackAsSent() {
+  const sender = client.createSender("js-ttl");
+  const receiver = client.createReceiver("js-ttl");
+  try {
+    const sixtyDays = 60 * 24 * 3600 * 1000;
+    await sender.sendMessages([{ body: "long", timeToLive: sixtyDays }, { body: "short", timeToLive: 600_000 }]);
+    const got = await receive(receiver, 2);
+    assert.deepEqual(got.map((m) => m.body), ["long", "short"]);
+    assert.equal(got[0].timeToLive, 4294967295, "as the SDK sent it: capped at 2^32-1 ms");
+    assert.equal(got[1].timeToLive, 600_000);
+    for (const m of got) await receiver.completeMessage(m);
+  } finally {
+    await receiver.close();
+    await sender.close();
+  }
+}
+
+// #32 cause 10: the service names a missing entity by its address.
+async function checkNotFoundNamesTheAddress() {
+  const sender = client.createSender("js-missing");
+  try {
+    await assert.rejects(sender.sendMessages({ body: "nowhere" }), (e) => {
+      assert.equal(e.code, "MessagingEntityNotFound");
+      assert.match(e.message, /The messaging entity 'sb:\/\/localhost\/js-missing' could not be found\./);
+      return true;
+    });
+  } finally {
+    await sender.close();
+  }
+}
+
+const checks = {
+  checkSendReceive, checkSessions, checkSchedule, checkPeek, checkDeadLetter, checkDeferredDeliveryCount,
+  checkTimeToLiveComesBackAsSent, checkNotFoundNamesTheAddress,
+};
 let failed = 0;
 for (const [name, check] of Object.entries(checks)) {
   const t0 = Date.now();

@@ -34,7 +34,9 @@ class JsSdkConformanceTest {
                       { "Name": "js-sessions", "Properties": { "RequiresSession": true } },
                       { "Name": "js-schedule" },
                       { "Name": "js-peek" },
-                      { "Name": "js-deadletter" }
+                      { "Name": "js-deadletter" },
+                      { "Name": "js-defer" },
+                      { "Name": "js-ttl" }
                     ],
                     "Topics": []
                   }

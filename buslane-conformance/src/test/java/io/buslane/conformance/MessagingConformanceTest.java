@@ -78,6 +78,7 @@ class MessagingConformanceTest extends ConformanceBase {
                           "DefaultMessageTimeToLive": "PT1H", "DeadLetteringOnMessageExpiration": true } },
                       { "Name": "partitioned", "Properties": { "EnablePartitioning": true } },
                       { "Name": "partitioned-batch", "Properties": { "EnablePartitioning": true } },
+                      { "Name": "header-echo" },
                       { "Name": "properties", "Properties": {} },
                       { "Name": "properties-binary", "Properties": {} },
                       { "Name": "properties-decimal", "Properties": {} },
@@ -564,6 +565,24 @@ class MessagingConformanceTest extends ConformanceBase {
         assertThat(got).extracting(m -> m.getSequenceNumber() >>> 48)
                 .containsOnly(got.get(0).getSequenceNumber() >>> 48);
         got.forEach(receiver::complete);
+    }
+
+    /**
+     * The AMQP header as sent comes back (the Java SDK's receiveAndValidateProperties: first-acquirer, durable and
+     * priority; #32 cause 15).
+     */
+    @Test
+    void theHeaderASenderSetComesBack() {
+        ServiceBusMessage sent = new ServiceBusMessage("with a header");
+        sent.getRawAmqpMessage().getHeader().setFirstAcquirer(true).setDurable(true).setPriority((short) 2);
+        sender("header-echo").sendMessage(sent);
+        ServiceBusReceiverClient receiver = receiver("header-echo");
+        ServiceBusReceivedMessage got = receiveOne(receiver);
+        com.azure.core.amqp.models.AmqpMessageHeader h = got.getRawAmqpMessage().getHeader();
+        assertThat(h.isFirstAcquirer()).isTrue();
+        assertThat(h.isDurable()).isTrue();
+        assertThat(h.getPriority()).isEqualTo((short) 2);
+        receiver.complete(got);
     }
 
     private static Set<Long> partitionsOf(Map<String, Long> seqByBody, String prefix) {

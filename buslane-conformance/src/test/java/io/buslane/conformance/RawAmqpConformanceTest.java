@@ -82,6 +82,8 @@ class RawAmqpConformanceTest extends RawAmqpBase {
                       { "Name": "raw-sessions", "Properties": { "RequiresSession": true } },
                       { "Name": "raw-session-owner", "Properties": { "RequiresSession": true } },
                       { "Name": "raw-session-pending", "Properties": { "RequiresSession": true } },
+                      { "Name": "raw-expiry" },
+                      { "Name": "raw-drain-echo" },
                       { "Name": "raw-session-leaving", "Properties": { "RequiresSession": true } }
                     ],
                     "Topics": []
@@ -221,16 +223,54 @@ class RawAmqpConformanceTest extends RawAmqpBase {
 
     // ------------------------------------------------------------------------------------------------ links
 
+    /**
+     * The service names a missing entity by its full address, the host as the client's open frame gave it (#32
+     * cause 10: the JavaScript SDK's tests match it).
+     */
     @Test
     void attachToAMissingQueueIsNotFoundWithTheSdkWording() throws Exception {
-        try (Connection c = connectPlain(KEY_NAME, KEY)) {
+        try (Connection c = client.connect("127.0.0.1", broker.amqpPort(),
+                plainOptions(KEY_NAME, KEY).virtualHost("localhost"))) {
             ErrorCondition sendError = linkError(c.openSender("nope"));
             assertThat(sendError.condition()).isEqualTo("amqp:not-found");
-            assertThat(sendError.description()).isEqualTo("The messaging entity 'nope' could not be found.");
+            assertThat(sendError.description())
+                    .isEqualTo("The messaging entity 'sb://localhost/nope' could not be found.");
 
             ErrorCondition receiveError = linkError(c.openReceiver("nope"));
             assertThat(receiveError.condition()).isEqualTo("amqp:not-found");
-            assertThat(receiveError.description()).isEqualTo("The messaging entity 'nope' could not be found.");
+            assertThat(receiveError.description())
+                    .isEqualTo("The messaging entity 'sb://localhost/nope' could not be found.");
+        }
+    }
+
+    /**
+     * A drain is answered with the link's flow state even when a transfer used the credit up (AMQP 1.0 2.6.7): the
+     * client's {@code flow{link-credit 1, drain true}} on a queue holding a message gets the message and then a
+     * flow with drain set and no credit left (#32 cause 12: the JavaScript SDK gave up on the link after 200 ms).
+     */
+    @Test
+    void aDrainWhoseCreditATransferUsedUpIsStillAnsweredWithAFlow() throws Exception {
+        try (Connection c = connectPlain(KEY_NAME, KEY)) {
+            c.openSender("raw-drain-echo").send(Message.create("one")).awaitAccepted(10, TimeUnit.SECONDS);
+        }
+        try (RawAmqpConnection raw = RawAmqpConnection.connect(broker.amqpPort())) {
+            raw.setReadTimeout(10_000);
+            raw.saslHeader();
+            raw.saslInit("PLAIN", RawAmqpConnection.plainResponse(KEY_NAME, KEY));
+            raw.amqpHeader();
+            raw.open(0);
+            raw.begin(0);
+            raw.attachReceiver(0, "drained", "raw-drain-echo");
+            raw.expect(org.apache.qpid.proton.amqp.transport.Attach.class);
+            raw.flow(0, 0, 1, true);
+            raw.expect(org.apache.qpid.proton.amqp.transport.Transfer.class);
+            org.apache.qpid.proton.amqp.transport.Flow answer;
+            do { // a session's own flow names no link
+                answer = raw.expect(org.apache.qpid.proton.amqp.transport.Flow.class);
+            } while (answer.getHandle() == null);
+            assertThat(answer.getDrain()).isTrue();
+            assertThat(answer.getLinkCredit()).isEqualTo(org.apache.qpid.proton.amqp.UnsignedInteger.ZERO);
+            assertThat(answer.getDeliveryCount()).isEqualTo(org.apache.qpid.proton.amqp.UnsignedInteger.ONE);
         }
     }
 
@@ -464,6 +504,28 @@ class RawAmqpConformanceTest extends RawAmqpBase {
             pending.openFuture().get(10, TimeUnit.SECONDS);
             assertThat(status(mgmt.response(id))).as("answered for the link once it holds s1\n%s",
                     broker.logTail(4000)).isEqualTo(200);
+        }
+    }
+
+    /**
+     * The bare message is immutable: the sender's creation-time and absolute-expiry-time come back as sent (the
+     * JavaScript SDK reads its time-to-live back as their difference), also for a time-to-live too long for the
+     * header's uint (#32 cause 7: the broker wrote its own expiry, so the TTL drifted and was cut at 49.7 days).
+     */
+    @Test
+    void theSendersCreationAndExpiryTimesComeBackAsSent() throws Exception {
+        try (Connection c = connectPlain(KEY_NAME, KEY)) {
+            long created = System.currentTimeMillis() - 1234;
+            long sixtyDays = 60L * 24 * 3600 * 1000;
+            Message<String> m = Message.create("lives long");
+            m.creationTime(created);
+            m.absoluteExpiryTime(created + sixtyDays);
+            c.openSender("raw-expiry").send(m).awaitAccepted(10, TimeUnit.SECONDS);
+            Delivery d = c.openReceiver("raw-expiry").receive(10, TimeUnit.SECONDS);
+            assertThat(d).isNotNull();
+            assertThat(d.message().creationTime()).isEqualTo(created);
+            assertThat(d.message().absoluteExpiryTime()).isEqualTo(created + sixtyDays);
+            d.accept();
         }
     }
 

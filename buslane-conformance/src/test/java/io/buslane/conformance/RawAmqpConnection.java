@@ -214,6 +214,37 @@ final class RawAmqpConnection implements AutoCloseable {
         writeFrame(TYPE_AMQP, 0, attach);
     }
 
+    /** Sends a receiver attach (role=receiver, peek-lock) from {@code address} on channel 0. */
+    void attachReceiver(int handle, String name, String address) throws IOException {
+        org.apache.qpid.proton.amqp.transport.Attach attach = new org.apache.qpid.proton.amqp.transport.Attach();
+        attach.setName(name);
+        attach.setHandle(UnsignedInteger.valueOf(handle));
+        attach.setRole(org.apache.qpid.proton.amqp.transport.Role.RECEIVER);
+        attach.setSndSettleMode(org.apache.qpid.proton.amqp.transport.SenderSettleMode.UNSETTLED);
+        attach.setRcvSettleMode(org.apache.qpid.proton.amqp.transport.ReceiverSettleMode.FIRST);
+        org.apache.qpid.proton.amqp.messaging.Source source = new org.apache.qpid.proton.amqp.messaging.Source();
+        source.setAddress(address);
+        attach.setSource(source);
+        org.apache.qpid.proton.amqp.messaging.Target target = new org.apache.qpid.proton.amqp.messaging.Target();
+        target.setAddress("raw-client-" + handle);
+        attach.setTarget(target);
+        writeFrame(TYPE_AMQP, 0, attach);
+    }
+
+    /** Sends a link flow on channel 0: {@code credit} for the link {@code handle}, with drain as given. */
+    void flow(int handle, long deliveryCount, int credit, boolean drain) throws IOException {
+        org.apache.qpid.proton.amqp.transport.Flow flow = new org.apache.qpid.proton.amqp.transport.Flow();
+        flow.setNextIncomingId(UnsignedInteger.ZERO);
+        flow.setIncomingWindow(UnsignedInteger.valueOf(1000));
+        flow.setNextOutgoingId(UnsignedInteger.ZERO);
+        flow.setOutgoingWindow(UnsignedInteger.valueOf(1000));
+        flow.setHandle(UnsignedInteger.valueOf(handle));
+        flow.setDeliveryCount(UnsignedInteger.valueOf(deliveryCount));
+        flow.setLinkCredit(UnsignedInteger.valueOf(credit));
+        flow.setDrain(drain);
+        writeFrame(TYPE_AMQP, 0, flow);
+    }
+
     /**
      * Reads until the broker closes the socket, up to {@code timeoutMs}; returns the last performative read (e.g. a
      * close frame), or throws if the socket is still open after the timeout.

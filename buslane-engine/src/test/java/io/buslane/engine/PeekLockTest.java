@@ -338,7 +338,7 @@ class PeekLockTest {
             assertThat(d.state()).isEqualTo(MessageState.DEFERRED);
             assertThat(d.lockToken()).isNotNull();
             assertThat(d.lockedUntilMs()).isEqualTo(h.clock.epochMillis() + LOCK.toMillis());
-            assertThat(d.deliveryCount()).isZero();
+            assertThat(d.deliveryCount()).as("the delivery that deferred it counts, as on the service").isEqualTo(1);
             assertThat(d.message().applicationProperties()).containsEntry("deferred-by", "test");
 
             // while locked it cannot be received by number again
@@ -365,6 +365,7 @@ class PeekLockTest {
 
             ReceivedMessage d1 = h.await(h.engine.receiveDeferred(addr("q"), seqs, ReceiveMode.PEEK_LOCK, null))
                     .get(0);
+            assertThat(d1.deliveryCount()).isEqualTo(1); // the first delivery
             h.await(h.engine.abandon(addr("q"), d1.lockToken(), null));
             r.addCredit(5);
             h.engine.runUntilIdle();
@@ -373,13 +374,13 @@ class PeekLockTest {
             ReceivedMessage d2 = h.await(h.engine.receiveDeferred(addr("q"), seqs, ReceiveMode.PEEK_LOCK, null))
                     .get(0);
             assertThat(d2.state()).isEqualTo(MessageState.DEFERRED);
-            assertThat(d2.deliveryCount()).isEqualTo(1);
+            assertThat(d2.deliveryCount()).isEqualTo(2);
             // a deferred lock that expires counts too and keeps the message deferred
             h.advance(LOCK.plusMillis(1));
             assertThat(sink.take()).isEmpty();
             ReceivedMessage d3 = h.await(h.engine.receiveDeferred(addr("q"), seqs, ReceiveMode.RECEIVE_AND_DELETE,
                     null)).get(0);
-            assertThat(d3.deliveryCount()).isEqualTo(2);
+            assertThat(d3.deliveryCount()).isEqualTo(3);
             assertThat(d3.lockToken()).isNull();
             assertThat(counts(h, "q").activeMessageCount()).isZero();
         }
@@ -495,6 +496,8 @@ class PeekLockTest {
             ReceivedMessage d3 = dlqSink.take().get(0);
             assertThat(d3.deliveryCount()).isZero();
 
+            // dead-lettering it again is refused, as on the service (amqp:not-allowed), and it stays locked here
+            assertFails(h, dlq.deadLetter(d3.lockToken(), "Again", "twice", null), ErrorKind.INVALID_OPERATION);
             h.await(dlq.complete(d3.lockToken()));
             assertThat(counts(h, "q").deadLetterMessageCount()).isZero();
         }

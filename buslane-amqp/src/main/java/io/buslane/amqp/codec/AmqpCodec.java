@@ -513,7 +513,9 @@ public final class AmqpCodec {
         b.priority(h.getPriority() == null ? DEFAULT_PRIORITY : (int) h.getPriority().longValue());
         UnsignedInteger ttl = h.getTtl();
         b.timeToLiveMs(ttl == null || ttl.longValue() == 0 ? null : ttl.longValue());
-        // delivery-count and first-acquirer are the broker's business on output: ignored.
+        // the sender's first-acquirer is handed back as sent (the Java SDK's tests expect it); delivery-count is
+        // the broker's business on output: ignored
+        b.firstAcquirer(Boolean.TRUE.equals(h.getFirstAcquirer()));
     }
 
     private static void applyMessageAnnotations(Message.Builder b, MessageAnnotations section)
@@ -745,6 +747,9 @@ public final class AmqpCodec {
         if (m.durable()) {
             h.setDurable(Boolean.TRUE);
         }
+        if (m.firstAcquirer()) {
+            h.setFirstAcquirer(Boolean.TRUE);
+        }
         if (m.priority() != DEFAULT_PRIORITY) {
             h.setPriority(UnsignedByte.valueOf((byte) Math.max(0, Math.min(255, m.priority()))));
         }
@@ -797,8 +802,13 @@ public final class AmqpCodec {
             p.setContentEncoding(Symbol.valueOf(m.contentEncoding()));
             any = true;
         }
-        if (r.expiresAtMs() != Long.MAX_VALUE) {
-            p.setAbsoluteExpiryTime(new Date(r.expiresAtMs())); // the broker's value is authoritative on output
+        if (m.absoluteExpiryTimeMs() != null) {
+            // the bare message is immutable: the sender's value as sent (the SDKs read the time-to-live back as
+            // absolute-expiry-time minus creation-time; the broker's own expiry is the header's ttl from enqueuing)
+            p.setAbsoluteExpiryTime(new Date(m.absoluteExpiryTimeMs()));
+            any = true;
+        } else if (r.expiresAtMs() != Long.MAX_VALUE) {
+            p.setAbsoluteExpiryTime(new Date(r.expiresAtMs()));
             any = true;
         }
         if (m.creationTimeMs() != null) {

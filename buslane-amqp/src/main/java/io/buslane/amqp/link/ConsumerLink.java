@@ -267,6 +267,12 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
                     granted -= returned;
                 }
                 if (!closed && sender.getDrain()) {
+                    if (sender.getCredit() == 0 && sender instanceof org.apache.qpid.proton.engine.impl.SenderImpl s) {
+                        // transfers used the credit up: proton-j writes a drain's flow only when it drains some
+                        // credit, and AMQP (2.6.7) still owes the receiver that flow; one local unit to drain
+                        // makes it write the flow (link-credit 0, delivery-count from the transport's own count)
+                        s.setCredit(1);
+                    }
                     sender.drained();
                 }
             }));

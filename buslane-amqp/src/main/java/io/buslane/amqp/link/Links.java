@@ -33,15 +33,35 @@ public final class Links {
 
     /** Refuses an attach with the condition and description of a broker error. */
     public static void refuse(Link link, BrokerException error) {
-        refuse(link, error.kind().amqpCondition(), error.description());
+        refuse(link, error.kind().amqpCondition(), error.descriptionFor(hostOf(link)));
     }
 
     /** Detaches an open link with an error. */
     public static void detach(Link link, BrokerException error) {
         if (link.getLocalState() == EndpointState.ACTIVE) {
-            link.setCondition(new ErrorCondition(Symbol.valueOf(error.kind().amqpCondition()), error.description()));
+            link.setCondition(new ErrorCondition(Symbol.valueOf(error.kind().amqpCondition()),
+                    error.descriptionFor(hostOf(link))));
             link.close();
         }
+    }
+
+    /**
+     * The host the client addressed the namespace by (its open frame's hostname, without a port), as the service
+     * names entities in errors ({@code sb://host/queue}); null when the client sent none.
+     */
+    public static String hostOf(Link link) {
+        org.apache.qpid.proton.engine.Connection c = link.getSession() == null ? null
+                : link.getSession().getConnection();
+        String h = c == null ? null : c.getRemoteHostname();
+        if (h == null || h.isEmpty()) {
+            return null;
+        }
+        if (h.startsWith("[")) {
+            int close = h.indexOf(']');
+            return close > 0 ? h.substring(0, close + 1) : h;
+        }
+        int colon = h.indexOf(':');
+        return colon >= 0 && h.indexOf(':', colon + 1) < 0 ? h.substring(0, colon) : h;
     }
 
     /**

@@ -158,7 +158,7 @@ public final class ProducerLink implements LinkHandler {
                 Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                         ? failure.getCause() : failure;
                 if (cause instanceof BrokerException be) {
-                    settle(d, rejected(be.kind().amqpCondition(), be.description()));
+                    settle(d, rejected(be.kind().amqpCondition(), be.descriptionFor(Links.hostOf(receiver))));
                 } else {
                     settle(d, rejected("amqp:internal-error", String.valueOf(cause)));
                 }

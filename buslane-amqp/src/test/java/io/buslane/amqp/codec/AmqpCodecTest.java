@@ -177,7 +177,7 @@ class AmqpCodecTest {
         assertThat(back.getHeader().getPriority()).isEqualTo(UnsignedByte.valueOf((byte) 7));
         assertThat(back.getHeader().getTtl()).isEqualTo(UnsignedInteger.valueOf(60_000));
         assertThat(back.getHeader().getDeliveryCount()).isEqualTo(UnsignedInteger.ZERO);
-        assertThat(back.getHeader().getFirstAcquirer()).isNull();
+        assertThat(back.getHeader().getFirstAcquirer()).as("the sender's, handed back (#32 cause 15)").isTrue();
         Properties bp = back.getProperties();
         assertThat(bp.getMessageId()).isEqualTo("msg-1");
         assertThat(bp.getUserId()).isEqualTo(new Binary(new byte[] {1, 2, 3}));
@@ -187,7 +187,8 @@ class AmqpCodecTest {
         assertThat(bp.getCorrelationId()).isEqualTo("corr-1");
         assertThat((Object) bp.getContentType()).isEqualTo(Symbol.valueOf("application/json"));
         assertThat((Object) bp.getContentEncoding()).isEqualTo(Symbol.valueOf("gzip"));
-        assertThat(bp.getAbsoluteExpiryTime()).isEqualTo(new Date(expiresAt));
+        // the bare message as sent: the sender's absolute-expiry-time, not the broker's expiry (#32 cause 7)
+        assertThat(bp.getAbsoluteExpiryTime()).isEqualTo(new Date(ENQUEUED + 99));
         assertThat(bp.getCreationTime()).isEqualTo(new Date(ENQUEUED - 1000));
         assertThat(bp.getGroupId()).isEqualTo("session-1");
         assertThat(bp.getGroupSequence()).isEqualTo(UnsignedInteger.valueOf(4_000_000_000L));

@@ -2,7 +2,6 @@ package io.buslane.engine.entity;
 
 import io.buslane.common.auth.Right;
 
-import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
 
@@ -11,7 +10,8 @@ import java.util.Set;
  * a key name with a primary and a secondary key, and the rights a token signed with either grants on that entity
  * only. Immutable.
  *
- * @param rights       as given (not expanded: {@code Manage} is stored as the service echoes it)
+ * @param rights       as given, in the order given (not expanded: {@code Manage} is stored, and listed in its
+ *                     place, as the service echoes it)
  * @param claimType    {@code SharedAccessKey} for the rules the SDKs create
  * @param claimValue   {@code None} for the rules the SDKs create
  * @param createdAtMs  when the rule was created (epoch ms)
@@ -35,7 +35,7 @@ public record AuthorizationRule(String keyName, String primaryKey, String second
             throw new IllegalArgumentException("The authorization rule '" + keyName + "' must grant at least one of "
                     + "Listen, Send and Manage.");
         }
-        rights = Set.copyOf(EnumSet.copyOf(rights));
+        rights = java.util.Collections.unmodifiableSet(new java.util.LinkedHashSet<>(rights)); // the order given
         claimType = claimType == null || claimType.isEmpty() ? SHARED_ACCESS_KEY : claimType;
         claimValue = claimValue == null || claimValue.isEmpty() ? "None" : claimValue;
     }

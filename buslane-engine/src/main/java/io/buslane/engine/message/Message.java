@@ -43,6 +43,8 @@ public final class Message {
     private final String replyToSessionId;
     private final Long timeToLiveMs;
     private final boolean durable;
+    /** The header's first-acquirer as the sender set it (kept and handed back, as the service does). */
+    private final boolean firstAcquirer;
     private final int priority;
     private final Long scheduledEnqueueTimeMs;
     private final String partitionKey;
@@ -69,6 +71,7 @@ public final class Message {
         this.replyToSessionId = b.replyToSessionId;
         this.timeToLiveMs = b.timeToLiveMs;
         this.durable = b.durable;
+        this.firstAcquirer = b.firstAcquirer;
         this.priority = b.priority;
         this.scheduledEnqueueTimeMs = b.scheduledEnqueueTimeMs;
         this.partitionKey = b.partitionKey;
@@ -123,6 +126,7 @@ public final class Message {
         b.replyToSessionId = replyToSessionId;
         b.timeToLiveMs = timeToLiveMs;
         b.durable = durable;
+        b.firstAcquirer = firstAcquirer;
         b.priority = priority;
         b.scheduledEnqueueTimeMs = scheduledEnqueueTimeMs;
         b.partitionKey = partitionKey;
@@ -161,6 +165,7 @@ public final class Message {
     /** The message's own time-to-live, or null when it has none (the entity default applies). */
     public Long timeToLiveMs() { return timeToLiveMs; }
     public boolean durable() { return durable; }
+    public boolean firstAcquirer() { return firstAcquirer; }
     public int priority() { return priority; }
     /** The requested scheduled enqueue time, or null. */
     public Long scheduledEnqueueTimeMs() { return scheduledEnqueueTimeMs; }
@@ -209,6 +214,7 @@ public final class Message {
         private String replyToSessionId;
         private Long timeToLiveMs;
         private boolean durable = true;
+        private boolean firstAcquirer;
         private int priority = 4;
         private Long scheduledEnqueueTimeMs;
         private String partitionKey;
@@ -237,6 +243,7 @@ public final class Message {
         public Builder replyToSessionId(String v) { this.replyToSessionId = v; return this; }
         public Builder timeToLiveMs(Long v) { this.timeToLiveMs = v; return this; }
         public Builder durable(boolean v) { this.durable = v; return this; }
+        public Builder firstAcquirer(boolean v) { this.firstAcquirer = v; return this; }
         public Builder priority(int v) { this.priority = v; return this; }
         public Builder scheduledEnqueueTimeMs(Long v) { this.scheduledEnqueueTimeMs = v; return this; }
         public Builder partitionKey(String v) { this.partitionKey = v; return this; }

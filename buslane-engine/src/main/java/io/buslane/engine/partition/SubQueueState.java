@@ -436,6 +436,9 @@ public final class SubQueueState {
             ctx().cancel(e.ttlTimer);
         }
         e.status = Entry.DEFERRED;
+        // the delivery that deferred it counts, as on the service: received by sequence number it reports one more
+        // (never dead-lettered here: MaxDeliveryCount applies when a delivery is abandoned or its lock runs out)
+        e.deliveryCount++;
         log().entryUpdated(e);
     }
 
@@ -443,24 +446,18 @@ public final class SubQueueState {
     public void deadLetter(UUID lockToken, String reason, String description,
                            Map<String, Object> propertiesToModify, long nowMs) {
         Entry e = lockedEntry(lockToken, nowMs);
-        unlock(e);
         if (kind != SubQueue.MAIN) {
-            // already dead-lettered: record the new reason and keep it here
-            Map<String, Object> props = new LinkedHashMap<>();
-            if (propertiesToModify != null) {
-                props.putAll(propertiesToModify);
-            }
-            putIfNotNull(props, DeadLetterReasons.DEAD_LETTER_REASON, reason);
-            putIfNotNull(props, DeadLetterReasons.DEAD_LETTER_DESCRIPTION, description);
-            modify(e, props);
-            e.status = Entry.AVAILABLE;
-            returnToReady(e);
-            log().entryUpdated(e);
-            pump();
-            return;
+            // the service refuses it (amqp:not-allowed; the JavaScript SDK's tests expect the refusal), and the
+            // message stays locked by its receiver
+            throw new BrokerException(ErrorKind.INVALID_OPERATION, DEAD_LETTER_TWICE_TEXT);
         }
+        unlock(e);
         moveToDeadLetter(e, reason, description, propertiesToModify);
     }
+
+    /** Why a message of a dead-letter queue cannot be dead-lettered (the service's text is not known). */
+    public static final String DEAD_LETTER_TWICE_TEXT = "The message is in a dead-letter queue already: it cannot be "
+            + "dead-lettered again. Complete, abandon or defer it.";
 
     /** Renews a message lock; returns the new locked-until time. */
     public long renewLock(UUID lockToken, long nowMs) {

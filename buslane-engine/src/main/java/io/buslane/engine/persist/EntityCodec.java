@@ -115,6 +115,14 @@ public final class EntityCodec {
             w.writeLong(a.createdAtMs());
             w.writeLong(a.modifiedAtMs());
         }
+        // appended: each rule's rights in the order given (the mask above keeps none); a description written before
+        // has none, its rights come back in the mask's order
+        for (AuthorizationRule a : rules) {
+            w.writeVarInt(a.rights().size());
+            for (Right right : a.rights()) {
+                w.writeByte(rightBit(right));
+            }
+        }
     }
 
     /** A right's bit in the stored mask: Manage 1, Send 2, Listen 4 (fixed, whatever the enum's order). */
@@ -146,7 +154,25 @@ public final class EntityCodec {
             rules.add(new AuthorizationRule(keyName, primary, secondary, rights, r.readString(), r.readString(),
                     r.readLong(), r.readLong()));
         }
-        return rules;
+        if (!r.hasRemaining()) {
+            return rules;
+        }
+        List<AuthorizationRule> ordered = new ArrayList<>(n);
+        for (AuthorizationRule a : rules) {
+            int count = r.readVarInt();
+            Set<Right> inOrder = new java.util.LinkedHashSet<>();
+            for (int k = 0; k < count; k++) {
+                int bit = r.readUnsignedByte();
+                for (Right right : Right.values()) {
+                    if (rightBit(right) == bit) {
+                        inOrder.add(right);
+                    }
+                }
+            }
+            ordered.add(inOrder.equals(a.rights()) ? new AuthorizationRule(a.keyName(), a.primaryKey(),
+                    a.secondaryKey(), inOrder, a.claimType(), a.claimValue(), a.createdAtMs(), a.modifiedAtMs()) : a);
+        }
+        return ordered;
     }
 
     public static void writeTopic(RecordWriter w, TopicProperties t) {

@@ -48,7 +48,9 @@ public final class MessageCodec {
     static final int F_GROUP_SEQUENCE = 1 << 17;
     static final int F_REPLY_TO_SESSION_ID = 1 << 18;
     static final int F_VIA_PARTITION_KEY = 1 << 19;
-    private static final int KNOWN_FLAGS = (1 << 20) - 1;
+    /** The header's first-acquirer as sent (a flag, no field). */
+    static final int F_FIRST_ACQUIRER = 1 << 20;
+    private static final int KNOWN_FLAGS = (1 << 21) - 1;
 
     private MessageCodec() {
     }
@@ -192,6 +194,7 @@ public final class MessageCodec {
             ValueCodec.readStringMap(r, b::annotation);
         }
         b.durable((flags & F_DURABLE) != 0);
+        b.firstAcquirer((flags & F_FIRST_ACQUIRER) != 0);
         b.priority(r.readSignedVarInt());
         b.bodyFormat(r.readSignedVarInt());
         b.encodedSize(r.readVarInt());
@@ -260,6 +263,9 @@ public final class MessageCodec {
         }
         if (m.durable()) {
             f |= F_DURABLE;
+        }
+        if (m.firstAcquirer()) {
+            f |= F_FIRST_ACQUIRER;
         }
         return f;
     }

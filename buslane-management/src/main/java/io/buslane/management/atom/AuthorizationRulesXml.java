@@ -8,7 +8,6 @@ import java.security.SecureRandom;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 
@@ -41,7 +40,7 @@ final class AuthorizationRulesXml {
                         + "supported, found '" + type + "'.");
             }
             Fields f = new Fields(r);
-            Set<Right> rights = EnumSet.noneOf(Right.class);
+            Set<Right> rights = new java.util.LinkedHashSet<>(); // kept in the order sent, as the service echoes it
             Element rightsElement = AtomReader.child(r, "Rights");
             if (rightsElement != null) {
                 for (Element a : AtomReader.children(rightsElement, "AccessRights")) {
@@ -96,10 +95,8 @@ final class AuthorizationRulesXml {
             o.leaf("ClaimType", a.claimType());
             o.leaf("ClaimValue", a.claimValue());
             o.open("Rights");
-            for (Right right : List.of(Right.LISTEN, Right.SEND, Right.MANAGE)) {
-                if (a.rights().contains(right)) {
-                    o.leaf("AccessRights", right.displayName());
-                }
+            for (Right right : a.rights()) {
+                o.leaf("AccessRights", right.displayName());
             }
             o.close();
             o.leaf("CreatedTime", XmlTimes.format(a.createdAtMs()));

@@ -48,7 +48,24 @@ final class DescriptionReader {
         // a description replaces the rules: the SDKs leave the element out when there is none
         b.authorizationRules(rules == null ? List.of()
                 : AuthorizationRulesXml.read(rules, System.currentTimeMillis()));
-        return b.build();
+        QueueProperties read = b.build();
+        long perPartition = perPartitionSize(read.enablePartitioning(), read.maxSizeInMegabytes());
+        return perPartition == read.maxSizeInMegabytes() ? read : read.toBuilder().maxSizeInMegabytes(perPartition)
+                .build();
+    }
+
+    /**
+     * The service reports a partitioned entity's size as its 16 partitions' sum (1,024 MB given: 16,384 reported),
+     * and the SDKs send that back when they update a description they read: one of those sums
+     * ({@link DescriptionWriter#PARTITIONED_SIZES}) on a partitioned entity means its sixteenth.
+     */
+    static long perPartitionSize(boolean partitioned, long maxSizeInMegabytes) {
+        if (partitioned && maxSizeInMegabytes % DescriptionWriter.PARTITIONS == 0
+                && java.util.Arrays.stream(DescriptionWriter.PARTITIONED_SIZES)
+                        .anyMatch(v -> v == maxSizeInMegabytes / DescriptionWriter.PARTITIONS)) {
+            return maxSizeInMegabytes / DescriptionWriter.PARTITIONS;
+        }
+        return maxSizeInMegabytes;
     }
 
     static TopicProperties topic(String name, Element d, TopicProperties base) {
@@ -70,7 +87,10 @@ final class DescriptionReader {
         // a description replaces the rules: the SDKs leave the element out when there is none
         b.authorizationRules(rules == null ? List.of()
                 : AuthorizationRulesXml.read(rules, System.currentTimeMillis()));
-        return b.build();
+        TopicProperties read = b.build();
+        long perPartition = perPartitionSize(read.enablePartitioning(), read.maxSizeInMegabytes());
+        return perPartition == read.maxSizeInMegabytes() ? read : read.toBuilder().maxSizeInMegabytes(perPartition)
+                .build();
     }
 
     static SubscriptionProperties subscription(String topic, String name, Element d, SubscriptionProperties base) {

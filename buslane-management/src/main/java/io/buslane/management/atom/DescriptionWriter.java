@@ -32,7 +32,7 @@ final class DescriptionWriter {
         QueueProperties p = q.properties();
         root(o, "QueueDescription");
         o.leaf("LockDuration", XmlDurations.format(p.lockDuration()));
-        o.leaf("MaxSizeInMegabytes", p.maxSizeInMegabytes());
+        o.leaf("MaxSizeInMegabytes", reportedSize(p.enablePartitioning(), p.maxSizeInMegabytes()));
         o.leaf("RequiresDuplicateDetection", p.requiresDuplicateDetection());
         o.leaf("RequiresSession", p.requiresSession());
         o.leaf("DefaultMessageTimeToLive", XmlDurations.format(p.defaultMessageTimeToLive()));
@@ -59,11 +59,24 @@ final class DescriptionWriter {
         o.close();
     }
 
+    /** The partitions of a partitioned entity, each holding up to MaxSizeInMegabytes. */
+    static final int PARTITIONS = io.buslane.engine.entity.Limits.PARTITION_COUNT;
+    /** The sizes the service offers per partition (1 to 5 GB), whose sums it reports for a partitioned entity. */
+    static final long[] PARTITIONED_SIZES = {1024, 2048, 3072, 4096, 5120};
+
+    /**
+     * MaxSizeInMegabytes as the service reports it: a partitioned entity's is the sum of its partitions' (each holds
+     * up to the size given, here as there: 1,024 MB given on a partitioned queue is reported as 16,384).
+     */
+    static long reportedSize(boolean partitioned, long maxSizeInMegabytes) {
+        return partitioned ? maxSizeInMegabytes * PARTITIONS : maxSizeInMegabytes;
+    }
+
     static void topic(XmlOut o, TopicEntity t, RuntimeCounts c) {
         TopicProperties p = t.properties();
         root(o, "TopicDescription");
         o.leaf("DefaultMessageTimeToLive", XmlDurations.format(p.defaultMessageTimeToLive()));
-        o.leaf("MaxSizeInMegabytes", p.maxSizeInMegabytes());
+        o.leaf("MaxSizeInMegabytes", reportedSize(p.enablePartitioning(), p.maxSizeInMegabytes()));
         o.leaf("RequiresDuplicateDetection", p.requiresDuplicateDetection());
         o.leaf("DuplicateDetectionHistoryTimeWindow", XmlDurations.format(p.duplicateDetectionHistoryTimeWindow()));
         o.leaf("EnableBatchedOperations", p.enableBatchedOperations());

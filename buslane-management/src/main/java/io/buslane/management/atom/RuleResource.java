@@ -67,7 +67,9 @@ final class RuleResource {
 
     AdminResponse list(AdminRequest r) {
         SubscriptionEntity s = SubscriptionResource.require(engine, r.path());
-        Page<RuleProperties> page = Page.of(s.rules(), r);
+        List<RuleProperties> all = new ArrayList<>(s.rules());
+        all.sort(java.util.Comparator.comparing(rule -> rule.name().toLowerCase(java.util.Locale.ROOT)));
+        Page<RuleProperties> page = Page.of(all, r); // in name order, as the service lists them (and every list)
         List<AtomWriter.Entry> entries = new ArrayList<>();
         for (RuleProperties rule : page.items()) {
             entries.add(entry(s, rule));
