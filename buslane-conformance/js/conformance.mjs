@@ -3,7 +3,7 @@
 // Usage: BUSLANE_CONNECTION_STRING='Endpoint=sb://localhost:5672;...;UseDevelopmentEmulator=true;' node conformance.mjs
 //
 // Entities (declared in the broker's Config.json by JsSdkConformanceTest):
-//   js-queue, js-sessions (RequiresSession), js-schedule, js-peek, js-deadletter, js-defer, js-ttl
+//   js-queue, js-sessions (RequiresSession), js-schedule, js-peek, js-deadletter, js-defer, js-ttl, js-footer
 // Every check runs even if an earlier one failed; the exit code is 0 only if all passed.
 
 import assert from "node:assert/strict";
@@ -204,9 +204,26 @@ async function checkNotFoundNamesTheAddress() {
   }
 }
 
+// #32 cause 6: the SDK's AMQP library writes the footer before the body; the service accepts it and hands it back.
+async function checkFooterBeforeTheBody() {
+  const sender = client.createSender("js-footer");
+  const receiver = client.createReceiver("js-footer");
+  try {
+    await sender.sendMessages({ body: Buffer.from("with a footer"), bodyType: "data", footer: { sig: "abc" } });
+    const [m] = await receive(receiver, 1);
+    assert.ok(m, "the message with a footer was accepted and delivered");
+    assert.equal(Buffer.from(m.body).toString(), "with a footer");
+    assert.equal(m._rawAmqpMessage.footer?.sig, "abc", "the footer comes back");
+    await receiver.completeMessage(m);
+  } finally {
+    await receiver.close();
+    await sender.close();
+  }
+}
+
 const checks = {
   checkSendReceive, checkSessions, checkSchedule, checkPeek, checkDeadLetter, checkDeferredDeliveryCount,
-  checkTimeToLiveComesBackAsSent, checkNotFoundNamesTheAddress,
+  checkTimeToLiveComesBackAsSent, checkNotFoundNamesTheAddress, checkFooterBeforeTheBody,
 };
 let failed = 0;
 for (const [name, check] of Object.entries(checks)) {

@@ -67,6 +67,7 @@ public final class FuzzSeedRecorder {
             {"UserConfig": {"Namespaces": [{"Name": "sbemulatorns",
               "Queues": [{"Name": "js-queue"}, {"Name": "js-sessions", "Properties": {"RequiresSession": true}},
                          {"Name": "js-schedule"}, {"Name": "js-peek"}, {"Name": "js-deadletter"},
+                         {"Name": "js-defer"}, {"Name": "js-ttl"}, {"Name": "js-footer"},
                          {"Name": "q"}, {"Name": "sq", "Properties": {"RequiresSession": true}}],
               "Topics": [{"Name": "js-rules", "Subscriptions": [{"Name": "s"}]},
                          {"Name": "t", "Subscriptions": [{"Name": "s"}]}]}],

@@ -36,7 +36,8 @@ class JsSdkConformanceTest {
                       { "Name": "js-peek" },
                       { "Name": "js-deadletter" },
                       { "Name": "js-defer" },
-                      { "Name": "js-ttl" }
+                      { "Name": "js-ttl" },
+                      { "Name": "js-footer" }
                     ],
                     "Topics": []
                   }

@@ -79,6 +79,7 @@ class MessagingConformanceTest extends ConformanceBase {
                       { "Name": "partitioned", "Properties": { "EnablePartitioning": true } },
                       { "Name": "partitioned-batch", "Properties": { "EnablePartitioning": true } },
                       { "Name": "header-echo" },
+                      { "Name": "renew-after-close" },
                       { "Name": "properties", "Properties": {} },
                       { "Name": "properties-binary", "Properties": {} },
                       { "Name": "properties-decimal", "Properties": {} },
@@ -583,6 +584,28 @@ class MessagingConformanceTest extends ConformanceBase {
         assertThat(h.isDurable()).isTrue();
         assertThat(h.getPriority()).isEqualTo((short) 2);
         receiver.complete(got);
+    }
+
+    /**
+     * The Java SDK's receiveAndRenewLock (async): the message is received by a receive that completes (its link may
+     * close), and its lock renewed afterwards through $management: the service renews it (#32 cause 14).
+     */
+    @Test
+    void aLockIsRenewedAfterTheReceiveThatTookItCompleted() {
+        sender("renew-after-close").sendMessage(new ServiceBusMessage("renew me"));
+        com.azure.messaging.servicebus.ServiceBusReceiverAsyncClient async = builder().receiver()
+                .queueName("renew-after-close").disableAutoComplete().maxAutoLockRenewDuration(Duration.ZERO)
+                .buildAsyncClient();
+        try {
+            ServiceBusReceivedMessage m = async.receiveMessages().next().block(Duration.ofSeconds(10));
+            assertThat(m).isNotNull();
+            java.time.OffsetDateTime before = m.getLockedUntil();
+            java.time.OffsetDateTime renewed = async.renewMessageLock(m).block(Duration.ofSeconds(10));
+            assertThat(renewed).isAfterOrEqualTo(before);
+            async.complete(m).block(Duration.ofSeconds(10));
+        } finally {
+            async.close();
+        }
     }
 
     private static Set<Long> partitionsOf(Map<String, Long> seqByBody, String prefix) {

@@ -220,12 +220,36 @@ public final class AmqpCodec {
             }
         }
         int end = offset + length;
-        byte[] body = s.bodyStart < 0 ? new byte[0] : Arrays.copyOfRange(encoded, s.bodyStart, end);
+        byte[] body = verbatimBody(encoded, s, end);
         if (s.footer != null && hasStringKey(s.footer.getValue())) {
-            body = withSymbolKeyedFooter(body, s.footerStart - s.bodyStart, s.footer);
+            body = withSymbolKeyedFooter(body, body.length - (s.footerEnd - s.footerStart), s.footer);
         }
         b.bodyFormat(BODY_AMQP_SECTIONS).body(body).encodedSize(length);
         return b.build();
+    }
+
+    /**
+     * The body sections as sent, then the footer (wherever the sender put it: before the body, between body
+     * sections or last), so that the message is handed back in the standard section order.
+     */
+    private static byte[] verbatimBody(byte[] encoded, Sections s, int end) {
+        if (s.bodyStart < 0) {
+            return new byte[0];
+        }
+        if (s.footer == null || s.footerEnd == end) {
+            return Arrays.copyOfRange(encoded, s.bodyStart, end);
+        }
+        int footerLength = s.footerEnd - s.footerStart;
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(end - Math.min(s.bodyStart,
+                s.footerStart));
+        if (s.footerStart < s.bodyStart) {
+            out.write(encoded, s.bodyStart, end - s.bodyStart);
+        } else {
+            out.write(encoded, s.bodyStart, s.footerStart - s.bodyStart);
+            out.write(encoded, s.footerEnd, end - s.footerEnd);
+        }
+        out.write(encoded, s.footerStart, footerLength);
+        return out.toByteArray();
     }
 
     private static boolean hasStringKey(Map<?, ?> map) {
@@ -281,6 +305,7 @@ public final class AmqpCodec {
         /** The footer and its absolute offset, when the message has one. */
         Footer footer;
         int footerStart = -1;
+        int footerEnd = -1;
         /** Encoded bytes of the application-properties section (0 when there is none). */
         int applicationPropertiesBytes;
     }
@@ -295,6 +320,9 @@ public final class AmqpCodec {
      */
     private static void checkPropertyQuotas(Sections s, int offset, int length) throws AmqpDecodeException {
         int headerBytes = (s.bodyStart < 0 ? offset + length : s.bodyStart) - offset;
+        if (s.footer != null && s.footerStart < s.bodyStart) {
+            headerBytes -= s.footerEnd - s.footerStart; // a footer before the body is not a property
+        }
         if (headerBytes > MAX_HEADER_BYTES) {
             throw AmqpDecodeException.overQuota("The message's properties take " + headerBytes + " bytes (system and "
                     + "application properties together); Service Bus allows at most " + MAX_HEADER_BYTES + ".");
@@ -358,6 +386,19 @@ public final class AmqpCodec {
                     section = decoder.readObject();
                 }
                 int sectionRank = rankOf(section);
+                if (section instanceof Footer f) {
+                    // a footer is taken wherever it comes (the JavaScript SDK's library writes it before the body,
+                    // the service accepts that), once; it is kept after the body sections
+                    if (s.footer != null) {
+                        throw new AmqpDecodeException("malformed " + what + ": section footer at offset "
+                                + (start - offset) + " is out of order or repeated");
+                    }
+                    s.footer = f;
+                    s.footerStart = start;
+                    s.footerEnd = decoder.getBuffer().position();
+                    rank = Math.max(rank, RANK_APPLICATION_PROPERTIES); // only body sections may follow it
+                    continue;
+                }
                 if (sectionRank == 0) {
                     throw new AmqpDecodeException("malformed " + what + ": expected a message section at offset "
                             + (start - offset) + " but found " + describe(section));
@@ -389,11 +430,8 @@ public final class AmqpCodec {
                     s.valueCount++;
                 } else if (section instanceof AmqpSequence) {
                     s.sequenceCount++;
-                } else if (section instanceof Footer f) {
-                    s.footer = f;
-                    s.footerStart = start;
                 }
-                // delivery-annotations and footer need no handling: dropped / kept in the verbatim body
+                // delivery-annotations need no handling: dropped
                 int kinds = (s.dataCount > 0 ? 1 : 0) + (s.valueCount > 0 ? 1 : 0) + (s.sequenceCount > 0 ? 1 : 0);
                 if (kinds > 1) {
                     throw new AmqpDecodeException("malformed " + what + ": body section " + sectionName(section)
@@ -403,6 +441,9 @@ public final class AmqpCodec {
             }
             if (decoder.getBuffer().position() != end) {
                 throw new AmqpDecodeException("malformed " + what + ": the last section overruns the payload");
+            }
+            if (s.footer != null && s.bodyStart < 0) {
+                s.bodyStart = s.footerStart; // no body section: the verbatim body is the footer alone
             }
             return s;
         } catch (AmqpDecodeException e) {

@@ -341,8 +341,15 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
             stageSettlement(d, sent.lockToken, txn);
             return;
         }
+        if (state == null && sender.getLocalState() == EndpointState.CLOSED) {
+            // settled without an outcome as the link went away (the Java SDK's client does so when it closes a
+            // receive link): the message stays locked, as on the service, so its lock can still be renewed and the
+            // message settled through $management until the lock runs out (#32 cause 14)
+            d.settle();
+            return;
+        }
         if (state == null) {
-            // settled without an outcome: treat as released
+            // settled without an outcome on an open link: treat as released
             state = Released.getInstance();
         }
         Engine engine = connection.engine();

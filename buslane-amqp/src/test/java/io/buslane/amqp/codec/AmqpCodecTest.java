@@ -585,6 +585,49 @@ class AmqpCodecTest {
         assertThat(dataValue(back)).isEqualTo(new Binary("body".getBytes()));
     }
 
+    /**
+     * A footer before the body (the JavaScript SDK's AMQP library writes header, annotations, properties,
+     * application-properties, footer, data; the service accepts it) or between body sections is taken, and handed
+     * back after the body, in the standard order (#32 cause 6).
+     */
+    @Test
+    void aFooterBeforeOrBetweenTheBodySectionsIsTakenAndHandedBackLast() throws Exception {
+        Map<Symbol, Object> footer = Map.of(Symbol.valueOf("x-sig"), "s");
+        Properties props = new Properties();
+        props.setMessageId("f-1");
+        ApplicationProperties app = new ApplicationProperties(Map.of("k", "v"));
+        for (byte[] in : List.of(
+                encodeSections(props, app, new Footer(footer), new Data(new Binary("one".getBytes())),
+                        new Data(new Binary("two".getBytes()))),
+                encodeSections(props, app, new Data(new Binary("one".getBytes())), new Footer(footer),
+                        new Data(new Binary("two".getBytes()))))) {
+            Message m = decode(in);
+            assertThat(m.messageId()).isEqualTo("f-1");
+            assertThat(m.applicationProperties()).containsEntry("k", "v");
+            byte[] out = AmqpCodec.encode(received(m, 0, null, MessageState.ACTIVE, Long.MAX_VALUE),
+                    Purpose.DELIVERY);
+            List<Object> sections = sectionsOf(out);
+            assertThat(sections.get(sections.size() - 1)).isInstanceOf(Footer.class);
+            assertThat(((Footer) sections.get(sections.size() - 1)).getValue()).isEqualTo(footer);
+            assertThat(sections.stream().filter(x -> x instanceof Data).map(x -> ((Data) x).getValue()).toList())
+                    .containsExactly(new Binary("one".getBytes()), new Binary("two".getBytes()));
+        }
+    }
+
+    /** Every section of an encoded message, in order. */
+    private static List<Object> sectionsOf(byte[] encoded) {
+        org.apache.qpid.proton.codec.DecoderImpl decoder = new org.apache.qpid.proton.codec.DecoderImpl();
+        org.apache.qpid.proton.codec.AMQPDefinedTypes.registerAllTypes(decoder,
+                new org.apache.qpid.proton.codec.EncoderImpl(decoder));
+        java.nio.ByteBuffer buffer = java.nio.ByteBuffer.wrap(encoded);
+        decoder.setByteBuffer(buffer);
+        List<Object> out = new ArrayList<>();
+        while (buffer.hasRemaining()) {
+            out.add(decoder.readObject());
+        }
+        return out;
+    }
+
     @Test
     void amqpValueAndAmqpSequenceBodiesRoundTrip() throws Exception {
         Map<String, Object> value = new LinkedHashMap<>();
@@ -748,7 +791,8 @@ class AmqpCodecTest {
         bad.add(encodeSections(new Properties(), new Properties()));          // repeated
         bad.add(encodeSections(new Data(new Binary(new byte[1])), new AmqpValue(1))); // mixed body kinds
         bad.add(encodeSections(new AmqpValue(1), new AmqpValue(2)));          // two amqp-values
-        bad.add(encodeSections(new Footer(Map.of()), new Data(new Binary(new byte[1])))); // body after footer
+        bad.add(encodeSections(new Footer(Map.of()), new Footer(Map.of()))); // two footers
+        bad.add(encodeSections(new Footer(Map.of()), new Properties()));       // properties after a footer
         bad.add(new byte[] {0x00, 0x53, 0x74, (byte) 0xC1, 6, 2, 0x54, 1, (byte) 0xA1, 1, 'x'}); // int key
         // list8 claiming 255 elements with nothing behind
         bad.add(new byte[] {0x00, 0x53, 0x77, (byte) 0xC0, (byte) 0xFF, (byte) 0xFF});
