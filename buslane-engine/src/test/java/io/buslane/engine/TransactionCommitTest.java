@@ -386,6 +386,29 @@ class TransactionCommitTest {
         }
     }
 
+    /** Dead-lettering a dead-letter queue's message is refused at the commit's checks: nothing of it applied. */
+    @Test
+    void aDeadLetterOfADeadLetteredMessageFailsTheCommitBeforeAnythingIsApplied() {
+        try (EngineHarness h = new EngineHarness()) {
+            h.queue(QueueProperties.builder("q").lockDuration(LOCK).build());
+            h.send("q", text("poison"));
+            EngineHarness.Sink sink = h.sink();
+            h.receiver("q", ReceiveMode.PEEK_LOCK, sink, 1);
+            h.await(h.engine.deadLetter(addr("q"), sink.take().get(0).lockToken(), "r", "d", null));
+            EngineHarness.Sink dlq = h.sink();
+            h.receiver("q/$DeadLetterQueue", ReceiveMode.PEEK_LOCK, dlq, 1);
+            ReceivedMessage dead = dlq.take().get(0);
+            assertThatThrownBy(() -> h.await(h.engine.commit(new TransactionalBatch()
+                    .addSend("q", List.of(text("sent")))
+                    .addSettlement(new TransactionalBatch.Settle(addr("q/$DeadLetterQueue"), dead.lockToken(),
+                            TransactionalBatch.SettleKind.DEAD_LETTER, null, "again", "twice")))))
+                    .isInstanceOf(BrokerException.class)
+                    .satisfies(e -> assertThat(((BrokerException) e).kind()).isEqualTo(ErrorKind.INVALID_OPERATION));
+            assertThat(h.await(h.engine.counts("q")).activeMessageCount()).as("the send not applied").isZero();
+            h.await(h.engine.complete(addr("q/$DeadLetterQueue"), dead.lockToken())); // still locked, still there
+        }
+    }
+
     @Test
     void aTopicWithoutSubscriptionsCannotHoldAMessageSentThroughIt() {
         try (EngineHarness h = new EngineHarness()) {

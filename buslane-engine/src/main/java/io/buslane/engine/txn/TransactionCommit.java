@@ -234,7 +234,13 @@ public final class TransactionCommit {
             PartitionRef ref = e.getKey();
             Work w = e.getValue();
             for (TransactionalBatch.Settle s : w.settles) {
-                Source.subQueue(ref, s.address()).requireLock(s.lockToken(), now);
+                SubQueueState q = Source.subQueue(ref, s.address());
+                q.requireLock(s.lockToken(), now);
+                if (s.kind() == TransactionalBatch.SettleKind.DEAD_LETTER
+                        && q.kind() != io.buslane.engine.api.SubQueue.MAIN) {
+                    // refused here, before anything is applied, as the settlement itself would refuse it
+                    throw new BrokerException(ErrorKind.INVALID_OPERATION, SubQueueState.DEAD_LETTER_TWICE_TEXT);
+                }
             }
             if (!w.sends.isEmpty() || !w.schedules.isEmpty()) {
                 // sends and scheduled messages of the partition in one admission: one size check, one filter

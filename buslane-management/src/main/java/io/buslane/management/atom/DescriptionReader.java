@@ -49,23 +49,28 @@ final class DescriptionReader {
         b.authorizationRules(rules == null ? List.of()
                 : AuthorizationRulesXml.read(rules, System.currentTimeMillis()));
         QueueProperties read = b.build();
-        long perPartition = perPartitionSize(read.enablePartitioning(), read.maxSizeInMegabytes());
+        long perPartition = perPartitionSize(read.enablePartitioning(), read.maxSizeInMegabytes(),
+                base == null ? -1 : base.maxSizeInMegabytes());
         return perPartition == read.maxSizeInMegabytes() ? read : read.toBuilder().maxSizeInMegabytes(perPartition)
                 .build();
     }
 
     /**
      * The service reports a partitioned entity's size as its 16 partitions' sum (1,024 MB given: 16,384 reported),
-     * and the SDKs send that back when they update a description they read: one of those sums
-     * ({@link DescriptionWriter#PARTITIONED_SIZES}) on a partitioned entity means its sixteenth.
+     * and the SDKs send that back when they update a description they read: on a partitioned entity, the sum of
+     * its current size ({@code currentMegabytes}, -1 for a new one) or one of the service's sums
+     * ({@link DescriptionWriter#PARTITIONED_SIZES}) means its sixteenth, so that reading and updating never
+     * changes the size.
      */
-    static long perPartitionSize(boolean partitioned, long maxSizeInMegabytes) {
-        if (partitioned && maxSizeInMegabytes % DescriptionWriter.PARTITIONS == 0
-                && java.util.Arrays.stream(DescriptionWriter.PARTITIONED_SIZES)
-                        .anyMatch(v -> v == maxSizeInMegabytes / DescriptionWriter.PARTITIONS)) {
-            return maxSizeInMegabytes / DescriptionWriter.PARTITIONS;
+    static long perPartitionSize(boolean partitioned, long maxSizeInMegabytes, long currentMegabytes) {
+        if (!partitioned || maxSizeInMegabytes % DescriptionWriter.PARTITIONS != 0) {
+            return maxSizeInMegabytes;
         }
-        return maxSizeInMegabytes;
+        long sixteenth = maxSizeInMegabytes / DescriptionWriter.PARTITIONS;
+        boolean echo = currentMegabytes > 0 && sixteenth == currentMegabytes;
+        boolean serviceSum = java.util.Arrays.stream(DescriptionWriter.PARTITIONED_SIZES)
+                .anyMatch(v -> v == sixteenth);
+        return echo || serviceSum ? sixteenth : maxSizeInMegabytes;
     }
 
     static TopicProperties topic(String name, Element d, TopicProperties base) {
@@ -88,7 +93,8 @@ final class DescriptionReader {
         b.authorizationRules(rules == null ? List.of()
                 : AuthorizationRulesXml.read(rules, System.currentTimeMillis()));
         TopicProperties read = b.build();
-        long perPartition = perPartitionSize(read.enablePartitioning(), read.maxSizeInMegabytes());
+        long perPartition = perPartitionSize(read.enablePartitioning(), read.maxSizeInMegabytes(),
+                base == null ? -1 : base.maxSizeInMegabytes());
         return perPartition == read.maxSizeInMegabytes() ? read : read.toBuilder().maxSizeInMegabytes(perPartition)
                 .build();
     }

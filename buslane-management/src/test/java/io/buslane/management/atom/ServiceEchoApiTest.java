@@ -43,6 +43,15 @@ class ServiceEchoApiTest {
                 "<MaxSizeInMegabytes>16384</MaxSizeInMegabytes><EnablePartitioning>true</EnablePartitioning>"));
         assertThat(updated.statusCode()).as(updated.body()).isEqualTo(200);
         assertThat(server.engine.queue("partitioned-size").properties().maxSizeInMegabytes()).isEqualTo(1024);
+        // a size the service does not offer round-trips too: 100 MB reads back as 1,600, and 1,600 sent back is 100
+        server.put("/partitioned-odd", AdminTestServer.entry("QueueDescription",
+                "<MaxSizeInMegabytes>100</MaxSizeInMegabytes><EnablePartitioning>true</EnablePartitioning>"));
+        for (int i = 0; i < 2; i++) {
+            assertThat(server.update("/partitioned-odd", AdminTestServer.entry("QueueDescription",
+                    "<MaxSizeInMegabytes>1600</MaxSizeInMegabytes><EnablePartitioning>true</EnablePartitioning>"))
+                    .statusCode()).isEqualTo(200);
+            assertThat(server.engine.queue("partitioned-odd").properties().maxSizeInMegabytes()).isEqualTo(100);
+        }
         // not partitioned: as given
         server.put("/plain-size", AdminTestServer.entry("QueueDescription",
                 "<MaxSizeInMegabytes>2048</MaxSizeInMegabytes>"));
