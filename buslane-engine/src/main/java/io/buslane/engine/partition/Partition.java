@@ -912,12 +912,17 @@ public final class Partition {
      * may carry it again when the answer was lost): a key seen before is acknowledged without a second copy.
      */
     public void acceptForwarded(List<Message> batch, String transferKey, long nowMs) {
+        onceByTransferKey(transferKey, nowMs, () -> send(batch, nowMs));
+    }
+
+    /** Runs {@code store} unless the transfer key was seen before, then remembers the key (after it stored). */
+    private void onceByTransferKey(String transferKey, long nowMs, Runnable store) {
         DedupWindow w = transferKeys();
         w.expire(nowMs);
         if (w.containsKey(transferKey)) {
             return;
         }
-        send(batch, nowMs);
+        store.run();
         w.addKey(transferKey, nowMs);
         ctx.markDirty(this);
     }
@@ -928,15 +933,9 @@ public final class Partition {
      * once (a transfer key seen before is acknowledged without a second copy).
      */
     public void acceptForwardedScheduled(Message m, long reservedSeq, String transferKey, long nowMs) {
-        DedupWindow w = transferKeys();
-        w.expire(nowMs);
-        if (w.containsKey(transferKey)) {
-            return;
-        }
         long at = m.scheduledEnqueueTimeMs() != null ? m.scheduledEnqueueTimeMs() : nowMs;
-        scheduleReserved(m, at, reservedSeq, nowMs); // the number was taken (and checkpointed) when reserved
-        w.addKey(transferKey, nowMs);
-        ctx.markDirty(this);
+        // the number was taken (and checkpointed) when reserved
+        onceByTransferKey(transferKey, nowMs, () -> scheduleReserved(m, at, reservedSeq, nowMs));
     }
 
     /** Restores a pending transfer from the journal; false when its owner no longer exists. */

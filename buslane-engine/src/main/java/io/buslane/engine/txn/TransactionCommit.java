@@ -155,10 +155,9 @@ public final class TransactionCommit {
             target.requireSessionIds(send.messages());
             if (send.via() != null) {
                 SendTarget via = router.target(send.via());
-                for (Message m : send.messages()) {
-                    Message withId = MessageIds.withMessageId(m);
-                    work.computeIfAbsent(via.partitions()[viaPartition(withId, via)], k -> new Work()).parked
-                            .add(new Parked(target.name(), withId, -1));
+                for (Message m : send.messages()) { // every message has its MessageId (identified)
+                    work.computeIfAbsent(via.partitions()[viaPartition(m, via)], k -> new Work()).parked
+                            .add(new Parked(target.name(), m, -1));
                 }
                 continue;
             }
@@ -172,9 +171,8 @@ public final class TransactionCommit {
             target.requireSendable();
             if (s.via() != null) {
                 SendTarget via = router.target(s.via());
-                Message withId = MessageIds.withMessageId(s.message());
-                work.computeIfAbsent(via.partitions()[viaPartition(withId, via)], k -> new Work()).parked
-                        .add(new Parked(target.name(), withId, s.sequenceNumber()));
+                work.computeIfAbsent(via.partitions()[viaPartition(s.message(), via)], k -> new Work()).parked
+                        .add(new Parked(target.name(), s.message(), s.sequenceNumber()));
                 continue;
             }
             work.computeIfAbsent(directory.forSequence(target.partitions(), target.partitioned(),
@@ -249,7 +247,7 @@ public final class TransactionCommit {
                 java.util.Arrays.fill(reserved, -1);
                 for (TransactionalBatch.Schedule s : w.schedules) {
                     reserved[stored.size()] = s.sequenceNumber();
-                    stored.add(MessageIds.withMessageId(s.message()));
+                    stored.add(s.message()); // with its MessageId (identified)
                 }
                 admitted.put(ref, ref.partition().admit(stored, now));
                 reservedSeqs.put(ref, reserved);
