@@ -3,7 +3,8 @@
 // Usage: BUSLANE_CONNECTION_STRING='Endpoint=sb://localhost:5672;...;UseDevelopmentEmulator=true;' node conformance.mjs
 //
 // Entities (declared in the broker's Config.json by JsSdkConformanceTest):
-//   js-queue, js-sessions (RequiresSession), js-schedule, js-peek, js-deadletter, js-defer, js-ttl, js-footer
+//   js-queue, js-sessions (RequiresSession), js-schedule, js-peek, js-deadletter, js-defer, js-ttl, js-footer,
+//   js-lock (LockDuration PT5S)
 // Every check runs even if an earlier one failed; the exit code is 0 only if all passed.
 
 import assert from "node:assert/strict";
@@ -28,6 +29,7 @@ async function checkSendReceive() {
       assert.ok(m.lockToken, "peek-lock message has a lock token");
       assert.equal(m.deliveryCount, 0);
       assert.ok(m.enqueuedTimeUtc instanceof Date, "enqueuedTimeUtc is a Date");
+      assert.equal(m.state, "active", "a message sent plainly is active");
     }
     const seqs = got.map((m) => m.sequenceNumber.toNumber());
     assert.ok(seqs[0] < seqs[1] && seqs[1] < seqs[2], `sequence numbers ascend: ${seqs}`);
@@ -92,6 +94,8 @@ async function checkSchedule() {
     assert.ok(got[0].sequenceNumber.toNumber() >= soonSeq.toNumber(), "sequence number not below the scheduled one");
     assert.ok(Date.now() >= soon.getTime() - 100, "not delivered before its scheduled time");
     assert.ok(got[0].scheduledEnqueueTimeUtc instanceof Date, "scheduledEnqueueTimeUtc is set");
+    // #32 cause 9: as the SDK's live tests expect, the service reports a message that was scheduled as scheduled
+    assert.equal(got[0].state, "scheduled");
     await receiver.completeMessage(got[0]);
     const peeked = await receiver.peekMessages(10, { fromSequenceNumber: seqs[0] });
     assert.deepEqual(peeked.map((m) => m.body), [], "cancelled messages are gone");
@@ -221,9 +225,38 @@ async function checkFooterBeforeTheBody() {
   }
 }
 
+// #32 cause 13: the SDK's live tests complete a message 1 s after its lock ran out (batch receiver, no credit left)
+// and expect MessageLockLost; the message stays in the queue with its lapse counted. A late renew, by contrast,
+// succeeds while nobody took the message again (the Java SDK renews a buffered message when it hands it over).
+async function checkLateSettlementIsLockLostButALateRenewSucceeds() {
+  const sender = client.createSender("js-lock");
+  const receiver = client.createReceiver("js-lock", { maxAutoLockRenewalDurationInMs: 0 });
+  try {
+    await sender.sendMessages([{ body: "renewed late" }, { body: "settled late" }]);
+    const got = await receive(receiver, 2);
+    assert.deepEqual(got.map((m) => m.body), ["renewed late", "settled late"]);
+    await new Promise((resolve) => setTimeout(resolve, got[1].lockedUntilUtc.getTime() - Date.now() + 1000));
+    const renewedUntil = await receiver.renewMessageLock(got[0]);
+    assert.ok(renewedUntil.getTime() > Date.now() + 3000, "renewed for a full lock duration");
+    await assert.rejects(receiver.completeMessage(got[1]), (e) => {
+      assert.equal(e.code, "MessageLockLost");
+      return true;
+    });
+    await receiver.completeMessage(got[0]);
+    const [again] = await receive(receiver, 1);
+    assert.equal(again?.body, "settled late", "the message whose late settlement failed is delivered again");
+    assert.equal(again.deliveryCount, 1, "its lapsed lock counted as a delivery");
+    await receiver.completeMessage(again);
+  } finally {
+    await receiver.close();
+    await sender.close();
+  }
+}
+
 const checks = {
   checkSendReceive, checkSessions, checkSchedule, checkPeek, checkDeadLetter, checkDeferredDeliveryCount,
   checkTimeToLiveComesBackAsSent, checkNotFoundNamesTheAddress, checkFooterBeforeTheBody,
+  checkLateSettlementIsLockLostButALateRenewSucceeds,
 };
 let failed = 0;
 for (const [name, check] of Object.entries(checks)) {

@@ -68,6 +68,7 @@ public final class FuzzSeedRecorder {
               "Queues": [{"Name": "js-queue"}, {"Name": "js-sessions", "Properties": {"RequiresSession": true}},
                          {"Name": "js-schedule"}, {"Name": "js-peek"}, {"Name": "js-deadletter"},
                          {"Name": "js-defer"}, {"Name": "js-ttl"}, {"Name": "js-footer"},
+                         {"Name": "js-lock", "Properties": {"LockDuration": "PT5S"}},
                          {"Name": "q"}, {"Name": "sq", "Properties": {"RequiresSession": true}}],
               "Topics": [{"Name": "js-rules", "Subscriptions": [{"Name": "s"}]},
                          {"Name": "t", "Subscriptions": [{"Name": "s"}]}]}],

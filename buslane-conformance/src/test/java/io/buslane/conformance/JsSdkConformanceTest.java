@@ -37,7 +37,8 @@ class JsSdkConformanceTest {
                       { "Name": "js-deadletter" },
                       { "Name": "js-defer" },
                       { "Name": "js-ttl" },
-                      { "Name": "js-footer" }
+                      { "Name": "js-footer" },
+                      { "Name": "js-lock", "Properties": { "LockDuration": "PT5S" } }
                     ],
                     "Topics": []
                   }

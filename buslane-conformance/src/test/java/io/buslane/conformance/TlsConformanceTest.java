@@ -76,6 +76,7 @@ class TlsConformanceTest extends ConformanceBase {
                       { "Name": "js-defer" },
                       { "Name": "js-ttl" },
                       { "Name": "js-footer" },
+                      { "Name": "js-lock", "Properties": { "LockDuration": "PT5S" } },
                       { "Name": "py-queue-amqps" },
                       { "Name": "py-sessions-amqps", "Properties": { "RequiresSession": true } },
                       { "Name": "py-schedule-amqps" },

@@ -66,6 +66,9 @@ class ScheduledMessagesTest {
             assertThat(later).extracting(EngineHarness::text).containsExactly("later");
             ReceivedMessage m = later.get(0);
             assertThat(m.state()).isEqualTo(MessageState.ACTIVE);
+            // enqueued from the scheduled state, it keeps reporting it (as the service does); "now" never was
+            assertThat(m.reportedState()).isEqualTo(MessageState.SCHEDULED);
+            assertThat(first.get(0).reportedState()).isEqualTo(MessageState.ACTIVE);
             // the scheduled message had number 1 and "now" number 2; activation assigns a new number
             assertThat(first.get(0).sequenceNumber()).isEqualTo(2L);
             assertThat(m.sequenceNumber()).isEqualTo(3L);
@@ -82,6 +85,7 @@ class ScheduledMessagesTest {
             List<ReceivedMessage> peeked = peekAll(h, "q");
             assertThat(peeked).extracting(EngineHarness::text).containsExactly("past", "now");
             assertThat(peeked).extracting(ReceivedMessage::state).containsOnly(MessageState.ACTIVE);
+            assertThat(peeked).extracting(ReceivedMessage::reportedState).containsOnly(MessageState.ACTIVE);
             assertThat(peeked).extracting(ReceivedMessage::sequenceNumber).containsExactly(1L, 2L);
             assertThat(counts(h, "q").scheduledMessageCount()).isZero();
         }

@@ -117,12 +117,13 @@ public final class AmqpCodec {
     /** Annotations only the broker sets: dropped when a client sends them. */
     private static final Set<String> BROKER_OWNED = Set.of(SEQUENCE_NUMBER, ENQUEUE_SEQUENCE_NUMBER, ENQUEUED_TIME,
             LOCKED_UNTIL, MESSAGE_STATE, DEADLETTER_SOURCE, LOCK_TOKEN, TRANSFER_HOP_COUNT,
-            Message.ENQUEUED_SEQUENCE_NUMBER);
+            Message.ENQUEUED_SEQUENCE_NUMBER, Message.WAS_SCHEDULED);
 
     /** Annotations written from broker values or message fields on output, never from Message.annotations. */
     private static final Set<String> WRITTEN_FROM_FIELDS = Set.of(SEQUENCE_NUMBER, ENQUEUE_SEQUENCE_NUMBER,
             ENQUEUED_TIME, LOCKED_UNTIL, MESSAGE_STATE, DEADLETTER_SOURCE, LOCK_TOKEN, SCHEDULED_ENQUEUE_TIME,
-            PARTITION_KEY, VIA_PARTITION_KEY, TRANSFER_HOP_COUNT, Message.ENQUEUED_SEQUENCE_NUMBER);
+            PARTITION_KEY, VIA_PARTITION_KEY, TRANSFER_HOP_COUNT, Message.ENQUEUED_SEQUENCE_NUMBER,
+            Message.WAS_SCHEDULED);
 
     private static final Symbol SYM_SEQUENCE_NUMBER = Symbol.valueOf(SEQUENCE_NUMBER);
     private static final Symbol SYM_ENQUEUED_TIME = Symbol.valueOf(ENQUEUED_TIME);
@@ -726,7 +727,7 @@ public final class AmqpCodec {
         if (r.lockToken() != null) {
             ma.put(SYM_LOCKED_UNTIL, new Date(r.lockedUntilMs()));
         }
-        MessageState state = r.state() == null ? MessageState.ACTIVE : r.state();
+        MessageState state = r.reportedState();
         if (purpose != Purpose.DELIVERY || state != MessageState.ACTIVE) {
             ma.put(SYM_MESSAGE_STATE, state.code());
         }

@@ -493,6 +493,12 @@ class AmqpCodecTest {
         ma = annotations(decodeProton(AmqpCodec.encode(
                 received(m, 0, lock, MessageState.DEFERRED, Long.MAX_VALUE), Purpose.DELIVERY)));
         assertThat(ma.get(Symbol.valueOf("x-opt-message-state"))).isEqualTo(1);
+
+        // a message enqueued from the scheduled state reports Scheduled when delivered, as on the service (#32)
+        ma = annotations(decodeProton(AmqpCodec.encode(
+                received(m.activated(), 0, lock, MessageState.ACTIVE, Long.MAX_VALUE), Purpose.DELIVERY)));
+        assertThat(ma.get(Symbol.valueOf("x-opt-message-state"))).isInstanceOf(Integer.class).isEqualTo(2);
+        assertThat(ma).doesNotContainKey(Symbol.valueOf(Message.WAS_SCHEDULED));
     }
 
     @Test
@@ -507,6 +513,16 @@ class AmqpCodecTest {
         assertThat(ma.get(Symbol.valueOf("x-opt-sequence-number"))).isEqualTo(42L);
         assertThat(ma).doesNotContainKey(Symbol.valueOf("x-opt-locked-until"));
         assertThat(ma.get(Symbol.valueOf("x-app"))).isEqualTo(1);
+    }
+
+    @Test
+    void aClientCannotMarkItsMessageAsScheduledBefore() throws Exception {
+        Map<Symbol, Object> ma = new LinkedHashMap<>();
+        ma.put(Symbol.valueOf(Message.WAS_SCHEDULED), true);
+        ma.put(Symbol.valueOf("x-opt-message-state"), 2);
+        Message m = decode(encodeSections(new MessageAnnotations(ma), new Data(new Binary(new byte[] {1}))));
+        assertThat(m.wasScheduled()).isFalse();
+        assertThat(m.annotations()).isEmpty();
     }
 
     // ---------------------------------------------------------------------------------------------------------

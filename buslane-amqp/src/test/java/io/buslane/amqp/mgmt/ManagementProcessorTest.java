@@ -210,6 +210,17 @@ class ManagementProcessorTest {
                 "disposition-status", "completed")));
     }
 
+    @Test
+    void settlingUnderAnExpiredLockIsLockLostEvenWhileNobodyTookTheMessageAsOnTheService() {
+        queue("q");
+        h.send("q", text("a"));
+        MgmtHarness.Sink sink = h.receive("q", ReceiveMode.PEEK_LOCK, 1);
+        UUID token = sink.messages.get(0).lockToken();
+        h.advance(LOCK.plusSeconds(2));
+        assertError(h.call("q", ManagementProcessor.UPDATE_DISPOSITION, args("lock-tokens", List.of(token),
+                "disposition-status", "completed")), 410, "com.microsoft:message-lock-lost");
+    }
+
     // ================================================================================================ dispositions
 
     @Test

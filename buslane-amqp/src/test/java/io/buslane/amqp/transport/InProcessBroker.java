@@ -57,7 +57,7 @@ final class InProcessBroker implements AutoCloseable {
     static final int INPUTS_PER_ENGINE = 500;
     private static final byte[] INTERNAL_ERROR = "amqp:internal-error".getBytes(StandardCharsets.US_ASCII);
     private static final List<String> QUEUES = List.of("q", "js-queue", "js-schedule", "js-peek", "js-deadletter",
-            "js-defer", "js-ttl", "js-footer");
+            "js-defer", "js-ttl", "js-footer", "js-lock");
     private static final List<String> SESSION_QUEUES = List.of("sq", "js-sessions");
     private static final List<String> TOPICS = List.of("t", "js-rules");
 

@@ -185,6 +185,28 @@ public final class Message {
     public Long enqueuedSequenceNumber() {
         return annotations.get(ENQUEUED_SEQUENCE_NUMBER) instanceof Number n ? n.longValue() : null;
     }
+
+    /**
+     * Internal annotation (never shown to clients as such, dropped when a client sends it): set on a message when it
+     * is enqueued from the scheduled state, so that it reports that state ({@link ReceivedMessage#reportedState}).
+     */
+    public static final String WAS_SCHEDULED = "x-opt-buslane-scheduled";
+
+    /** Whether this message was scheduled before it was enqueued. */
+    public boolean wasScheduled() {
+        return Boolean.TRUE.equals(annotations.get(WAS_SCHEDULED));
+    }
+
+    /** This message as it is enqueued from the scheduled state (marked {@link #wasScheduled}); same size. */
+    public Message activated() {
+        if (wasScheduled()) {
+            return this;
+        }
+        Builder b = toBuilder();
+        b.annotations.put(WAS_SCHEDULED, Boolean.TRUE);
+        return b.encodedSize(encodedSize).build();
+    }
+
     /** A front-end-defined code saying how {@link #body()} is encoded. */
     public int bodyFormat() { return bodyFormat; }
     /** The body, opaque to the engine. Not copied: do not mutate. */

@@ -14,7 +14,7 @@ import java.util.UUID;
  *                           the SDKs show it, or it plus one for a delivery, as DeliveryCount
  * @param lockToken          the lock token of a peek-lock delivery, or null
  * @param lockedUntilMs      when the lock expires, or 0 without a lock
- * @param state              Active, Deferred or Scheduled
+ * @param state              Active, Deferred or Scheduled (Scheduled: not enqueued yet; see {@link #reportedState})
  * @param expiresAtMs        when the message expires (Long.MAX_VALUE for never)
  * @param scheduledEnqueueTimeMs the scheduled enqueue time of a scheduled message, or null
  * @param deadLetterSource   the entity a dead-lettered message came from when it was forwarded, or null
@@ -32,6 +32,16 @@ public record ReceivedMessage(
         Long scheduledEnqueueTimeMs,
         String deadLetterSource,
         int partitionIndex) {
+
+    /**
+     * The state the service reports to a client ({@code x-opt-message-state}, the REST {@code State}): a message
+     * that was scheduled and has been enqueued since keeps reporting Scheduled (the JavaScript SDK's live tests
+     * receive a message sent with {@code scheduleMessages} and expect "scheduled"; one sent plainly is "active").
+     */
+    public MessageState reportedState() {
+        MessageState s = state == null ? MessageState.ACTIVE : state;
+        return s == MessageState.ACTIVE && message.wasScheduled() ? MessageState.SCHEDULED : s;
+    }
 
     /** The message's session id, or null. */
     public String sessionId() {

@@ -468,7 +468,7 @@ public final class Partition {
         se.partition = null;
         ctx.log().scheduledRemoved(se);
         ctx.bodies().release(se);
-        enqueueActive(m, nowMs);
+        enqueueActive(m.activated(), nowMs); // it reports the scheduled state from now on, as on the service
     }
 
     private void enqueueActive(Message m, long nowMs) {

@@ -124,6 +124,7 @@ public final class Transfer extends EngineTimer {
         java.util.Map<String, Object> ann = new java.util.LinkedHashMap<>(message.annotations());
         ann.put(HOP_COUNT, hops(message) + 1);
         ann.putIfAbsent(Message.ENQUEUED_SEQUENCE_NUMBER, sequenceNumber);
+        ann.remove(Message.WAS_SCHEDULED); // enqueued at the destination as it arrives, never scheduled there
         if (fromDeadLetter) {
             ann.put(DEADLETTER_SOURCE, owner.settings().entityPath());
         }
