@@ -266,6 +266,21 @@ class TlsConformanceTest extends ConformanceBase {
     }
 
     /**
+     * {@code js/admin.mjs}: the JavaScript SDK's administration client, which always speaks HTTPS, over the HTTPS
+     * listener (port 443 of the plain connection string's host): the details its own live tests check (#32).
+     */
+    @Test
+    void javaScriptAdministrationClientOverHttps() throws Exception {
+        JsSdkConformanceTest.ensureSdkInstalled();
+        JsSdkConformanceTest.Result result = JsSdkConformanceTest.run(List.of("node", "admin.mjs"),
+                JsSdkConformanceTest.JS_DIR, Map.of("BUSLANE_CONNECTION_STRING", CONNECTION_STRING,
+                        "NODE_EXTRA_CA_CERTS", ca.caCert().toString()), 2);
+        System.out.println(result.output());
+        assertThat(result.exitCode()).as("node admin.mjs failed:\n%s\n--- broker log ---\n%s",
+                result.output(), broker.log()).isZero();
+    }
+
+    /**
      * {@code py/tls_conformance.py}: Debian's Python SDK (azure-servicebus 7.8.2 on uamqp, which always speaks TLS)
      * with {@code connection_verify} set to the test CA, over AMQPS and over WebSockets at the same time (each on
      * queues of its own: uamqp takes about 18 s a run). Skipped outside CI when /usr/bin/python3 lacks the packages

@@ -24,7 +24,9 @@ public record QueueProperties(
         boolean enableBatchedOperations,
         String userMetadata,
         int maxMessageSizeInKilobytes,
-        java.util.List<AuthorizationRule> authorizationRules) {
+        java.util.List<AuthorizationRule> authorizationRules,
+        String forwardToAddress,
+        String forwardDeadLetteredMessagesToAddress) {
 
     public QueueProperties {
         authorizationRules = AuthorizationRule.checkList(authorizationRules);
@@ -43,6 +45,9 @@ public record QueueProperties(
         Objects.requireNonNull(status, "status");
         forwardTo = emptyToNull(forwardTo);
         forwardDeadLetteredMessagesTo = emptyToNull(forwardDeadLetteredMessagesTo);
+        forwardToAddress = ForwardAddress.keptFor(forwardToAddress, forwardTo);
+        forwardDeadLetteredMessagesToAddress = ForwardAddress.keptFor(forwardDeadLetteredMessagesToAddress,
+                forwardDeadLetteredMessagesTo);
         if (name.equalsIgnoreCase(forwardTo)) {
             throw new IllegalArgumentException("ForwardTo cannot name the queue itself ('" + name + "')");
         }
@@ -71,6 +76,8 @@ public record QueueProperties(
         b.userMetadata = userMetadata;
         b.maxMessageSizeInKilobytes = maxMessageSizeInKilobytes;
         b.authorizationRules = authorizationRules;
+        b.forwardToAddress = forwardToAddress;
+        b.forwardDeadLetteredMessagesToAddress = forwardDeadLetteredMessagesToAddress;
         return b;
     }
 
@@ -98,6 +105,8 @@ public record QueueProperties(
         private String userMetadata;
         private int maxMessageSizeInKilobytes = Limits.DEFAULT_MAX_MESSAGE_SIZE_KB;
         private java.util.List<AuthorizationRule> authorizationRules = java.util.List.of();
+        private String forwardToAddress;
+        private String forwardDeadLetteredMessagesToAddress;
 
         private Builder(String name) {
             this.name = name;
@@ -124,13 +133,19 @@ public record QueueProperties(
         public Builder maxMessageSizeInKilobytes(int v) { this.maxMessageSizeInKilobytes = v; return this; }
         public Builder authorizationRules(java.util.List<AuthorizationRule> v) {
             this.authorizationRules = v; return this; }
+        /** {@code ForwardTo} as the client wrote it ({@link ForwardAddress}), or null. */
+        public Builder forwardToAddress(String v) { this.forwardToAddress = v; return this; }
+        /** {@code ForwardDeadLetteredMessagesTo} as the client wrote it ({@link ForwardAddress}), or null. */
+        public Builder forwardDeadLetteredMessagesToAddress(String v) {
+            this.forwardDeadLetteredMessagesToAddress = v; return this; }
 
         public QueueProperties build() {
             return new QueueProperties(name, lockDuration, maxDeliveryCount, requiresSession,
                     defaultMessageTimeToLive, deadLetteringOnMessageExpiration, requiresDuplicateDetection,
                     duplicateDetectionHistoryTimeWindow, enablePartitioning, forwardTo,
                     forwardDeadLetteredMessagesTo, maxSizeInMegabytes, status, autoDeleteOnIdle,
-                    enableBatchedOperations, userMetadata, maxMessageSizeInKilobytes, authorizationRules);
+                    enableBatchedOperations, userMetadata, maxMessageSizeInKilobytes, authorizationRules,
+                    forwardToAddress, forwardDeadLetteredMessagesToAddress);
         }
     }
 }

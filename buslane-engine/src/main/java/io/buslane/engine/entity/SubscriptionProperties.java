@@ -18,7 +18,9 @@ public record SubscriptionProperties(
         EntityStatus status,
         Duration autoDeleteOnIdle,
         boolean enableBatchedOperations,
-        String userMetadata) {
+        String userMetadata,
+        String forwardToAddress,
+        String forwardDeadLetteredMessagesToAddress) {
 
     public SubscriptionProperties {
         EntityNames.requireValidPath(topicName);
@@ -35,6 +37,9 @@ public record SubscriptionProperties(
         Limits.requireUserMetadata(userMetadata);
         forwardTo = QueueProperties.emptyToNull(forwardTo);
         forwardDeadLetteredMessagesTo = QueueProperties.emptyToNull(forwardDeadLetteredMessagesTo);
+        forwardToAddress = ForwardAddress.keptFor(forwardToAddress, forwardTo);
+        forwardDeadLetteredMessagesToAddress = ForwardAddress.keptFor(forwardDeadLetteredMessagesToAddress,
+                forwardDeadLetteredMessagesTo);
     }
 
     /** The subscription's path: {@code <topic>/Subscriptions/<name>}. */
@@ -60,6 +65,8 @@ public record SubscriptionProperties(
         b.autoDeleteOnIdle = autoDeleteOnIdle;
         b.enableBatchedOperations = enableBatchedOperations;
         b.userMetadata = userMetadata;
+        b.forwardToAddress = forwardToAddress;
+        b.forwardDeadLetteredMessagesToAddress = forwardDeadLetteredMessagesToAddress;
         return b;
     }
 
@@ -79,6 +86,8 @@ public record SubscriptionProperties(
         private Duration autoDeleteOnIdle = Limits.MAX_DURATION;
         private boolean enableBatchedOperations = true;
         private String userMetadata;
+        private String forwardToAddress;
+        private String forwardDeadLetteredMessagesToAddress;
 
         private Builder(String topicName, String name) {
             this.topicName = topicName;
@@ -99,12 +108,18 @@ public record SubscriptionProperties(
         public Builder autoDeleteOnIdle(Duration v) { this.autoDeleteOnIdle = v; return this; }
         public Builder enableBatchedOperations(boolean v) { this.enableBatchedOperations = v; return this; }
         public Builder userMetadata(String v) { this.userMetadata = v; return this; }
+        /** {@code ForwardTo} as the client wrote it ({@link ForwardAddress}), or null. */
+        public Builder forwardToAddress(String v) { this.forwardToAddress = v; return this; }
+        /** {@code ForwardDeadLetteredMessagesTo} as the client wrote it ({@link ForwardAddress}), or null. */
+        public Builder forwardDeadLetteredMessagesToAddress(String v) {
+            this.forwardDeadLetteredMessagesToAddress = v; return this; }
 
         public SubscriptionProperties build() {
             return new SubscriptionProperties(topicName, name, lockDuration, maxDeliveryCount, requiresSession,
                     defaultMessageTimeToLive, deadLetteringOnMessageExpiration,
                     deadLetteringOnFilterEvaluationExceptions, forwardTo, forwardDeadLetteredMessagesTo, status,
-                    autoDeleteOnIdle, enableBatchedOperations, userMetadata);
+                    autoDeleteOnIdle, enableBatchedOperations, userMetadata, forwardToAddress,
+                    forwardDeadLetteredMessagesToAddress);
         }
     }
 }

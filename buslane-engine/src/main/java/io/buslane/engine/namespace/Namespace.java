@@ -706,6 +706,8 @@ public final class Namespace {
                     .forwardTo(p.forwardTo()).forwardDeadLetteredMessagesTo(p.forwardDeadLetteredMessagesTo())
                     .status(p.status()).autoDeleteOnIdle(p.autoDeleteOnIdle())
                     .enableBatchedOperations(p.enableBatchedOperations()).userMetadata(p.userMetadata())
+                    .forwardToAddress(p.forwardToAddress())
+                    .forwardDeadLetteredMessagesToAddress(p.forwardDeadLetteredMessagesToAddress())
                     .build();
             long now = clock.epochMillis();
             long id = nextEntityId++;

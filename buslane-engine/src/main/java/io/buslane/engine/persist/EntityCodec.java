@@ -73,6 +73,7 @@ public final class EntityCodec {
         w.writeString(q.userMetadata());
         w.writeSignedVarInt(q.maxMessageSizeInKilobytes());
         writeAuthorizationRules(w, q.authorizationRules());
+        writeForwardAddresses(w, q.forwardToAddress(), q.forwardDeadLetteredMessagesToAddress());
     }
 
     public static QueueProperties readQueue(RecordReader r) {
@@ -95,7 +96,20 @@ public final class EntityCodec {
         b.userMetadata(r.readString());
         b.maxMessageSizeInKilobytes(r.readSignedVarInt());
         b.authorizationRules(readAuthorizationRules(r));
+        if (r.hasRemaining()) {
+            b.forwardToAddress(r.readString());
+            b.forwardDeadLetteredMessagesToAddress(r.readString());
+        }
         return b.build();
+    }
+
+    /**
+     * Appended after everything else (a description written before has none, nothing follows): the forwarding
+     * targets as the client wrote them, shown back by the administration API.
+     */
+    private static void writeForwardAddresses(RecordWriter w, String forwardTo, String forwardDeadLettered) {
+        w.writeString(forwardTo);
+        w.writeString(forwardDeadLettered);
     }
 
     /** Appended after the first format's last field: a description written before has none (nothing follows). */
@@ -226,6 +240,7 @@ public final class EntityCodec {
         writeDuration(w, s.autoDeleteOnIdle());
         w.writeBoolean(s.enableBatchedOperations());
         w.writeString(s.userMetadata());
+        writeForwardAddresses(w, s.forwardToAddress(), s.forwardDeadLetteredMessagesToAddress());
     }
 
     public static SubscriptionProperties readSubscription(RecordReader r) {
@@ -244,6 +259,10 @@ public final class EntityCodec {
         b.autoDeleteOnIdle(readDuration(r));
         b.enableBatchedOperations(r.readBoolean());
         b.userMetadata(r.readString());
+        if (r.hasRemaining()) {
+            b.forwardToAddress(r.readString());
+            b.forwardDeadLetteredMessagesToAddress(r.readString());
+        }
         return b.build();
     }
 

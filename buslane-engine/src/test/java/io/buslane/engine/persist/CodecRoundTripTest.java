@@ -542,8 +542,9 @@ class CodecRoundTripTest {
         RecordWriter w = new RecordWriter();
         EntityCodec.writeQueue(w, q);
         byte[] bytes = w.toByteArray();
-        // the first format ended after MaxMessageSizeInKilobytes: drop the appended rule count (one byte: 0)
-        byte[] firstFormat = java.util.Arrays.copyOf(bytes, bytes.length - 1);
+        // the first format ended after MaxMessageSizeInKilobytes: drop the appended rule count (one byte: 0) and
+        // the forwarding addresses appended after it (two absent strings: one byte each)
+        byte[] firstFormat = java.util.Arrays.copyOf(bytes, bytes.length - 3);
         assertThat(EntityCodec.readQueue(new RecordReader(firstFormat))).isEqualTo(q);
         TopicProperties t = TopicProperties.builder("old-topic").build();
         w.reset();
@@ -551,6 +552,41 @@ class CodecRoundTripTest {
         byte[] topicBytes = w.toByteArray();
         assertThat(EntityCodec.readTopic(new RecordReader(java.util.Arrays.copyOf(topicBytes,
                 topicBytes.length - 1)))).isEqualTo(t);
+    }
+
+    @Test
+    void forwardingAddressesAsSentRoundTripAndDescriptionsWrittenBeforeThemReadWithout() {
+        QueueProperties q = QueueProperties.builder("src").forwardTo("Target")
+                .forwardToAddress("sb://localhost:5300/Target").forwardDeadLetteredMessagesTo("dl")
+                .forwardDeadLetteredMessagesToAddress("https://localhost/dl").build();
+        assertThat(roundTripQueue(q)).isEqualTo(q);
+        assertThat(roundTripQueue(q).forwardToAddress()).isEqualTo("sb://localhost:5300/Target");
+        SubscriptionProperties s = SubscriptionProperties.builder("t", "s").forwardTo("target")
+                .forwardToAddress("sb://localhost/target").build();
+        assertThat(roundTripSubscription(s)).isEqualTo(s);
+
+        RecordWriter w = new RecordWriter();
+        QueueProperties plain = QueueProperties.builder("src").forwardTo("target").build();
+        EntityCodec.writeQueue(w, plain);
+        byte[] bytes = w.toByteArray();
+        assertThat(EntityCodec.readQueue(new RecordReader(java.util.Arrays.copyOf(bytes, bytes.length - 2))))
+                .isEqualTo(plain);
+        SubscriptionProperties plainSub = SubscriptionProperties.builder("t", "s").build();
+        w.reset();
+        EntityCodec.writeSubscription(w, plainSub);
+        byte[] subBytes = w.toByteArray();
+        assertThat(EntityCodec.readSubscription(new RecordReader(java.util.Arrays.copyOf(subBytes,
+                subBytes.length - 2)))).isEqualTo(plainSub);
+    }
+
+    @Test
+    void anAddressNamingAnotherEntityThanTheTargetIsNotKept() {
+        QueueProperties q = QueueProperties.builder("src").forwardTo("a").forwardToAddress("sb://localhost/a")
+                .build();
+        // the target changed by a path that gives no address ($management, Config.json): the old one would lie
+        assertThat(q.toBuilder().forwardTo("b").build().forwardToAddress()).isNull();
+        assertThat(q.toBuilder().forwardTo(null).build().forwardToAddress()).isNull();
+        assertThat(q.toBuilder().forwardTo("A").build().forwardToAddress()).isEqualTo("sb://localhost/a");
     }
 
     @Test

@@ -99,7 +99,10 @@ public final class AdminApi {
         byte[] body = ctx.body() == null || ctx.body().buffer() == null ? new byte[0]
                 : ctx.body().buffer().getBytes();
         return new AdminRequest(req.method().name(), rawPath, path, query, req.getHeader("Authorization"),
-                req.getHeader("If-Match"), body, req.scheme() == null ? "http" : req.scheme(), host);
+                req.getHeader("If-Match"), body, req.scheme() == null ? "http" : req.scheme(), host)
+                .withSupplementary(new AdminRequest.Supplementary(
+                        req.getHeader("ServiceBusSupplementaryAuthorization"),
+                        req.getHeader("ServiceBusDlqSupplementaryAuthorization"), null, null));
     }
 
     private static void write(RoutingContext ctx, AdminResponse response) {

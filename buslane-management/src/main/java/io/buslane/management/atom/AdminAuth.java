@@ -10,7 +10,7 @@ import io.buslane.common.time.Clock;
  * Authorises a management request: the {@code Authorization: SharedAccessSignature ...} header must be a valid
  * token whose rule grants Manage and whose signed resource covers the addressed entity (the namespace for lists
  * and {@code $namespaceinfo}). With {@link SasValidator#acceptAll()} every request passes, with or without a
- * header. The supplementary headers of forwarding requests are accepted and ignored.
+ * header. The supplementary tokens of forwarding requests are validated here and checked by {@link Forwarding}.
  */
 final class AdminAuth {
 
@@ -38,5 +38,24 @@ final class AdminAuth {
                     + (target.isEmpty() ? "the namespace" : target) + "'.");
         }
         return grant;
+    }
+
+    /** {@code request} with its supplementary tokens validated (each null when absent or not valid). */
+    AdminRequest withSupplementaryGrants(AdminRequest request) {
+        AdminRequest.Supplementary s = request.supplementary();
+        return request.withSupplementary(new AdminRequest.Supplementary(s.forwardToHeader(),
+                s.forwardDeadLetterHeader(), validOrNull(s.forwardToHeader()),
+                validOrNull(s.forwardDeadLetterHeader())));
+    }
+
+    private Grant validOrNull(String header) {
+        if (header == null || header.isBlank()) {
+            return null;
+        }
+        try {
+            return validator.validate(header, clock.epochMillis());
+        } catch (AuthException e) {
+            return null; // as absent: the target must then be covered by the request's own token
+        }
     }
 }

@@ -19,9 +19,22 @@ import java.util.TreeMap;
  * @param scheme        {@code http} or {@code https}
  * @param host          the {@code Host} header (host and port)
  * @param grant         what the request's token grants, once {@link AdminAuth} has checked it; null before
+ * @param supplementary the tokens a create or update that sets forwarding targets carries for them
  */
 record AdminRequest(String method, String rawPath, AdminPath path, Map<String, String> query, String authorization,
-                    String ifMatch, byte[] body, String scheme, String host, Grant grant) {
+                    String ifMatch, byte[] body, String scheme, String host, Grant grant,
+                    Supplementary supplementary) {
+
+    /**
+     * The {@code ServiceBusSupplementaryAuthorization} and {@code ServiceBusDlqSupplementaryAuthorization} headers
+     * (tokens for the {@code ForwardTo} and {@code ForwardDeadLetteredMessagesTo} targets, sent by the SDKs whose
+     * request token covers only the entity written), and what they grant once {@link AdminAuth} has checked them
+     * (null when absent or not valid).
+     */
+    record Supplementary(String forwardToHeader, String forwardDeadLetterHeader, Grant forwardTo,
+                         Grant forwardDeadLetter) {
+        static final Supplementary NONE = new Supplementary(null, null, null, null);
+    }
 
     AdminRequest {
         method = method.toUpperCase(Locale.ROOT);
@@ -29,16 +42,23 @@ record AdminRequest(String method, String rawPath, AdminPath path, Map<String, S
         q.putAll(query);
         query = java.util.Collections.unmodifiableMap(q);
         body = body == null ? new byte[0] : body;
+        supplementary = supplementary == null ? Supplementary.NONE : supplementary;
     }
 
     AdminRequest(String method, String rawPath, AdminPath path, Map<String, String> query, String authorization,
                  String ifMatch, byte[] body, String scheme, String host) {
-        this(method, rawPath, path, query, authorization, ifMatch, body, scheme, host, null);
+        this(method, rawPath, path, query, authorization, ifMatch, body, scheme, host, null, null);
     }
 
     /** This request, authorised with {@code g}. */
     AdminRequest authorised(Grant g) {
-        return new AdminRequest(method, rawPath, path, query, authorization, ifMatch, body, scheme, host, g);
+        return new AdminRequest(method, rawPath, path, query, authorization, ifMatch, body, scheme, host, g,
+                supplementary);
+    }
+
+    /** This request with {@code s} as its supplementary tokens. */
+    AdminRequest withSupplementary(Supplementary s) {
+        return new AdminRequest(method, rawPath, path, query, authorization, ifMatch, body, scheme, host, grant, s);
     }
 
     String queryParam(String name) {

@@ -29,7 +29,7 @@ final class AdminService {
 
     AdminResponse handle(AdminRequest r) {
         try {
-            return route(r.authorised(auth.check(r)));
+            return route(auth.withSupplementaryGrants(r.authorised(auth.check(r))));
         } catch (RuntimeException e) {
             return AdminErrors.of(e, r, clock.epochMillis());
         }
@@ -63,7 +63,8 @@ final class AdminService {
             case NAMESPACE_INFO -> m.equals("GET") ? namespaceInfo(r) : notAllowed(r, "GET");
             case UNKNOWN_COLLECTION -> AdminErrors.error(404, "Only $Resources/queues and $Resources/topics can "
                     + "be listed.", r, clock.epochMillis());
-            case ROOT -> AdminErrors.error(404, "No entity path was given; address /{queue}, /{topic}, "
+            case ROOT -> m.equals("GET") ? entities.discoverRoot(r) : AdminErrors.error(404, "No entity path was "
+                    + "given; address /{queue}, /{topic}, "
                     + "/{topic}/Subscriptions/{subscription} or /$Resources/queues.", r, clock.epochMillis());
         };
     }

@@ -62,6 +62,9 @@ final class AtomWriter {
         return out.finish();
     }
 
+    /** The title of an entities discovery feed. */
+    static final String DISCOVERY_TITLE = "Publicly Listed Services";
+
     /**
      * What the service answers to a {@code GET} of an entity, subscription or rule that does not exist: 200 with
      * the empty discovery feed of an unoccupied name (the SDKs turn an answer without an {@code entry} into their
@@ -70,7 +73,7 @@ final class AtomWriter {
     static String emptyFeed(long nowMs) {
         XmlOut out = new XmlOut();
         out.open("feed").defaultNamespace(Xmlns.ATOM);
-        out.open("title").attribute("type", "text").text("Publicly Listed Services").close();
+        out.open("title").attribute("type", "text").text(DISCOVERY_TITLE).close();
         out.open("subtitle").attribute("type", "text")
                 .text("This is the list of publicly-listed services currently available.").close();
         out.leaf("id", "uuid:" + UUID.randomUUID() + ";id=1");

@@ -4,6 +4,7 @@ import io.buslane.common.address.CanonicalAddress;
 import io.buslane.common.error.BrokerException;
 
 import io.buslane.engine.entity.EntityStatus;
+import io.buslane.engine.entity.ForwardAddress;
 import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.entity.SubscriptionProperties;
@@ -38,11 +39,12 @@ final class DescriptionReader {
         f.ifInt("MaxDeliveryCount", b::maxDeliveryCount);
         f.ifBoolean("EnableBatchedOperations", b::enableBatchedOperations);
         f.ifText("Status", v -> b.status(EntityStatus.parse(v.trim())));
-        f.ifText("ForwardTo", v -> b.forwardTo(entityName(v)));
+        f.ifText("ForwardTo", v -> b.forwardTo(entityName(v)).forwardToAddress(ForwardAddress.asSent(v)));
         f.ifText("UserMetadata", b::userMetadata);
         f.ifDuration("AutoDeleteOnIdle", b::autoDeleteOnIdle);
         f.ifBoolean("EnablePartitioning", b::enablePartitioning);
-        f.ifText("ForwardDeadLetteredMessagesTo", v -> b.forwardDeadLetteredMessagesTo(entityName(v)));
+        f.ifText("ForwardDeadLetteredMessagesTo", v -> b.forwardDeadLetteredMessagesTo(entityName(v))
+                .forwardDeadLetteredMessagesToAddress(ForwardAddress.asSent(v)));
         f.ifInt("MaxMessageSizeInKilobytes", b::maxMessageSizeInKilobytes);
         Element rules = AtomReader.child(d, "AuthorizationRules");
         // a description replaces the rules: the SDKs leave the element out when there is none
@@ -112,9 +114,10 @@ final class DescriptionReader {
         f.ifInt("MaxDeliveryCount", b::maxDeliveryCount);
         f.ifBoolean("EnableBatchedOperations", b::enableBatchedOperations);
         f.ifText("Status", v -> b.status(EntityStatus.parse(v.trim())));
-        f.ifText("ForwardTo", v -> b.forwardTo(entityName(v)));
+        f.ifText("ForwardTo", v -> b.forwardTo(entityName(v)).forwardToAddress(ForwardAddress.asSent(v)));
         f.ifText("UserMetadata", b::userMetadata);
-        f.ifText("ForwardDeadLetteredMessagesTo", v -> b.forwardDeadLetteredMessagesTo(entityName(v)));
+        f.ifText("ForwardDeadLetteredMessagesTo", v -> b.forwardDeadLetteredMessagesTo(entityName(v))
+                .forwardDeadLetteredMessagesToAddress(ForwardAddress.asSent(v)));
         f.ifDuration("AutoDeleteOnIdle", b::autoDeleteOnIdle);
         return b.build();
     }

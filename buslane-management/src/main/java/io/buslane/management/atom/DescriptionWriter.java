@@ -45,7 +45,7 @@ final class DescriptionWriter {
         o.leaf("IsAnonymousAccessible", false);
         AuthorizationRulesXml.write(o, p.authorizationRules());
         o.leaf("Status", p.status().serviceName());
-        o.leaf("ForwardTo", target(p.forwardTo(), url));
+        o.leaf("ForwardTo", target(p.forwardTo(), p.forwardToAddress(), url));
         o.leaf("UserMetadata", p.userMetadata());
         times(o, q.createdAtMs(), q.updatedAtMs());
         o.leaf("SupportOrdering", true);
@@ -53,7 +53,8 @@ final class DescriptionWriter {
         o.leaf("AutoDeleteOnIdle", XmlDurations.format(p.autoDeleteOnIdle()));
         o.leaf("EnablePartitioning", p.enablePartitioning());
         o.leaf("EntityAvailabilityStatus", AVAILABLE);
-        o.leaf("ForwardDeadLetteredMessagesTo", target(p.forwardDeadLetteredMessagesTo(), url));
+        o.leaf("ForwardDeadLetteredMessagesTo", target(p.forwardDeadLetteredMessagesTo(),
+                p.forwardDeadLetteredMessagesToAddress(), url));
         o.leaf("EnableExpress", false);
         o.leaf("MaxMessageSizeInKilobytes", p.maxMessageSizeInKilobytes());
         o.close();
@@ -111,19 +112,23 @@ final class DescriptionWriter {
         o.leaf("MaxDeliveryCount", p.maxDeliveryCount());
         o.leaf("EnableBatchedOperations", p.enableBatchedOperations());
         o.leaf("Status", p.status().serviceName());
-        o.leaf("ForwardTo", target(p.forwardTo(), url));
+        o.leaf("ForwardTo", target(p.forwardTo(), p.forwardToAddress(), url));
         times(o, s.createdAtMs(), s.updatedAtMs());
         countDetails(o, c);
         o.leaf("UserMetadata", p.userMetadata());
-        o.leaf("ForwardDeadLetteredMessagesTo", target(p.forwardDeadLetteredMessagesTo(), url));
+        o.leaf("ForwardDeadLetteredMessagesTo", target(p.forwardDeadLetteredMessagesTo(),
+                p.forwardDeadLetteredMessagesToAddress(), url));
         o.leaf("AutoDeleteOnIdle", XmlDurations.format(p.autoDeleteOnIdle()));
         o.leaf("EntityAvailabilityStatus", AVAILABLE);
         o.close();
     }
 
-    /** A forwarding target as the service reports it: the absolute URL of the entity; null stays null. */
-    private static String target(String entityName, UnaryOperator<String> url) {
-        return entityName == null ? null : url.apply(entityName);
+    /**
+     * A forwarding target as the service reports it: the address as the client that set it wrote it (scheme and
+     * host in lower case), else the entity's absolute URL; null stays null.
+     */
+    private static String target(String entityName, String asSent, UnaryOperator<String> url) {
+        return entityName == null ? null : asSent != null ? asSent : url.apply(entityName);
     }
 
     /** {@code NamespaceInfo}: a Standard-tier messaging namespace. */

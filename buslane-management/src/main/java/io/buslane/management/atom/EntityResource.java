@@ -84,6 +84,32 @@ final class EntityResource {
                 clock.epochMillis()));
     }
 
+    /**
+     * Entities discovery of the namespace root ({@code GET https://{ns}/}, what the service documents as
+     * "Entities Discovery"): a feed of the root's immediate children, the queues and topics whose path is one
+     * segment, in name order, titled as the feed of an unoccupied name; {@code $skip} and {@code $top} page it.
+     */
+    AdminResponse discoverRoot(AdminRequest r) {
+        record Child(String name, QueueEntity queue, TopicEntity topic) {
+        }
+        List<Child> all = new ArrayList<>();
+        engine.queues().stream().filter(q -> q.properties().name().indexOf('/') < 0)
+                .forEach(q -> all.add(new Child(q.properties().name(), q, null)));
+        engine.topics().stream().filter(t -> t.properties().name().indexOf('/') < 0)
+                .forEach(t -> all.add(new Child(t.properties().name(), null, t)));
+        all.sort(Comparator.comparing(c -> c.name().toLowerCase(Locale.ROOT)));
+        Page<Child> page = Page.of(all, r);
+        List<RuntimeCounts> counts = Counts.all(engine, page.items().stream().map(Child::name).toList());
+        List<AtomWriter.Entry> entries = new ArrayList<>();
+        for (int i = 0; i < page.items().size(); i++) {
+            Child c = page.items().get(i);
+            entries.add(c.queue() != null ? queueEntry(r, c.queue(), counts.get(i))
+                    : topicEntry(c.topic(), counts.get(i)));
+        }
+        return AdminResponse.feed(AtomWriter.feed(r, AtomWriter.DISCOVERY_TITLE, entries, page.nextSkip(),
+                page.top(), clock.epochMillis()));
+    }
+
     AdminResponse listTopics(AdminRequest r) {
         List<TopicEntity> all = new ArrayList<>(engine.topics());
         all.sort(Comparator.comparing(t -> t.properties().name().toLowerCase(Locale.ROOT)));
@@ -100,7 +126,7 @@ final class EntityResource {
     private AdminResponse createQueue(AdminRequest r, String name, Element d) {
         requireNameFree(name);
         QueueProperties p = DescriptionReader.queue(name, d, null);
-        Forwarding.requireTargets(engine, r.grant(), p.forwardTo(), p.forwardDeadLetteredMessagesTo(), null, null);
+        Forwarding.requireTargets(engine, r, p.forwardTo(), p.forwardDeadLetteredMessagesTo(), null, null);
         QueueEntity q = Await.result(engine.createQueue(p));
         return AdminResponse.entry(201, AtomWriter.entry(r, queueEntry(r, q, RuntimeCounts.ZERO)));
     }
@@ -111,7 +137,7 @@ final class EntityResource {
             throw BrokerException.entityNotFound(name);
         }
         QueueProperties p = DescriptionReader.queue(existing.properties().name(), d, existing.properties());
-        Forwarding.requireTargets(engine, r.grant(), p.forwardTo(), p.forwardDeadLetteredMessagesTo(),
+        Forwarding.requireTargets(engine, r, p.forwardTo(), p.forwardDeadLetteredMessagesTo(),
                 existing.properties().forwardTo(), existing.properties().forwardDeadLetteredMessagesTo());
         QueueEntity q = Await.result(engine.updateQueue(p));
         RuntimeCounts c = Counts.of(engine, q.properties().name());

@@ -25,17 +25,18 @@ final class Forwarding {
     /**
      * Checks the forwarding targets a create or update writes.
      *
-     * @param grant    the request's grant (null: not checked, as for a broker's own configuration)
+     * @param r        the request: its grant (null: not checked, as for a broker's own configuration) and its
+     *                 supplementary tokens for the targets
      * @param previous the entity's current targets ({@code ForwardTo}, {@code ForwardDeadLetteredMessagesTo}), or
      *                 nulls on create
      */
-    static void requireTargets(Engine engine, Grant grant, String forwardTo, String forwardDeadLetteredMessagesTo,
+    static void requireTargets(Engine engine, AdminRequest r, String forwardTo, String forwardDeadLetteredMessagesTo,
                                String previousForwardTo, String previousForwardDeadLetteredMessagesTo) {
         requireTarget(engine, forwardTo, "ForwardTo");
         requireTarget(engine, forwardDeadLetteredMessagesTo, "ForwardDeadLetteredMessagesTo");
-        requireManaged(grant, forwardTo, previousForwardTo, "ForwardTo");
-        requireManaged(grant, forwardDeadLetteredMessagesTo, previousForwardDeadLetteredMessagesTo,
-                "ForwardDeadLetteredMessagesTo");
+        requireManaged(r, r.supplementary().forwardTo(), forwardTo, previousForwardTo, "ForwardTo");
+        requireManaged(r, r.supplementary().forwardDeadLetter(), forwardDeadLetteredMessagesTo,
+                previousForwardDeadLetteredMessagesTo, "ForwardDeadLetteredMessagesTo");
     }
 
     private static void requireTarget(Engine engine, String target, String property) {
@@ -45,13 +46,32 @@ final class Forwarding {
         }
     }
 
-    private static void requireManaged(Grant grant, String target, String previous, String property) {
+    /**
+     * The target must be covered, with the Manage right, by the request's own token or by the supplementary token
+     * the SDK sent for it (the JavaScript SDK signs each request for its own URL, and the supplementary token for the
+     * namespace's host name without a scheme: such a token, signed with a namespace rule for the host the request
+     * addressed, covers the namespace).
+     */
+    private static void requireManaged(AdminRequest r, Grant supplementary, String target, String previous,
+                                       String property) {
+        Grant grant = r.grant();
         if (grant == null || target == null || (previous != null && previous.equalsIgnoreCase(target))) {
             return;
         }
-        if (!grant.has(Right.MANAGE) || !grant.covers(Objects.requireNonNull(target))) {
-            throw new AuthException("Unauthorized access. Setting " + property + " to '" + target + "' needs a "
-                    + "token with the 'Manage' claim that covers '" + target + "'.");
+        if (manages(grant, target, r) || (supplementary != null && manages(supplementary, target, r))) {
+            return;
         }
+        throw new AuthException("Unauthorized access. Setting " + property + " to '" + target + "' needs a "
+                + "token with the 'Manage' claim that covers '" + target + "'.");
+    }
+
+    private static boolean manages(Grant g, String target, AdminRequest r) {
+        if (!g.has(Right.MANAGE)) {
+            return false;
+        }
+        if (g.covers(Objects.requireNonNull(target))) {
+            return true;
+        }
+        return !g.entityRule() && (g.scope().equalsIgnoreCase(r.hostName()) || g.scope().equalsIgnoreCase(r.host()));
     }
 }

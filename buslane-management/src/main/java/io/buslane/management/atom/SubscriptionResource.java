@@ -48,7 +48,7 @@ final class SubscriptionResource {
             SubscriptionEntity existing = require(engine, r.path());
             SubscriptionProperties p = DescriptionReader.subscription(topic.properties().name(),
                     existing.properties().name(), d, existing.properties());
-            Forwarding.requireTargets(engine, r.grant(), p.forwardTo(), p.forwardDeadLetteredMessagesTo(),
+            Forwarding.requireTargets(engine, r, p.forwardTo(), p.forwardDeadLetteredMessagesTo(),
                     existing.properties().forwardTo(), existing.properties().forwardDeadLetteredMessagesTo());
             SubscriptionEntity s = Await.result(engine.updateSubscription(p));
             return AdminResponse.entry(200, AtomWriter.entry(r, entry(r, s, Counts.of(engine, path(s)))));
@@ -56,7 +56,7 @@ final class SubscriptionResource {
         SubscriptionProperties p = DescriptionReader.subscription(topic.properties().name(), name, d, null);
         List<RuleProperties> rules = DescriptionReader.defaultRules(d);
         if (topic.subscription(name) == null) {
-            Forwarding.requireTargets(engine, r.grant(), p.forwardTo(), p.forwardDeadLetteredMessagesTo(), null,
+            Forwarding.requireTargets(engine, r, p.forwardTo(), p.forwardDeadLetteredMessagesTo(), null,
                     null);
         }
         SubscriptionEntity s = Await.result(engine.createSubscription(p, rules));

@@ -88,6 +88,9 @@ final class AdminTestServer implements AutoCloseable {
                 .startsWith("application/atom+xml");
     }
 
+    /** Headers every request carries besides these (a test sets and clears them). */
+    final java.util.Map<String, String> headers = new java.util.LinkedHashMap<>();
+
     HttpResponse<String> put(String path, String body) {
         return send("PUT", path, body, false);
     }
@@ -116,6 +119,7 @@ final class AdminTestServer implements AutoCloseable {
         if (ifMatch) {
             b.header("If-Match", "*");
         }
+        headers.forEach(b::header);
         try {
             return client.send(b.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
         } catch (Exception e) {

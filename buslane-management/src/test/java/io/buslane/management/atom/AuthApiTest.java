@@ -137,6 +137,45 @@ class AuthApiTest {
         assertThat(server.engine.queue("fwd-a").properties().maxDeliveryCount()).isEqualTo(7);
     }
 
+    /**
+     * #32: the JavaScript SDK signs the request for its own URL and sends a token for the target in the supplementary
+     * headers, signed for the namespace's host name without a scheme; the service accepts it.
+     */
+    @Test
+    void aSupplementaryTokenForTheTargetOrTheNamespaceHostLetsAScopedRequestForwardThere() {
+        assertThat(server.put("/sup-victim", AdminTestServer.entry("QueueDescription", "")).statusCode())
+                .isEqualTo(201);
+        String onlyB = server.token("http://127.0.0.1/sup-b", SasRule.EMULATOR_KEY_NAME, SasRule.EMULATOR_KEY);
+        String forward = AdminTestServer.entry("QueueDescription", "<ForwardTo>sup-victim</ForwardTo>");
+        String dlq = AdminTestServer.entry("QueueDescription",
+                "<ForwardDeadLetteredMessagesTo>sup-victim</ForwardDeadLetteredMessagesTo>");
+        String host = server.token("127.0.0.1", SasRule.EMULATOR_KEY_NAME, SasRule.EMULATOR_KEY);
+        String other = server.token("http://127.0.0.1/sup-other", SasRule.EMULATOR_KEY_NAME, SasRule.EMULATOR_KEY);
+        String forged = server.token("127.0.0.1", SasRule.EMULATOR_KEY_NAME, "not-the-key");
+        try {
+            server.headers.put("ServiceBusSupplementaryAuthorization", other);
+            assertThat(putWith(onlyB, "/sup-b", forward, false).statusCode()).as("a token for another entity")
+                    .isEqualTo(401);
+            server.headers.put("ServiceBusSupplementaryAuthorization", forged);
+            assertThat(putWith(onlyB, "/sup-b", forward, false).statusCode()).as("a forged token").isEqualTo(401);
+            server.headers.clear();
+            server.headers.put("ServiceBusDlqSupplementaryAuthorization", host);
+            assertThat(putWith(onlyB, "/sup-b", forward, false).statusCode()).as("the other target's header")
+                    .isEqualTo(401);
+            assertThat(server.engine.queue("sup-b")).isNull();
+            assertThat(putWith(onlyB, "/sup-b", dlq, false).statusCode()).isEqualTo(201);
+            assertThat(server.engine.queue("sup-b").properties().forwardDeadLetteredMessagesTo())
+                    .isEqualTo("sup-victim");
+            server.headers.clear();
+            server.headers.put("ServiceBusSupplementaryAuthorization",
+                    server.token("http://127.0.0.1/sup-victim", SasRule.EMULATOR_KEY_NAME, SasRule.EMULATOR_KEY));
+            assertThat(putWith(onlyB, "/sup-b", forward, true).statusCode()).isEqualTo(200);
+            assertThat(server.engine.queue("sup-b").properties().forwardTo()).isEqualTo("sup-victim");
+        } finally {
+            server.headers.clear();
+        }
+    }
+
     @Test
     void aForwardingTargetThatDoesNotCanonicaliseIsABadRequest() {
         HttpResponse<String> r = server.put("/fwd-odd", AdminTestServer.entry("QueueDescription",

@@ -197,6 +197,24 @@ class QueueTopicApiTest {
         assertThat(server.getsEmptyFeed("/app/orders/eu")).isTrue();
     }
 
+    /** #32 cause 4: the service answers a GET of the namespace root with the discovery feed of its children. */
+    @Test
+    void theNamespaceRootIsEntitiesDiscoveryOfTheTopLevelQueuesAndTopicsInNameOrder() {
+        assertThat(server.put("/disc-b", AdminTestServer.entry("QueueDescription", "")).statusCode()).isEqualTo(201);
+        assertThat(server.put("/Disc-a", AdminTestServer.entry("TopicDescription", "")).statusCode()).isEqualTo(201);
+        assertThat(server.put("/disc/nested", AdminTestServer.entry("QueueDescription", "")).statusCode())
+                .isEqualTo(201);
+        HttpResponse<String> root = server.get("/");
+        assertThat(root.statusCode()).as(root.body()).isEqualTo(200);
+        TestXml x = TestXml.parse(root.body());
+        assertThat(x.text("/a:feed/a:title")).isEqualTo("Publicly Listed Services");
+        List<String> titles = x.texts("/a:feed/a:entry/a:title");
+        assertThat(titles).containsSubsequence("Disc-a", "disc-b").doesNotContain("disc/nested");
+        assertThat(x.node("/a:feed/a:entry[a:title='Disc-a']/a:content/sb:TopicDescription")).isNotNull();
+        assertThat(x.node("/a:feed/a:entry[a:title='disc-b']/a:content/sb:QueueDescription")).isNotNull();
+        assertThat(server.put("/", AdminTestServer.entry("QueueDescription", "")).statusCode()).isEqualTo(404);
+    }
+
     @Test
     void forwardToAcceptsAUrlOrANameIsReportedAsTheEntitysUrlAndRequiresAnExistingTarget() {
         assertThat(server.put("/fwd-target", AdminTestServer.entry("QueueDescription", "")).statusCode())
@@ -207,8 +225,9 @@ class QueueTopicApiTest {
         assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
         assertThat(server.engine.queue("fwd-source").properties().forwardTo()).isEqualTo("fwd-target");
         TestXml x = TestXml.parse(r.body());
-        assertThat(x.text(Q + "sb:ForwardTo")).isEqualTo("https://127.0.0.1/fwd-target");
-        assertThat(x.text(Q + "sb:ForwardDeadLetteredMessagesTo")).isEqualTo("https://127.0.0.1/fwd-target");
+        // an absolute URL comes back as sent (#32 cause 2: each SDK compares what it reads with what it sent)
+        assertThat(x.text(Q + "sb:ForwardTo")).isEqualTo("https://localhost/fwd-target");
+        assertThat(x.text(Q + "sb:ForwardDeadLetteredMessagesTo")).isEqualTo("sb://localhost/fwd-target");
 
         HttpResponse<String> bare = server.put("/fwd-bare", AdminTestServer.entry("QueueDescription",
                 "<ForwardTo>fwd-target</ForwardTo>"));
@@ -217,6 +236,14 @@ class QueueTopicApiTest {
         assertThat(TestXml.parse(server.get("/fwd-bare").body()).text(Q + "sb:ForwardTo"))
                 .isEqualTo("https://127.0.0.1/fwd-target");
         assertThat(TestXml.parse(bare.body()).node(Q + "sb:ForwardDeadLetteredMessagesTo")).isNull();
+
+        // the JavaScript SDK's form: scheme and host in lower case as .NET's Uri does, port and path kept
+        HttpResponse<String> js = server.put("/fwd-js", AdminTestServer.entry("QueueDescription",
+                "<ForwardTo>SB://LocalHost:5300/Fwd-Target</ForwardTo>"));
+        assertThat(js.statusCode()).as(js.body()).isEqualTo(201);
+        assertThat(server.engine.queue("fwd-js").properties().forwardTo()).isEqualTo("Fwd-Target");
+        assertThat(TestXml.parse(server.get("/fwd-js").body()).text(Q + "sb:ForwardTo"))
+                .isEqualTo("sb://localhost:5300/Fwd-Target");
 
         HttpResponse<String> missing = server.put("/fwd-broken", AdminTestServer.entry("QueueDescription",
                 "<ForwardTo>https://localhost/nowhere</ForwardTo>"));
