@@ -5,6 +5,7 @@ import io.buslane.engine.namespace.QueueEntity;
 import io.buslane.engine.namespace.SubscriptionEntity;
 import io.buslane.engine.namespace.TopicEntity;
 import io.buslane.engine.entity.QueueProperties;
+import io.buslane.engine.entity.SubscriptionProperties;
 import io.buslane.engine.entity.TopicProperties;
 import io.buslane.engine.entity.RuleProperties;
 import io.buslane.server.config.SubscriptionDefinition;
@@ -35,9 +36,13 @@ final class TopologyApplier {
         int updated = 0;
         for (QueueProperties configured : topology.queues()) {
             QueueEntity existing = engine.queue(configured.name());
-            // Config.json has no authorization rules: those set through the admin API stay
+            // Config.json has no authorization rules: those set through the admin API stay; so do the forwarding
+            // targets' addresses as an admin client wrote them, while the targets stay those configured
             QueueProperties q = existing == null ? configured
-                    : configured.toBuilder().authorizationRules(existing.properties().authorizationRules()).build();
+                    : configured.toBuilder().authorizationRules(existing.properties().authorizationRules())
+                    .forwardToAddress(existing.properties().forwardToAddress())
+                    .forwardDeadLetteredMessagesToAddress(existing.properties().forwardDeadLetteredMessagesToAddress())
+                    .build();
             if (existing == null) {
                 created += createdNow(engine.createQueue(q));
             } else if (!existing.properties().equals(q)) {
@@ -64,8 +69,12 @@ final class TopologyApplier {
                     created += createdNow(engine.createSubscription(s.subscription(), s.rules()));
                     continue;
                 }
-                if (!sub.properties().equals(s.subscription())) {
-                    join(engine.updateSubscription(s.subscription()));
+                SubscriptionProperties configuredSub = s.subscription().toBuilder()
+                        .forwardToAddress(sub.properties().forwardToAddress())
+                        .forwardDeadLetteredMessagesToAddress(sub.properties().forwardDeadLetteredMessagesToAddress())
+                        .build();
+                if (!sub.properties().equals(configuredSub)) {
+                    join(engine.updateSubscription(configuredSub));
                     updated++;
                 }
                 if (!sub.rules().equals(s.rules())) {

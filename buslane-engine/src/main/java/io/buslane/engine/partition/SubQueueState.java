@@ -433,6 +433,14 @@ public final class SubQueueState {
      * could not be handed to a receiver that had already gone).
      */
     public void release(UUID lockToken, long nowMs) {
+        Entry held = lockToken == null ? null : locks.get(lockToken);
+        if (held == null && lapsedLock(lockToken) != null) {
+            return; // its lock ran out: the message is available again already, counted as a failed delivery
+        }
+        if (held != null && held.session == null && held.lockedUntilMs <= nowMs) {
+            onLockExpired(held); // runs out now (its timer has not fired yet): the same as above
+            return;
+        }
         Entry e = lockedEntry(lockToken, nowMs);
         unlock(e);
         fail(e, nowMs, false, false);

@@ -240,7 +240,24 @@ public final class EntityCodec {
         writeDuration(w, s.autoDeleteOnIdle());
         w.writeBoolean(s.enableBatchedOperations());
         w.writeString(s.userMetadata());
+    }
+
+    /**
+     * A subscription's forwarding targets as the client wrote them. Not part of {@link #writeSubscription}: the meta
+     * record of a subscription carries its rules right after it, so these follow the rules, at the record's end
+     * (a reader of before ignores them; one of now finds none in a record of before).
+     */
+    public static void writeSubscriptionAddresses(RecordWriter w, SubscriptionProperties s) {
         writeForwardAddresses(w, s.forwardToAddress(), s.forwardDeadLetteredMessagesToAddress());
+    }
+
+    /** {@code s} with the addresses {@link #writeSubscriptionAddresses} wrote, when the record holds them. */
+    public static SubscriptionProperties readSubscriptionAddresses(RecordReader r, SubscriptionProperties s) {
+        if (!r.hasRemaining()) {
+            return s;
+        }
+        return s.toBuilder().forwardToAddress(r.readString()).forwardDeadLetteredMessagesToAddress(r.readString())
+                .build();
     }
 
     public static SubscriptionProperties readSubscription(RecordReader r) {
@@ -259,10 +276,6 @@ public final class EntityCodec {
         b.autoDeleteOnIdle(readDuration(r));
         b.enableBatchedOperations(r.readBoolean());
         b.userMetadata(r.readString());
-        if (r.hasRemaining()) {
-            b.forwardToAddress(r.readString());
-            b.forwardDeadLetteredMessagesToAddress(r.readString());
-        }
         return b.build();
     }
 

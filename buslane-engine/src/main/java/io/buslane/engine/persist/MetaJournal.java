@@ -87,6 +87,7 @@ public final class MetaJournal {
                     for (int i = 0; i < n; i++) {
                         rules.add(EntityCodec.readRule(in));
                     }
+                    props = EntityCodec.readSubscriptionAddresses(in, props);
                     handler.onSubscription(r.id(), topicId, created, updated, props, rules);
                 }
                 default -> throw new IllegalStateException("meta journal: unknown record type " + r.type());
@@ -129,6 +130,7 @@ public final class MetaJournal {
         for (RuleProperties r : rules) {
             EntityCodec.writeRule(w, r);
         }
+        EntityCodec.writeSubscriptionAddresses(w, p); // appended, after the rules
         append(id, add, RecordTypes.META_SUBSCRIPTION);
     }
 

@@ -555,15 +555,13 @@ class CodecRoundTripTest {
     }
 
     @Test
-    void forwardingAddressesAsSentRoundTripAndDescriptionsWrittenBeforeThemReadWithout() {
+    void aQueuesForwardingAddressesAsSentRoundTripAndDescriptionsWrittenBeforeThemReadWithout() {
         QueueProperties q = QueueProperties.builder("src").forwardTo("Target")
                 .forwardToAddress("sb://localhost:5300/Target").forwardDeadLetteredMessagesTo("dl")
                 .forwardDeadLetteredMessagesToAddress("https://localhost/dl").build();
         assertThat(roundTripQueue(q)).isEqualTo(q);
         assertThat(roundTripQueue(q).forwardToAddress()).isEqualTo("sb://localhost:5300/Target");
-        SubscriptionProperties s = SubscriptionProperties.builder("t", "s").forwardTo("target")
-                .forwardToAddress("sb://localhost/target").build();
-        assertThat(roundTripSubscription(s)).isEqualTo(s);
+        // a subscription's addresses follow its rules in the meta record (MetaJournalTest), not its description
 
         RecordWriter w = new RecordWriter();
         QueueProperties plain = QueueProperties.builder("src").forwardTo("target").build();
@@ -571,12 +569,6 @@ class CodecRoundTripTest {
         byte[] bytes = w.toByteArray();
         assertThat(EntityCodec.readQueue(new RecordReader(java.util.Arrays.copyOf(bytes, bytes.length - 2))))
                 .isEqualTo(plain);
-        SubscriptionProperties plainSub = SubscriptionProperties.builder("t", "s").build();
-        w.reset();
-        EntityCodec.writeSubscription(w, plainSub);
-        byte[] subBytes = w.toByteArray();
-        assertThat(EntityCodec.readSubscription(new RecordReader(java.util.Arrays.copyOf(subBytes,
-                subBytes.length - 2)))).isEqualTo(plainSub);
     }
 
     @Test

@@ -34,8 +34,8 @@ final class Forwarding {
                                String previousForwardTo, String previousForwardDeadLetteredMessagesTo) {
         requireTarget(engine, forwardTo, "ForwardTo");
         requireTarget(engine, forwardDeadLetteredMessagesTo, "ForwardDeadLetteredMessagesTo");
-        requireManaged(r, r.supplementary().forwardTo(), forwardTo, previousForwardTo, "ForwardTo");
-        requireManaged(r, r.supplementary().forwardDeadLetter(), forwardDeadLetteredMessagesTo,
+        requireManaged(engine, r, r.supplementary().forwardTo(), forwardTo, previousForwardTo, "ForwardTo");
+        requireManaged(engine, r, r.supplementary().forwardDeadLetter(), forwardDeadLetteredMessagesTo,
                 previousForwardDeadLetteredMessagesTo, "ForwardDeadLetteredMessagesTo");
     }
 
@@ -48,30 +48,34 @@ final class Forwarding {
 
     /**
      * The target must be covered, with the Manage right, by the request's own token or by the supplementary token
-     * the SDK sent for it (the JavaScript SDK signs each request for its own URL, and the supplementary token for the
-     * namespace's host name without a scheme: such a token, signed with a namespace rule for the host the request
-     * addressed, covers the namespace).
+     * the SDK sent for it. The JavaScript SDK signs the supplementary token for the namespace's host name without a
+     * scheme ({@code localhost}), which the canonical parser reads as an entity name: such a supplementary token
+     * covers the namespace when it was signed with a namespace rule, its resource is the host the request addressed
+     * (with or without the port), and no queue or topic bears that name (so that a token scoped to an entity never
+     * reaches beyond it, whatever {@code Host} header a client sends). The request's own token is never read so.
      */
-    private static void requireManaged(AdminRequest r, Grant supplementary, String target, String previous,
-                                       String property) {
+    private static void requireManaged(Engine engine, AdminRequest r, Grant supplementary, String target,
+                                       String previous, String property) {
         Grant grant = r.grant();
         if (grant == null || target == null || (previous != null && previous.equalsIgnoreCase(target))) {
             return;
         }
-        if (manages(grant, target, r) || (supplementary != null && manages(supplementary, target, r))) {
+        if (manages(grant, target) || (supplementary != null && (manages(supplementary, target)
+                || managesNamespaceByHost(engine, supplementary, r)))) {
             return;
         }
         throw new AuthException("Unauthorized access. Setting " + property + " to '" + target + "' needs a "
                 + "token with the 'Manage' claim that covers '" + target + "'.");
     }
 
-    private static boolean manages(Grant g, String target, AdminRequest r) {
-        if (!g.has(Right.MANAGE)) {
-            return false;
-        }
-        if (g.covers(Objects.requireNonNull(target))) {
-            return true;
-        }
-        return !g.entityRule() && (g.scope().equalsIgnoreCase(r.hostName()) || g.scope().equalsIgnoreCase(r.host()));
+    private static boolean manages(Grant g, String target) {
+        return g.has(Right.MANAGE) && g.covers(Objects.requireNonNull(target));
+    }
+
+    private static boolean managesNamespaceByHost(Engine engine, Grant g, AdminRequest r) {
+        String scope = g.scope();
+        boolean addressedHost = scope.equalsIgnoreCase(r.hostName()) || scope.equalsIgnoreCase(r.host());
+        return addressedHost && g.has(Right.MANAGE) && !g.entityRule() && engine.queue(scope) == null
+                && engine.topic(scope) == null;
     }
 }

@@ -515,8 +515,12 @@ final class ConsoleService {
             Map<String, Object> props = new LinkedHashMap<>(original.applicationProperties());
             props.remove("DeadLetterReason");
             props.remove("DeadLetterErrorDescription");
-            Message.Builder copy = original.toBuilder().applicationProperties(props).scheduledEnqueueTimeMs(null)
-                    .encodedSize(0);
+            // a new send: none of the broker's own marks of the original's history (forwarded, scheduled) carry over
+            Map<String, Object> annotations = new LinkedHashMap<>(original.annotations());
+            annotations.remove(Message.ENQUEUED_SEQUENCE_NUMBER);
+            annotations.remove(Message.WAS_SCHEDULED);
+            Message.Builder copy = original.toBuilder().applicationProperties(props).annotations(annotations)
+                    .scheduledEnqueueTimeMs(null).encodedSize(0);
             Object id = original.messageId();
             if (dedup) {
                 // the entity would drop a copy with the same MessageId inside its detection window, and the

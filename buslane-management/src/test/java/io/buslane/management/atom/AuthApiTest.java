@@ -176,6 +176,33 @@ class AuthApiTest {
         }
     }
 
+    /**
+     * A token whose resource is a bare name equal to the addressed host is read as the namespace only when it is a
+     * supplementary token and no entity bears that name: a token scoped to an entity named like the host never
+     * reaches beyond it, as the request's own token or as a supplementary one.
+     */
+    @Test
+    void aTokenForAnEntityNamedLikeTheHostNeverCoversTheNamespace() {
+        assertThat(server.put("/host-victim", AdminTestServer.entry("QueueDescription", "")).statusCode())
+                .isEqualTo(201);
+        String forward = AdminTestServer.entry("QueueDescription", "<ForwardTo>host-victim</ForwardTo>");
+        String onlyHostNamed = server.token("127.0.0.1", SasRule.EMULATOR_KEY_NAME, SasRule.EMULATOR_KEY);
+        // as the request's own token: it covers the entity 127.0.0.1 and nothing more
+        assertThat(putWith(onlyHostNamed, "/127.0.0.1", forward, false).statusCode()).isEqualTo(401);
+        assertThat(server.engine.queue("127.0.0.1")).isNull();
+        assertThat(putWith(onlyHostNamed, "/127.0.0.1", AdminTestServer.entry("QueueDescription", ""), false)
+                .statusCode()).isEqualTo(201);
+        // as a supplementary token, once an entity bears the host's name
+        String onlyC = server.token("http://127.0.0.1/host-c", SasRule.EMULATOR_KEY_NAME, SasRule.EMULATOR_KEY);
+        try {
+            server.headers.put("ServiceBusSupplementaryAuthorization", onlyHostNamed);
+            assertThat(putWith(onlyC, "/host-c", forward, false).statusCode()).isEqualTo(401);
+            assertThat(server.engine.queue("host-c")).isNull();
+        } finally {
+            server.headers.clear();
+        }
+    }
+
     @Test
     void aForwardingTargetThatDoesNotCanonicaliseIsABadRequest() {
         HttpResponse<String> r = server.put("/fwd-odd", AdminTestServer.entry("QueueDescription",
