@@ -727,7 +727,10 @@ public final class AmqpCodec {
         if (r.lockToken() != null) {
             ma.put(SYM_LOCKED_UNTIL, new Date(r.lockedUntilMs()));
         }
-        MessageState state = r.reportedState();
+        // a received message that was scheduled reports it; browsing shows where a message stands (a scheduled one
+        // that was enqueued since is active, so that a peek tells what still waits for its time)
+        MessageState state = purpose == Purpose.DELIVERY || purpose == Purpose.RECEIVE_BY_SEQUENCE
+                ? r.reportedState() : r.state() == null ? MessageState.ACTIVE : r.state();
         if (purpose != Purpose.DELIVERY || state != MessageState.ACTIVE) {
             ma.put(SYM_MESSAGE_STATE, state.code());
         }

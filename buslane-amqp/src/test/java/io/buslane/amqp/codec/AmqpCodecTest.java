@@ -499,6 +499,10 @@ class AmqpCodecTest {
                 received(m.activated(), 0, lock, MessageState.ACTIVE, Long.MAX_VALUE), Purpose.DELIVERY)));
         assertThat(ma.get(Symbol.valueOf("x-opt-message-state"))).isInstanceOf(Integer.class).isEqualTo(2);
         assertThat(ma).doesNotContainKey(Symbol.valueOf(Message.WAS_SCHEDULED));
+        // a peek shows where it stands: enqueued, so active
+        ma = annotations(decodeProton(AmqpCodec.encode(
+                received(m.activated(), 0, null, MessageState.ACTIVE, Long.MAX_VALUE), Purpose.PEEK)));
+        assertThat(ma.get(Symbol.valueOf("x-opt-message-state"))).isEqualTo(0);
     }
 
     @Test

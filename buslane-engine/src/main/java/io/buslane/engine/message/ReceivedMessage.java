@@ -34,9 +34,11 @@ public record ReceivedMessage(
         int partitionIndex) {
 
     /**
-     * The state the service reports to a client ({@code x-opt-message-state}, the REST {@code State}): a message
-     * that was scheduled and has been enqueued since keeps reporting Scheduled (the JavaScript SDK's live tests
-     * receive a message sent with {@code scheduleMessages} and expect "scheduled"; one sent plainly is "active").
+     * The state a received message reports ({@code x-opt-message-state} of a delivery, the REST {@code State} of a
+     * received message): a message that was scheduled and has been enqueued since reports Scheduled (the JavaScript
+     * SDK's live tests receive a message sent with {@code scheduleMessages} and expect "scheduled"; one sent plainly
+     * is "active"). Browsing shows {@link #state()}: where the message stands, so that a peek tells a message still
+     * waiting for its time from one enqueued since.
      */
     public MessageState reportedState() {
         MessageState s = state == null ? MessageState.ACTIVE : state;

@@ -291,7 +291,7 @@ final class RestProperties {
         if (m.sessionId() != null) {
             o.put("SessionId", m.sessionId());
         }
-        o.put("State", state(r.reportedState()));
+        o.put("State", state(delivered ? r.reportedState() : r.state()));
         o.put("TimeToLive", timeToLiveSeconds(r));
         if (m.to() != null) {
             o.put("To", m.to());
