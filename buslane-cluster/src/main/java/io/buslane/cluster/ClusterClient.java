@@ -2,8 +2,8 @@ package io.buslane.cluster;
 
 import io.buslane.engine.persist.RecordReader;
 import io.buslane.engine.persist.RecordWriter;
-import io.buslane.engine.routing.PartitionOp;
-import io.buslane.engine.routing.RemotePartitions;
+import io.buslane.engine.remote.PartitionOp;
+import io.buslane.engine.remote.RemotePartitions;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -199,10 +199,21 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
                         socket.close();
                         return;
                     }
+                    boolean versioned = r.hasRemaining();
+                    int version = versioned ? r.readVarInt() : Frames.UNVERSIONED;
+                    if (!Frames.speaks(version)) {
+                        ready.tryFail("The cluster node " + address + " speaks cluster protocol version " + version
+                                + ", this node speaks " + Frames.PROTOCOL_VERSION + "; closed the connection");
+                        socket.close();
+                        return;
+                    }
                     RecordWriter w = new RecordWriter(40);
                     w.writeByte(Frames.AUTH);
                     byte[] mac = Frames.mac(secret, Frames.CLIENT, nonce);
                     w.writeRaw(mac, 0, mac.length);
+                    if (versioned) {
+                        w.writeVarInt(Frames.PROTOCOL_VERSION); // a node of before the version refuses more bytes
+                    }
                     socket.write(Frames.frame(w));
                     ready.tryComplete(socket); // requests follow the AUTH on this connection
                 }

@@ -9,7 +9,7 @@ import io.buslane.engine.persist.MessageCodec;
 import io.buslane.engine.persist.RecordReader;
 import io.buslane.engine.persist.RecordWriter;
 import io.buslane.engine.persist.ValueCodec;
-import io.buslane.engine.routing.PartitionOp;
+import io.buslane.engine.remote.PartitionOp;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -23,22 +23,19 @@ import java.util.UUID;
  */
 final class ClusterCodec {
 
-    private static final PartitionOp.Kind[] KINDS = PartitionOp.Kind.values();
-    private static final MessageState[] STATES = MessageState.values();
-    private static final ReceiveMode[] MODES = ReceiveMode.values();
-
     private ClusterCodec() {
     }
 
     static int opCode(PartitionOp.Kind kind) {
-        return kind.ordinal();
+        return kind.code();
     }
 
     static PartitionOp.Kind kindOf(int opCode) {
-        if (opCode < 0 || opCode >= KINDS.length) {
+        PartitionOp.Kind kind = PartitionOp.Kind.ofCode(opCode);
+        if (kind == null) {
             throw new IllegalArgumentException("Unknown op code " + opCode);
         }
-        return KINDS[opCode];
+        return kind;
     }
 
     /** Writes an operation without its kind (the frame carries it as the op code). */
@@ -70,7 +67,7 @@ final class ClusterCodec {
         w.writeVarInt(op.max());
         w.writeString(op.sessionId());
         w.writeBytes(op.state());
-        w.writeVarInt(op.mode() == null ? 0 : op.mode().ordinal() + 1);
+        w.writeVarInt(op.mode() == null ? 0 : op.mode().code() + 1);
         w.writeLong(op.waitMs());
     }
 
@@ -107,7 +104,7 @@ final class ClusterCodec {
         int mode = r.readVarInt();
         long waitMs = r.readLong();
         return new PartitionOp(kind, path, partition, messages, key, token, props, reason, description, seqs, max,
-                sessionId, state, mode == 0 ? null : MODES[mode - 1], waitMs);
+                sessionId, state, mode == 0 ? null : ReceiveMode.ofCode(mode - 1), waitMs);
     }
 
     /** Writes the result of an operation of {@code kind}. */
@@ -187,7 +184,7 @@ final class ClusterCodec {
         w.writeVarInt(m.deliveryCount());
         writeUuid(w, m.lockToken());
         w.writeLong(m.lockedUntilMs());
-        w.writeVarInt(m.state() == null ? 0 : m.state().ordinal() + 1);
+        w.writeVarInt(m.state() == null ? 0 : m.state().code() + 1);
         w.writeLong(m.expiresAtMs());
         w.writeNullableLong(m.scheduledEnqueueTimeMs());
         w.writeString(m.deadLetterSource());
@@ -207,7 +204,7 @@ final class ClusterCodec {
         String dlqSource = r.readString();
         int partition = r.readVarInt();
         return new ReceivedMessage(message, seq, enqueued, deliveryCount, token, lockedUntil,
-                state == 0 ? null : STATES[state - 1], expiresAt, scheduled, dlqSource, partition);
+                state == 0 ? null : MessageState.ofCode(state - 1), expiresAt, scheduled, dlqSource, partition);
     }
 
     private static void writeUuid(RecordWriter w, UUID u) {

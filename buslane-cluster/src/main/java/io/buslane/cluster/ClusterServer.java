@@ -5,7 +5,7 @@ import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.Engine;
 import io.buslane.engine.persist.RecordReader;
 import io.buslane.engine.persist.RecordWriter;
-import io.buslane.engine.routing.PartitionOp;
+import io.buslane.engine.remote.PartitionOp;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -126,16 +126,24 @@ public final class ClusterServer implements AutoCloseable {
                 w.writeRaw(nonce, 0, nonce.length);
                 byte[] proof = Frames.mac(secret, Frames.SERVER, clientNonce);
                 w.writeRaw(proof, 0, proof.length);
+                w.writeVarInt(Frames.PROTOCOL_VERSION);
                 socket.write(Frames.frame(w));
                 return;
             }
-            if (type != Frames.AUTH || !challenged || length != 1 + Frames.MAC_BYTES) {
+            if (type != Frames.AUTH || !challenged || length < 1 + Frames.MAC_BYTES) {
                 refuse();
                 return;
             }
             byte[] answer = new byte[Frames.MAC_BYTES];
             r.readRaw(answer, 0, answer.length);
             if (!MessageDigest.isEqual(answer, Frames.mac(secret, Frames.CLIENT, nonce))) {
+                refuse();
+                return;
+            }
+            int version = r.hasRemaining() ? r.readVarInt() : Frames.UNVERSIONED;
+            if (!Frames.speaks(version)) {
+                LOG.warn("Refusing the cluster connection from {}: it speaks cluster protocol version {}, this node "
+                        + "speaks {}", socket.remoteAddress(), version, Frames.PROTOCOL_VERSION);
                 refuse();
                 return;
             }

@@ -20,8 +20,10 @@ import java.util.function.IntSupplier;
  * <pre>
  * HELLO      client → server  32 random bytes (the client's nonce)
  * CHALLENGE  server → client  32 random bytes (the server's nonce),
- *                             HMAC-SHA256(secret, "buslane-cluster-2 server" + client nonce)
- * AUTH       client → server  HMAC-SHA256(secret, "buslane-cluster-2 client" + server nonce)
+ *                             HMAC-SHA256(secret, "buslane-cluster-2 server" + client nonce),
+ *                             the server's protocol version (var-int; appended: absent from a node of before, 1)
+ * AUTH       client → server  HMAC-SHA256(secret, "buslane-cluster-2 client" + server nonce),
+ *                             the client's protocol version (var-int), only when the CHALLENGE carried one
  * REQUEST    client → server  request id (long), op code (var-int), the operation
  * OK         server → client  request id, the result
  * ERROR      server → client  request id, error kind name, description
@@ -31,6 +33,10 @@ import java.util.function.IntSupplier;
  * server wrote at once on accept could be read (and dropped) before it. The client sends AUTH only after checking
  * the server's proof, and its requests right after AUTH. A server that gets a wrong AUTH closes the connection and
  * ignores every frame after it, the rest of the same read included: no request runs.
+ *
+ * <p>The protocol version names the layout of the requests and answers ({@link ClusterCodec}, op codes included);
+ * each side refuses a peer whose version it does not speak, with a message naming both, instead of misreading
+ * its frames. A node of before the version (no version in its frames) speaks version 1.
  */
 final class Frames {
 
@@ -41,6 +47,10 @@ final class Frames {
     static final byte OK = 5;
     static final byte ERROR = 6;
     static final int NONCE_BYTES = 32;
+    /** The cluster protocol version this node speaks (the layout of {@link ClusterCodec}). */
+    static final int PROTOCOL_VERSION = 1;
+    /** The version of a peer whose handshake carries none (a node of before the version). */
+    static final int UNVERSIONED = 1;
     /** The largest frame accepted; a peer sending a larger one is closed. */
     static final int MAX_FRAME_BYTES = 256 * 1024 * 1024;
     static final int MAC_BYTES = 32;
@@ -57,6 +67,11 @@ final class Frames {
         b.appendInt(w.size());
         b.appendBytes(w.buffer(), 0, w.size());
         return b;
+    }
+
+    /** Whether this node speaks the protocol version a peer announced. */
+    static boolean speaks(int version) {
+        return version == PROTOCOL_VERSION;
     }
 
     /** The largest frame accepted before the handshake completed. */

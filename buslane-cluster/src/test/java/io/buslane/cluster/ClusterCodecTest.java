@@ -7,7 +7,7 @@ import io.buslane.engine.message.MessageState;
 import io.buslane.engine.message.ReceivedMessage;
 import io.buslane.engine.persist.RecordReader;
 import io.buslane.engine.persist.RecordWriter;
-import io.buslane.engine.routing.PartitionOp;
+import io.buslane.engine.remote.PartitionOp;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;

@@ -17,7 +17,7 @@ import io.buslane.engine.persist.RecordWriter;
 import io.buslane.engine.persist.Storage;
 import io.buslane.engine.receive.DeliverySink;
 import io.buslane.engine.receive.Receiver;
-import io.buslane.engine.routing.PartitionOp;
+import io.buslane.engine.remote.PartitionOp;
 import io.buslane.journal.memory.InMemoryJournalFactory;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.NetServer;
@@ -415,7 +415,7 @@ class ClusterRoutingTest {
                 socket.write(Frames.frame(auth).appendBuffer(Frames.frame(request)));
             });
             socket.closeHandler(v -> bytesAfterChallenge.complete(received[0]
-                    - (4 + 1 + Frames.NONCE_BYTES + Frames.MAC_BYTES)));
+                    - (4 + 1 + Frames.NONCE_BYTES + Frames.MAC_BYTES + 1))); // + the version (one byte)
             RecordWriter hello = new RecordWriter(40);
             hello.writeByte(Frames.HELLO);
             hello.writeRaw(new byte[Frames.NONCE_BYTES], 0, Frames.NONCE_BYTES);
@@ -446,6 +446,63 @@ class ClusterRoutingTest {
             byte[] proof = java.util.Arrays.copyOfRange(challenge, 5 + Frames.NONCE_BYTES, challenge.length);
             assertThat(proof).isEqualTo(Frames.mac(SECRET, Frames.SERVER, new byte[Frames.NONCE_BYTES]));
         }
+    }
+
+    /**
+     * The handshake carries the protocol version (#33): a peer announcing one this node does not speak is refused
+     * with both named, in either direction; a peer of before the version (none in its frames) speaks version 1.
+     */
+    @Test
+    void aPeerOfAnotherProtocolVersionIsRefusedAndOneWithoutAVersionSpeaksTheFirst() throws Exception {
+        Cluster c = cluster();
+        for (int[] variant : new int[][] {{Frames.PROTOCOL_VERSION + 1}, {}}) {
+            try (java.net.Socket raw = new java.net.Socket("127.0.0.1", c.portB())) {
+                raw.setSoTimeout(5_000);
+                byte[] clientNonce = new byte[Frames.NONCE_BYTES];
+                RecordWriter hello = new RecordWriter(40);
+                hello.writeByte(Frames.HELLO);
+                hello.writeRaw(clientNonce, 0, clientNonce.length);
+                raw.getOutputStream().write(Frames.frame(hello).getBytes());
+                byte[] challenge = raw.getInputStream().readNBytes(4 + 1 + Frames.NONCE_BYTES + Frames.MAC_BYTES + 1);
+                assertThat(challenge[challenge.length - 1]).as("the server's version").isEqualTo((byte) 1);
+                byte[] serverNonce = java.util.Arrays.copyOfRange(challenge, 5, 5 + Frames.NONCE_BYTES);
+                RecordWriter auth = new RecordWriter(40);
+                auth.writeByte(Frames.AUTH);
+                byte[] mac = Frames.mac(SECRET, Frames.CLIENT, serverNonce);
+                auth.writeRaw(mac, 0, mac.length);
+                for (int v : variant) {
+                    auth.writeVarInt(v);
+                }
+                RecordWriter request = new RecordWriter(64);
+                request.writeByte(Frames.REQUEST);
+                request.writeLong(7);
+                request.writeVarInt(ClusterCodec.opCode(PartitionOp.Kind.COUNTS));
+                ClusterCodec.writeOp(request, PartitionOp.of(PartitionOp.Kind.COUNTS, onB, 0));
+                raw.getOutputStream().write(Frames.frame(auth).appendBuffer(Frames.frame(request)).getBytes());
+                int first = raw.getInputStream().read();
+                if (variant.length == 1) {
+                    assertThat(first).as("closed without an answer").isEqualTo(-1);
+                } else {
+                    assertThat(first).as("answered").isNotEqualTo(-1);
+                }
+            }
+        }
+        NetServer newer = vertx.createNetServer().connectHandler(socket -> socket.handler(b -> {
+            RecordWriter w = new RecordWriter(80);
+            w.writeByte(Frames.CHALLENGE);
+            w.writeRaw(new byte[Frames.NONCE_BYTES], 0, Frames.NONCE_BYTES);
+            byte[] proof = b.length() > 5 ? Frames.mac(SECRET, Frames.SERVER,
+                    b.getBytes(5, 5 + Frames.NONCE_BYTES)) : new byte[Frames.MAC_BYTES];
+            w.writeRaw(proof, 0, proof.length);
+            w.writeVarInt(Frames.PROTOCOL_VERSION + 1);
+            socket.write(Frames.frame(w));
+        }));
+        int port = newer.listen(0, "127.0.0.1").await().actualPort();
+        ClusterClient client = client(shard -> "127.0.0.1:" + port, SECRET, 8, Duration.ofSeconds(5));
+        assertThatThrownBy(() -> join(client.call(0, PartitionOp.of(PartitionOp.Kind.COUNTS, "q", 0))))
+                .isInstanceOfSatisfying(BrokerException.class,
+                        e -> assertThat(e.getMessage()).contains("speaks cluster protocol version 2"));
+        newer.close().await();
     }
 
     @Test

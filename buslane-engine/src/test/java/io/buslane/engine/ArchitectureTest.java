@@ -105,6 +105,7 @@ class ArchitectureTest {
                 .layer("Transactions").definedBy("io.buslane.engine.txn..")
                 .layer("Receive").definedBy("io.buslane.engine.receive..")
                 .layer("Routing").definedBy("io.buslane.engine.routing..")
+                .layer("Remote").definedBy("io.buslane.engine.remote..")
                 .layer("Namespace").definedBy("io.buslane.engine.namespace..")
                 .layer("Core").definedBy("io.buslane.engine.shard..", "io.buslane.engine.partition..",
                         "io.buslane.engine.dedup..", "io.buslane.engine.persist..", "io.buslane.engine.timer..",
@@ -114,11 +115,12 @@ class ArchitectureTest {
                 .whereLayer("Transactions").mayOnlyBeAccessedByLayers("Facade")
                 .whereLayer("Receive").mayOnlyBeAccessedByLayers("Facade", "Transactions")
                 .whereLayer("Routing").mayOnlyBeAccessedByLayers("Facade", "Transactions", "Receive")
+                .whereLayer("Remote").mayOnlyBeAccessedByLayers("Facade", "Transactions", "Receive", "Routing")
                 .whereLayer("Namespace").mayOnlyBeAccessedByLayers("Facade", "Transactions", "Receive", "Routing")
                 .whereLayer("Core").mayOnlyAccessLayers("Core")
                 .withOptionalLayers(true)
-                .because("facade → txn → receive → routing → namespace → core: each package holds its rules and "
-                        + "calls only downward");
+                .because("facade → txn → receive → routing → remote (the cluster port and its operation values) → "
+                        + "namespace → core: each package holds its rules and calls only downward");
         rule.check(engine);
     }
 

@@ -12,8 +12,18 @@ public enum MessageState {
         this.code = code;
     }
 
-    /** The numeric value the SDKs read. */
+    /** The numeric value the SDKs read, also this state's code on the cluster channel. */
     public int code() {
         return code;
+    }
+
+    /** The state with this code; fails on an unknown one. */
+    public static MessageState ofCode(int code) {
+        for (MessageState s : values()) {
+            if (s.code == code) {
+                return s;
+            }
+        }
+        throw new IllegalArgumentException("Unknown message state code " + code);
     }
 }

@@ -12,12 +12,23 @@ import io.buslane.engine.partition.SessionEntry;
 import io.buslane.engine.partition.SubQueueState;
 import io.buslane.engine.partition.TopicBody;
 import io.buslane.engine.partition.Transfer;
+import io.buslane.engine.persist.record.EntryStateRecord;
+import io.buslane.engine.persist.record.KeyBlockRecord;
+import io.buslane.engine.persist.record.PartitionRecord;
+import io.buslane.engine.persist.record.QueueMessageRecord;
+import io.buslane.engine.persist.record.ScheduledRecord;
+import io.buslane.engine.persist.record.SessionStateRecord;
+import io.buslane.engine.persist.record.ShardMetaRecord;
+import io.buslane.engine.persist.record.SubscriptionRefRecord;
+import io.buslane.engine.persist.record.TopicBodyRecord;
+import io.buslane.engine.persist.record.TransferRecord;
 import io.buslane.journal.Journal;
 import io.buslane.journal.JournalRecord;
 import io.buslane.journal.RecordKind;
 
 /**
- * Turns a shard's partition state changes into records of the shard's journal (format in {@link RecordTypes}).
+ * Turns a shard's partition state changes into records of the shard's journal (one class per record type, in
+ * {@code engine.persist.record}).
  * Confined to its shard thread.
  */
 public final class JournalPartitionLog implements PartitionLog {
@@ -99,10 +110,9 @@ public final class JournalPartitionLog implements PartitionLog {
         }
         clockFloorMs = Math.max(clockFloorMs, nowMs);
         w.reset();
-        w.writeVarLong(nextRecordId);
-        w.writeLong(clockFloorMs); // added after the first format: readers of that format ignore it
+        ShardMetaRecord.write(w, nextRecordId, clockFloorMs);
         appendWritten(metaWritten ? RecordKind.UPDATE : RecordKind.ADD, RecordTypes.META_RECORD_ID,
-                RecordTypes.SHARD_META);
+                ShardMetaRecord.TYPE);
         metaWritten = true;
         lastCheckpointedRecordId = nextRecordId;
     }
@@ -146,16 +156,10 @@ public final class JournalPartitionLog implements PartitionLog {
         int n = window.pendingCount();
         if (n > 0) {
             w.reset();
-            w.writeVarLong(p.recordId());
-            w.writeByte(window.kind());
-            w.writeVarInt(n);
-            long newest = window.drainPending((hi, lo, t) -> {
-                w.writeLong(hi);
-                w.writeLong(lo);
-                w.writeLong(t);
-            });
+            KeyBlockRecord.writeHead(w, p.recordId(), window.kind(), n);
+            long newest = window.drainPending((hi, lo, t) -> KeyBlockRecord.writeKey(w, hi, lo, t));
             long id = nextRecordId();
-            appendWritten(RecordKind.ADD, id, RecordTypes.KEY_BLOCK_V2);
+            appendWritten(RecordKind.ADD, id, KeyBlockRecord.TYPE);
             window.blockWritten(id, newest);
         }
         try {
@@ -178,16 +182,12 @@ public final class JournalPartitionLog implements PartitionLog {
                     // the replacement is appended before the deletions: replayed alone or together with the
                     // blocks it replaces (a crash in between), it restores the same live keys
                     w.reset();
-                    w.writeVarLong(p.recordId());
-                    w.writeByte(window.kind());
-                    w.writeVarInt(count);
+                    KeyBlockRecord.writeHead(w, p.recordId(), window.kind(), count);
                     for (int i = 0; i < count; i++) {
-                        w.writeLong(hi[i]);
-                        w.writeLong(lo[i]);
-                        w.writeLong(t[i]);
+                        KeyBlockRecord.writeKey(w, hi[i], lo[i], t[i]);
                     }
                     id = nextRecordId();
-                    appendWritten(RecordKind.ADD, id, RecordTypes.KEY_BLOCK_V2);
+                    appendWritten(RecordKind.ADD, id, KeyBlockRecord.TYPE);
                 }
                 for (long r : replaced) {
                     journal.append(JournalRecord.delete(r));
@@ -201,20 +201,11 @@ public final class JournalPartitionLog implements PartitionLog {
     @Override
     public void transferAdded(Partition partition, Transfer t) {
         w.reset();
-        w.writeVarLong(partition.recordId());
         // a message parked by a transaction names the via entity (a topic's holding subscription may change)
-        w.writeVarLong(t.viaDestination() != null ? partition.entityId() : t.owner().entityId());
-        w.writeBoolean(t.fromDeadLetter());
-        w.writeLong(t.sequenceNumber());
-        w.writeLong(t.enqueuedTimeMs());
-        MessageCodec.write(w, t.message());
-        if (t.viaDestination() != null) {
-            w.writeString(t.viaDestination()); // appended: transfers of the first format have none
-            if (t.reservedSequenceNumber() >= 0) {
-                w.writeLong(t.reservedSequenceNumber()); // appended: a message scheduled through a via entity
-            }
-        }
-        appendWritten(RecordKind.ADD, t.recordId(), RecordTypes.TRANSFER);
+        TransferRecord.write(w, partition.recordId(),
+                t.viaDestination() != null ? partition.entityId() : t.owner().entityId(), t.fromDeadLetter(),
+                t.sequenceNumber(), t.enqueuedTimeMs(), t.message(), t.viaDestination(), t.reservedSequenceNumber());
+        appendWritten(RecordKind.ADD, t.recordId(), TransferRecord.TYPE);
     }
 
     @Override
@@ -229,20 +220,15 @@ public final class JournalPartitionLog implements PartitionLog {
 
     private void writePartition(Partition p, boolean add) {
         w.reset();
-        w.writeVarLong(p.entityId());
-        w.writeVarInt(p.index());
-        w.writeLong(p.sequence().nextCounter());
-        appendWritten(add ? RecordKind.ADD : RecordKind.UPDATE, p.recordId(), RecordTypes.PARTITION);
+        PartitionRecord.write(w, p.entityId(), p.index(), p.sequence().nextCounter());
+        appendWritten(add ? RecordKind.ADD : RecordKind.UPDATE, p.recordId(), PartitionRecord.TYPE);
     }
 
     @Override
     public void topicBodyAdded(Partition partition, TopicBody body) {
         w.reset();
-        w.writeVarLong(partition.recordId());
-        w.writeLong(body.sequenceNumber());
-        w.writeLong(body.enqueuedTimeMs());
-        MessageCodec.write(w, bodies.of(body));
-        appendWritten(RecordKind.ADD, body.recordId(), RecordTypes.TOPIC_BODY);
+        TopicBodyRecord.write(w, partition.recordId(), body.sequenceNumber(), body.enqueuedTimeMs(), bodies.of(body));
+        appendWritten(RecordKind.ADD, body.recordId(), TopicBodyRecord.TYPE);
     }
 
     @Override
@@ -254,20 +240,14 @@ public final class JournalPartitionLog implements PartitionLog {
     public void entryAdded(Entry e) {
         SubQueueState owner = e.owner();
         w.reset();
-        w.writeVarLong(owner.partition().recordId());
         if (e.body() == null) {
-            w.writeByte(owner.kind().ordinal());
-            w.writeLong(e.sequenceNumber());
-            w.writeLong(e.enqueuedTimeMs());
-            w.writeLong(e.expiresAtMs());
-            MessageCodec.write(w, bodies.of(e));
-            appendWritten(RecordKind.ADD, e.recordId(), RecordTypes.QUEUE_MSG);
+            QueueMessageRecord.write(w, owner.partition().recordId(), owner.kind(), e.sequenceNumber(),
+                    e.enqueuedTimeMs(), e.expiresAtMs(), bodies.of(e));
+            appendWritten(RecordKind.ADD, e.recordId(), QueueMessageRecord.TYPE);
         } else {
-            w.writeVarLong(owner.entityId());
-            w.writeVarLong(e.body().recordId());
-            w.writeByte(owner.kind().ordinal());
-            w.writeLong(e.expiresAtMs());
-            appendWritten(RecordKind.ADD, e.recordId(), RecordTypes.SUB_REF);
+            SubscriptionRefRecord.write(w, owner.partition().recordId(), owner.entityId(), e.body().recordId(),
+                    owner.kind(), e.expiresAtMs());
+            appendWritten(RecordKind.ADD, e.recordId(), SubscriptionRefRecord.TYPE);
         }
     }
 
@@ -275,15 +255,10 @@ public final class JournalPartitionLog implements PartitionLog {
     public void entryUpdated(Entry e) {
         SubQueueState owner = e.owner();
         w.reset();
-        w.writeByte(owner == null ? SubQueue.MAIN.ordinal() : owner.kind().ordinal());
-        w.writeVarInt(e.deliveryCount());
-        w.writeBoolean(e.deferred());
-        w.writeBoolean(e.messageModified());
-        if (e.messageModified()) {
-            MessageCodec.write(w, bodies.of(e)); // read back from the previous UPDATE if evicted
-        }
-        w.writeString(e.deadLetterSource());
-        appendWritten(RecordKind.UPDATE, e.recordId(), RecordTypes.ENTRY_STATE);
+        // a modified message is read back from the previous UPDATE if evicted
+        EntryStateRecord.write(w, owner == null ? SubQueue.MAIN : owner.kind(), e.deliveryCount(), e.deferred(),
+                e.messageModified() ? bodies.of(e) : null, e.deadLetterSource());
+        appendWritten(RecordKind.UPDATE, e.recordId(), EntryStateRecord.TYPE);
     }
 
     @Override
@@ -294,12 +269,9 @@ public final class JournalPartitionLog implements PartitionLog {
     @Override
     public void scheduledAdded(Partition partition, ScheduledEntry s) {
         w.reset();
-        w.writeVarLong(partition.recordId());
-        w.writeLong(s.sequenceNumber());
-        w.writeLong(s.enqueuedTimeMs());
-        w.writeLong(s.scheduledTimeMs());
-        MessageCodec.write(w, bodies.of(s));
-        appendWritten(RecordKind.ADD, s.recordId(), RecordTypes.SCHEDULED);
+        ScheduledRecord.write(w, partition.recordId(), s.sequenceNumber(), s.enqueuedTimeMs(), s.scheduledTimeMs(),
+                bodies.of(s));
+        appendWritten(RecordKind.ADD, s.recordId(), ScheduledRecord.TYPE);
     }
 
     @Override
@@ -315,12 +287,8 @@ public final class JournalPartitionLog implements PartitionLog {
             s.assignStateRecordId(nextRecordId());
         }
         w.reset();
-        w.writeVarLong(q.partition().recordId());
-        w.writeVarLong(q.entityId());
-        w.writeString(s.id());
-        w.writeLong(s.lastUpdatedMs());
-        w.writeBytes(s.state());
-        appendWritten(add ? RecordKind.ADD : RecordKind.UPDATE, s.stateRecordId(), RecordTypes.SESSION_STATE);
+        SessionStateRecord.write(w, q.partition().recordId(), q.entityId(), s.id(), s.lastUpdatedMs(), s.state());
+        appendWritten(add ? RecordKind.ADD : RecordKind.UPDATE, s.stateRecordId(), SessionStateRecord.TYPE);
     }
 
     @Override

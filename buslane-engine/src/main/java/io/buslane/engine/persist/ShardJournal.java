@@ -5,6 +5,11 @@ import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.partition.MessageBodies;
 import io.buslane.engine.partition.Partition;
+import io.buslane.engine.persist.record.EntryStateRecord;
+import io.buslane.engine.persist.record.QueueMessageRecord;
+import io.buslane.engine.persist.record.ScheduledRecord;
+import io.buslane.engine.persist.record.SessionStateRecord;
+import io.buslane.engine.persist.record.TopicBodyRecord;
 import io.buslane.journal.Journal;
 import io.buslane.journal.JournalException;
 import io.buslane.journal.JournalRecord;
@@ -144,40 +149,22 @@ public final class ShardJournal {
             throw new BrokerException(retriable ? ErrorKind.SERVER_BUSY : ErrorKind.INTERNAL, "The broker could not "
                     + "read a session state back: " + e.getMessage() + (retriable ? " Retry later." : ""), e);
         }
-        if (record == null || record.type() != RecordTypes.SESSION_STATE) {
+        if (record == null || record.type() != SessionStateRecord.TYPE) {
             throw new BrokerException(ErrorKind.INTERNAL, "The broker could not read a session state back: journal "
                     + name + " holds no live session state record " + recordId + ".");
         }
-        RecordReader in = new RecordReader(record.payload());
-        in.readVarLong(); // partition record id
-        in.readVarLong(); // entity id
-        in.readString(); // session id
-        in.readLong(); // last updated
-        return in.readBytes();
+        return SessionStateRecord.stateOf(new RecordReader(record.payload()));
     }
 
     /** The message in a QUEUE_MSG, TOPIC_BODY or SCHEDULED record, or in an ENTRY_STATE with a modified message. */
     static Message messageOf(JournalRecord record) {
         RecordReader in = new RecordReader(record.payload());
         switch (record.type()) {
-            case RecordTypes.QUEUE_MSG -> {
-                in.readVarLong(); // partition record id
-                in.readByte(); // sub-queue
-                in.skip(3 * Long.BYTES); // seq, enqueued time, expiry
-            }
-            case RecordTypes.TOPIC_BODY -> {
-                in.readVarLong();
-                in.skip(2 * Long.BYTES); // seq, enqueued time
-            }
-            case RecordTypes.SCHEDULED -> {
-                in.readVarLong();
-                in.skip(3 * Long.BYTES); // seq, enqueued time, scheduled time
-            }
-            case RecordTypes.ENTRY_STATE -> {
-                in.readByte(); // sub-queue
-                in.readVarInt(); // delivery count
-                in.readBoolean(); // deferred
-                if (!in.readBoolean()) {
+            case QueueMessageRecord.TYPE -> QueueMessageRecord.skipToMessage(in);
+            case TopicBodyRecord.TYPE -> TopicBodyRecord.skipToMessage(in);
+            case ScheduledRecord.TYPE -> ScheduledRecord.skipToMessage(in);
+            case EntryStateRecord.TYPE -> {
+                if (!EntryStateRecord.skipToMessage(in)) {
                     throw new IllegalStateException("record " + record.id() + " holds no modified message");
                 }
             }

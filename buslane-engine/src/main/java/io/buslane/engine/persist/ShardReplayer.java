@@ -1,14 +1,22 @@
 package io.buslane.engine.persist;
 
 import io.buslane.engine.api.SubQueue;
-import io.buslane.engine.dedup.DedupWindow;
-import io.buslane.engine.message.Message;
 import io.buslane.engine.partition.Entry;
 import io.buslane.engine.partition.MessageBodies;
 import io.buslane.engine.partition.Partition;
 import io.buslane.engine.partition.ScheduledEntry;
 import io.buslane.engine.partition.SubQueueState;
 import io.buslane.engine.partition.TopicBody;
+import io.buslane.engine.persist.record.EntryStateRecord;
+import io.buslane.engine.persist.record.KeyBlockRecord;
+import io.buslane.engine.persist.record.PartitionRecord;
+import io.buslane.engine.persist.record.QueueMessageRecord;
+import io.buslane.engine.persist.record.ScheduledRecord;
+import io.buslane.engine.persist.record.SessionStateRecord;
+import io.buslane.engine.persist.record.ShardMetaRecord;
+import io.buslane.engine.persist.record.SubscriptionRefRecord;
+import io.buslane.engine.persist.record.TopicBodyRecord;
+import io.buslane.engine.persist.record.TransferRecord;
 import io.buslane.journal.Journal;
 import io.buslane.journal.JournalRecord;
 import io.buslane.journal.RecordKind;
@@ -129,38 +137,36 @@ public final class ShardReplayer {
         }
         RecordReader in = new RecordReader(r.payload());
         switch (r.type()) {
-            case RecordTypes.SHARD_META -> {
+            case ShardMetaRecord.TYPE -> {
+                ShardMetaRecord meta = ShardMetaRecord.read(in);
                 metaSeen = true;
-                metaNextRecordId = in.readVarLong();
-                if (in.remaining() >= Long.BYTES) {
-                    log.restoreClockFloor(in.readLong());
+                metaNextRecordId = meta.nextRecordId();
+                if (meta.clockFloorMs() >= 0) {
+                    log.restoreClockFloor(meta.clockFloorMs());
                 }
             }
-            case RecordTypes.PARTITION -> applyPartition(r, in);
-            case RecordTypes.QUEUE_MSG -> applyQueueMessage(r, in);
-            case RecordTypes.TOPIC_BODY -> applyTopicBody(r, in);
-            case RecordTypes.SUB_REF -> applySubRef(r, in);
-            case RecordTypes.ENTRY_STATE -> applyEntryState(r, in);
-            case RecordTypes.SCHEDULED -> applyScheduled(r, in);
-            case RecordTypes.SESSION_STATE -> applySessionState(r, in);
-            case RecordTypes.TRANSFER -> applyTransfer(r, in);
-            case RecordTypes.KEY_BLOCK, RecordTypes.KEY_BLOCK_V2 -> applyKeyBlock(r, in);
+            case PartitionRecord.TYPE -> applyPartition(r, PartitionRecord.read(in));
+            case QueueMessageRecord.TYPE -> applyQueueMessage(r, QueueMessageRecord.read(in));
+            case TopicBodyRecord.TYPE -> applyTopicBody(r, TopicBodyRecord.read(in));
+            case SubscriptionRefRecord.TYPE -> applySubRef(r, SubscriptionRefRecord.read(in));
+            case EntryStateRecord.TYPE -> applyEntryState(r, EntryStateRecord.read(in));
+            case ScheduledRecord.TYPE -> applyScheduled(r, ScheduledRecord.read(in));
+            case SessionStateRecord.TYPE -> applySessionState(r, SessionStateRecord.read(in));
+            case TransferRecord.TYPE -> applyTransfer(r, TransferRecord.read(in));
+            case KeyBlockRecord.TYPE_LEGACY, KeyBlockRecord.TYPE -> applyKeyBlock(r, KeyBlockRecord.readHead(in));
             default -> throw new IllegalStateException("journal " + journalName + ": unknown record type "
                     + r.type() + " (id " + r.id() + ")");
         }
     }
 
-    private void applyPartition(JournalRecord r, RecordReader in) {
-        long entityId = in.readVarLong();
-        int index = in.readVarInt();
-        long nextCounter = in.readLong();
-        Partition p = partitionLookup.apply(entityId, index);
+    private void applyPartition(JournalRecord r, PartitionRecord rec) {
+        Partition p = partitionLookup.apply(rec.entityId(), rec.index());
         if (p == null) {
             orphanPartitions.add(r.id());
             return;
         }
         p.setRecordId(r.id());
-        p.sequence().setNextCounter(nextCounter);
+        p.sequence().setNextCounter(rec.nextCounter());
         partitionsByRecord.put(r.id(), p);
     }
 
@@ -172,73 +178,56 @@ public final class ShardReplayer {
         return p;
     }
 
-    private void applyQueueMessage(JournalRecord r, RecordReader in) {
-        Partition p = partition(in.readVarLong(), r.id());
+    private void applyQueueMessage(JournalRecord r, QueueMessageRecord rec) {
+        Partition p = partition(rec.partitionRecordId(), r.id());
         if (p == null) {
             return;
         }
-        SubQueue q = SubQueue.values()[in.readByte()];
-        long seq = in.readLong();
-        long enqueuedTimeMs = in.readLong();
-        long expiresAtMs = in.readLong();
-        Message m = MessageCodec.read(in);
-        p.sequence().advancePast(seq);
+        p.sequence().advancePast(rec.seq());
         if (p.queue() == null) {
             orphanRecords.add(r.id());
             return;
         }
-        entries.put(r.id(), p.restoreEntry(p.queue().subQueue(q), seq, r.id(), enqueuedTimeMs, expiresAtMs, m,
-                null));
+        entries.put(r.id(), p.restoreEntry(p.queue().subQueue(rec.subQueue()), rec.seq(), r.id(),
+                rec.enqueuedTimeMs(), rec.expiresAtMs(), rec.message(), null));
     }
 
-    private void applyTopicBody(JournalRecord r, RecordReader in) {
-        Partition p = partition(in.readVarLong(), r.id());
+    private void applyTopicBody(JournalRecord r, TopicBodyRecord rec) {
+        Partition p = partition(rec.partitionRecordId(), r.id());
         if (p == null) {
             return;
         }
-        long seq = in.readLong();
-        long enqueuedTimeMs = in.readLong();
-        Message m = MessageCodec.read(in);
-        p.sequence().advancePast(seq);
-        topicBodies.put(r.id(), p.restoreTopicBody(r.id(), seq, enqueuedTimeMs, m));
+        p.sequence().advancePast(rec.seq());
+        topicBodies.put(r.id(), p.restoreTopicBody(r.id(), rec.seq(), rec.enqueuedTimeMs(), rec.message()));
         bodyPartition.put(r.id(), p);
     }
 
-    private void applySubRef(JournalRecord r, RecordReader in) {
-        Partition p = partition(in.readVarLong(), r.id());
+    private void applySubRef(JournalRecord r, SubscriptionRefRecord rec) {
+        Partition p = partition(rec.partitionRecordId(), r.id());
         if (p == null) {
             return;
         }
-        long subscriptionEntityId = in.readVarLong();
-        long bodyId = in.readVarLong();
-        SubQueue q = SubQueue.values()[in.readByte()];
-        long expiresAtMs = in.readLong();
-        SubQueueState sub = p.subscriptionByEntityId(subscriptionEntityId);
-        TopicBody body = topicBodies.get(bodyId);
+        SubQueueState sub = p.subscriptionByEntityId(rec.subscriptionEntityId());
+        TopicBody body = topicBodies.get(rec.bodyRecordId());
         if (sub == null || body == null) {
             orphanRecords.add(r.id());
             return;
         }
-        entries.put(r.id(), p.restoreEntry(sub.subQueue(q), body.sequenceNumber(), r.id(), body.enqueuedTimeMs(),
-                expiresAtMs, null, body));
+        entries.put(r.id(), p.restoreEntry(sub.subQueue(rec.subQueue()), body.sequenceNumber(), r.id(),
+                body.enqueuedTimeMs(), rec.expiresAtMs(), null, body));
     }
 
-    private void applyEntryState(JournalRecord r, RecordReader in) {
+    private void applyEntryState(JournalRecord r, EntryStateRecord rec) {
         Entry e = entries.get(r.id());
         if (e == null) {
             return;
         }
-        SubQueue q = SubQueue.values()[in.readByte()];
-        int deliveryCount = in.readVarInt();
-        boolean deferred = in.readBoolean();
-        boolean modified = in.readBoolean();
-        Message m = modified ? MessageCodec.read(in) : null;
-        String deadLetterSource = in.readString();
         SubQueueState main = e.owner().subQueue(SubQueue.MAIN);
         if (e.owner().kind() != SubQueue.MAIN) {
             main = mainOf(e.owner());
         }
-        e.owner().partition().restoreEntryState(e, deliveryCount, deferred, main.subQueue(q), m, deadLetterSource);
+        e.owner().partition().restoreEntryState(e, rec.deliveryCount(), rec.deferred(), main.subQueue(rec.subQueue()),
+                rec.modifiedMessage(), rec.deadLetterSource());
     }
 
     private static SubQueueState mainOf(SubQueueState dlq) {
@@ -249,68 +238,54 @@ public final class ShardReplayer {
         return p.subscriptionByEntityId(dlq.entityId());
     }
 
-    private void applyScheduled(JournalRecord r, RecordReader in) {
-        Partition p = partition(in.readVarLong(), r.id());
+    private void applyScheduled(JournalRecord r, ScheduledRecord rec) {
+        Partition p = partition(rec.partitionRecordId(), r.id());
         if (p == null) {
             return;
         }
-        long seq = in.readLong();
-        long enqueuedTimeMs = in.readLong();
-        long scheduledTimeMs = in.readLong();
-        Message m = MessageCodec.read(in);
-        p.sequence().advancePast(seq);
-        p.restoreScheduled(new ScheduledEntry(seq, r.id(), enqueuedTimeMs, scheduledTimeMs, m));
-        scheduled.put(r.id(), new long[] {seq});
+        p.sequence().advancePast(rec.seq());
+        p.restoreScheduled(new ScheduledEntry(rec.seq(), r.id(), rec.enqueuedTimeMs(), rec.scheduledTimeMs(),
+                rec.message()));
+        scheduled.put(r.id(), new long[] {rec.seq()});
         scheduledPartition.put(r.id(), p);
     }
 
-    private void applySessionState(JournalRecord r, RecordReader in) {
-        Partition p = partition(in.readVarLong(), r.id());
+    private void applySessionState(JournalRecord r, SessionStateRecord rec) {
+        Partition p = partition(rec.partitionRecordId(), r.id());
         if (p == null) {
             return;
         }
-        long ownerEntityId = in.readVarLong();
-        String sessionId = in.readString();
-        long lastUpdatedMs = in.readLong();
-        byte[] state = in.readBytes();
-        SubQueueState q = p.queue() != null ? p.queue() : p.subscriptionByEntityId(ownerEntityId);
+        SubQueueState q = p.queue() != null ? p.queue() : p.subscriptionByEntityId(rec.ownerEntityId());
         if (q == null) {
             orphanRecords.add(r.id());
             return;
         }
-        q.restoreSessionState(sessionId, state, r.id(), lastUpdatedMs);
-        sessionStates.put(r.id(), new SessionRef(q, sessionId));
+        q.restoreSessionState(rec.sessionId(), rec.state(), r.id(), rec.lastUpdatedMs());
+        sessionStates.put(r.id(), new SessionRef(q, rec.sessionId()));
     }
 
-    private void applyTransfer(JournalRecord r, RecordReader in) {
-        Partition p = partition(in.readVarLong(), r.id());
+    private void applyTransfer(JournalRecord r, TransferRecord rec) {
+        Partition p = partition(rec.partitionRecordId(), r.id());
         if (p == null) {
             return;
         }
-        long ownerEntityId = in.readVarLong();
-        boolean fromDeadLetter = in.readBoolean();
-        long seq = in.readLong();
-        long enqueuedTimeMs = in.readLong();
-        Message m = MessageCodec.read(in);
-        String viaDestination = in.hasRemaining() ? in.readString() : null;
-        long reservedSeq = viaDestination != null && in.hasRemaining() ? in.readLong() : -1;
-        if (seq >= 0) {
-            p.sequence().advancePast(seq);
+        if (rec.seq() >= 0) {
+            p.sequence().advancePast(rec.seq());
         }
-        if (!p.restoreTransfer(ownerEntityId, r.id(), seq, enqueuedTimeMs, fromDeadLetter, m, viaDestination,
-                reservedSeq)) {
+        if (!p.restoreTransfer(rec.ownerEntityId(), r.id(), rec.seq(), rec.enqueuedTimeMs(), rec.fromDeadLetter(),
+                rec.message(), rec.viaDestination(), rec.reservedSeq())) {
             orphanRecords.add(r.id());
             return;
         }
         transferPartition.put(r.id(), p);
     }
 
-    private void applyKeyBlock(JournalRecord r, RecordReader in) {
-        Partition p = partition(in.readVarLong(), r.id());
+    private void applyKeyBlock(JournalRecord r, KeyBlockRecord head) {
+        Partition p = partition(head.partitionRecordId(), r.id());
         if (p == null) {
             return;
         }
-        keyBlocks.put(r.id(), new KeyBlock(p, in.readByte()));
+        keyBlocks.put(r.id(), new KeyBlock(p, head.kind()));
     }
 
     /**
@@ -322,19 +297,7 @@ public final class ShardReplayer {
         if (record == null) {
             return null;
         }
-        boolean legacy = record.type() == RecordTypes.KEY_BLOCK;
-        RecordReader in = new RecordReader(record.payload());
-        in.readVarLong();
-        in.readByte();
-        int n = in.readVarInt();
-        long[] keys = new long[n * 3];
-        for (int i = 0; i < keys.length; i += 3) {
-            keys[i] = in.readLong();
-            long low = in.readLong();
-            keys[i + 1] = legacy ? DedupWindow.legacyTagged(low) : low;
-            keys[i + 2] = in.readLong();
-        }
-        return keys;
+        return KeyBlockRecord.readKeys(new RecordReader(record.payload()), record.type());
     }
 
     private void applyDelete(long id) {

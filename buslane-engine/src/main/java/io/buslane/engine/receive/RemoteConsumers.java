@@ -13,7 +13,7 @@ import io.buslane.engine.partition.ConsumerSlot;
 import io.buslane.engine.partition.EngineTimer;
 import io.buslane.engine.partition.SessionWaiter;
 import io.buslane.engine.partition.SubQueueState;
-import io.buslane.engine.routing.PartitionOp;
+import io.buslane.engine.remote.PartitionOp;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -4,8 +4,8 @@ import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.api.ReceiveMode;
 import io.buslane.engine.message.ReceivedMessage;
-import io.buslane.engine.routing.PartitionOp;
-import io.buslane.engine.routing.RemotePartitions;
+import io.buslane.engine.remote.PartitionOp;
+import io.buslane.engine.remote.RemotePartitions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

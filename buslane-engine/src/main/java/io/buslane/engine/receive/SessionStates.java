@@ -12,7 +12,7 @@ import io.buslane.engine.namespace.TopicEntity;
 import io.buslane.engine.partition.SubQueueState;
 import io.buslane.engine.persist.Storage;
 import io.buslane.engine.routing.PartitionDirectory;
-import io.buslane.engine.routing.PartitionOp;
+import io.buslane.engine.remote.PartitionOp;
 
 import java.util.ArrayList;
 import java.util.List;

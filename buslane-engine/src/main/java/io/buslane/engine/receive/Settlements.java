@@ -11,7 +11,7 @@ import io.buslane.engine.namespace.Namespace;
 import io.buslane.engine.namespace.PartitionRef;
 import io.buslane.engine.partition.SubQueueState;
 import io.buslane.engine.routing.PartitionDirectory;
-import io.buslane.engine.routing.PartitionOp;
+import io.buslane.engine.remote.PartitionOp;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -7,6 +7,8 @@ import io.buslane.engine.namespace.PartitionRef;
 import io.buslane.engine.namespace.ShardPlacement;
 import io.buslane.engine.partition.SequenceCounter;
 import io.buslane.engine.shard.Shard;
+import io.buslane.engine.remote.PartitionOp;
+import io.buslane.engine.remote.RemotePartitions;
 
 import java.util.ArrayList;
 import java.util.List;

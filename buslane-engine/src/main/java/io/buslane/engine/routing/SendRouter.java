@@ -18,6 +18,7 @@ import io.buslane.engine.partition.DeadLetterReasons;
 import io.buslane.engine.partition.Forwarder;
 import io.buslane.engine.partition.Transfer;
 import io.buslane.engine.persist.Storage;
+import io.buslane.engine.remote.PartitionOp;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

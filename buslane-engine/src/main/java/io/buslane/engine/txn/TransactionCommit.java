@@ -12,7 +12,7 @@ import io.buslane.engine.partition.SubQueueState;
 import io.buslane.engine.receive.Source;
 import io.buslane.engine.routing.MessageIds;
 import io.buslane.engine.routing.PartitionDirectory;
-import io.buslane.engine.routing.PartitionOp;
+import io.buslane.engine.remote.PartitionOp;
 import io.buslane.engine.routing.SendRouter;
 import io.buslane.engine.routing.SendTarget;
 import io.buslane.engine.shard.Shard;

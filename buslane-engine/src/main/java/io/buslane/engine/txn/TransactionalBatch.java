@@ -18,7 +18,31 @@ import java.util.UUID;
 public final class TransactionalBatch {
 
     /** What a staged settlement does to its locked message. */
-    public enum SettleKind { COMPLETE, ABANDON, DEFER, DEAD_LETTER }
+    /** A settlement's kind; its {@link #code()} is written in a carried commit: never change one. */
+    public enum SettleKind {
+        COMPLETE(0), ABANDON(1), DEFER(2), DEAD_LETTER(3);
+
+        private final int code;
+
+        SettleKind(int code) {
+            this.code = code;
+        }
+
+        /** The kind's code in the encoded batch (fixed, whatever the order of the constants). */
+        public int code() {
+            return code;
+        }
+
+        /** The kind with this code; fails on an unknown one. */
+        public static SettleKind ofCode(int code) {
+            for (SettleKind k : values()) {
+                if (k.code == code) {
+                    return k;
+                }
+            }
+            throw new IllegalArgumentException("Unknown settlement kind " + code);
+        }
+    }
 
     /**
      * Messages sent to a queue or topic under the transaction; {@code via} names the queue they are sent through

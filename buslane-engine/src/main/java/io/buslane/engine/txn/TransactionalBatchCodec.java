@@ -18,7 +18,6 @@ import java.util.UUID;
  */
 public final class TransactionalBatchCodec {
 
-    private static final TransactionalBatch.SettleKind[] KINDS = TransactionalBatch.SettleKind.values();
 
     private TransactionalBatchCodec() {
     }
@@ -45,7 +44,7 @@ public final class TransactionalBatchCodec {
             w.writeString(s.address().toString());
             w.writeLong(s.lockToken().getMostSignificantBits());
             w.writeLong(s.lockToken().getLeastSignificantBits());
-            w.writeVarInt(s.kind().ordinal());
+            w.writeVarInt(s.kind().code());
             w.writeBoolean(s.properties() != null);
             if (s.properties() != null) {
                 ValueCodec.writeStringMap(w, s.properties());
@@ -92,12 +91,9 @@ public final class TransactionalBatchCodec {
         for (int i = 0; i < settles; i++) {
             EntityAddress address = EntityAddress.parse(r.readString());
             UUID token = new UUID(r.readLong(), r.readLong());
-            int kind = r.readVarInt();
-            if (kind < 0 || kind >= KINDS.length) {
-                throw new IllegalArgumentException("Unknown settlement kind " + kind);
-            }
+            TransactionalBatch.SettleKind kind = TransactionalBatch.SettleKind.ofCode(r.readVarInt());
             java.util.Map<String, Object> props = r.readBoolean() ? ValueCodec.readStringMap(r) : null;
-            batch.addSettlement(new TransactionalBatch.Settle(address, token, KINDS[kind], props, r.readString(),
+            batch.addSettlement(new TransactionalBatch.Settle(address, token, kind, props, r.readString(),
                     r.readString()));
         }
         boolean appended = r.hasRemaining();

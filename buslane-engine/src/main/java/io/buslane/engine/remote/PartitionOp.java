@@ -1,4 +1,4 @@
-package io.buslane.engine.routing;
+package io.buslane.engine.remote;
 
 import io.buslane.engine.api.ReceiveMode;
 import io.buslane.engine.message.Message;
@@ -38,63 +38,88 @@ public record PartitionOp(Kind kind, String path, int partition, List<Message> m
                           int max, String sessionId, byte[] state, ReceiveMode mode, long waitMs) {
 
     /** The operations; the result type is in brackets. */
+    /**
+     * The operations; the result type is in brackets. Each has an explicit {@link #code()}, written to the cluster
+     * channel: never change or reuse one.
+     */
     public enum Kind {
         /**
          * [null] a send's share for one partition (scheduled-enqueue-time messages are scheduled); with a transfer
          * key and one sequence number, a message scheduled under a transaction through a via entity, stored as
          * scheduled under the number this partition reserved for it.
          */
-        SEND,
+        SEND(0),
         /** [Long] the schedule operation: the sequence number. */
-        SCHEDULE,
+        SCHEDULE(1),
         /** [null] cancels scheduled messages. */
-        CANCEL_SCHEDULED,
+        CANCEL_SCHEDULED(2),
         /** [null] settlement by lock token. */
-        COMPLETE,
+        COMPLETE(3),
         /** [null]. */
-        ABANDON,
+        ABANDON(4),
         /** [null]. */
-        RELEASE,
+        RELEASE(5),
         /** [null]. */
-        DEFER,
+        DEFER(6),
         /** [null]. */
-        DEAD_LETTER,
+        DEAD_LETTER(7),
         /** [Long] the new locked-until time. */
-        RENEW_LOCK,
+        RENEW_LOCK(8),
         /** [List of ReceivedMessage]. */
-        RECEIVE_DEFERRED,
+        RECEIVE_DEFERRED(9),
         /** [List of ReceivedMessage] browse a sub-queue. */
-        PEEK,
+        PEEK(10),
         /** [List of ReceivedMessage] browse a topic's scheduled messages. */
-        PEEK_SCHEDULED,
+        PEEK_SCHEDULED(11),
         /** [RuntimeCounts] of a queue, topic or subscription partition. */
-        COUNTS,
+        COUNTS(12),
         /** [byte[]]. */
-        GET_SESSION_STATE,
+        GET_SESSION_STATE(13),
         /** [null]. */
-        SET_SESSION_STATE,
+        SET_SESSION_STATE(14),
         /** [Long] the new locked-until time. */
-        RENEW_SESSION_LOCK,
+        RENEW_SESSION_LOCK(15),
         /** [null] fails with SESSION_LOCK_LOST unless locked. */
-        CHECK_SESSION_LOCKED,
+        CHECK_SESSION_LOCKED(16),
         /** [List of ReceivedMessage] a remote receiver's long poll: at most max, after at most waitMs. */
-        RECEIVE,
+        RECEIVE(17),
         /** [null] ends the RECEIVE whose key is given now, with what it has. */
-        END_RECEIVE,
+        END_RECEIVE(18),
         /** [SessionGrant] locks the named session (or the next free one) for a holder on the owner. */
-        ACCEPT_SESSION,
+        ACCEPT_SESSION(19),
         /** [null] the remote session holder of lockToken lets its session go. */
-        RELEASE_SESSION,
+        RELEASE_SESSION(20),
         /** [Integer] deletes every message of the sub-queue's partition. */
-        PURGE,
+        PURGE(21),
         /** [Integer] deletes up to max unlocked messages enqueued before sequences[0] (of sessionId's session). */
-        DELETE_MESSAGES,
+        DELETE_MESSAGES(22),
         /** [List of String] up to max session ids after sessionId, state written since sequences[0]. */
-        LIST_SESSIONS,
+        LIST_SESSIONS(23),
         /** [Long] a sequence number reserved for a message scheduled under a transaction (stored at commit). */
-        RESERVE_SCHEDULED,
+        RESERVE_SCHEDULED(24),
         /** [null] a transaction's work, all on the partition's shard, encoded in state (TransactionalBatchCodec). */
-        COMMIT
+        COMMIT(25);
+
+        private final int code;
+
+        Kind(int code) {
+            this.code = code;
+        }
+
+        /** The operation's code on the cluster channel (fixed, whatever the order of the constants). */
+        public int code() {
+            return code;
+        }
+
+        /** The operation with this code, or null when there is none (a peer of a newer version). */
+        public static Kind ofCode(int code) {
+            for (Kind k : values()) {
+                if (k.code == code) {
+                    return k;
+                }
+            }
+            return null;
+        }
     }
 
     /**

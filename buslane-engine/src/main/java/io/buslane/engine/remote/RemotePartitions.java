@@ -1,4 +1,4 @@
-package io.buslane.engine.routing;
+package io.buslane.engine.remote;
 
 import java.util.concurrent.CompletableFuture;
 
