@@ -29,7 +29,6 @@ import java.util.concurrent.CompletableFuture;
 
 import static io.buslane.engine.namespace.EntitySettings.duplicateWindowMs;
 import static io.buslane.engine.namespace.EntitySettings.maxSizeBytes;
-import static io.buslane.engine.namespace.EntitySettings.partitionCount;
 import static io.buslane.engine.namespace.EntitySettings.queueSettings;
 import static io.buslane.engine.namespace.EntitySettings.subscriptionSettings;
 
@@ -48,25 +47,24 @@ public final class Namespace {
     private final MetaJournal meta;
     private final Clock clock;
     private final int shardCount;
-    private final ShardPlacement placement;
     private final IdleReaper idle;
     private final Object metaLock = new Object();
     private volatile Map<String, QueueEntity> queues = Map.of();
     private volatile Map<String, TopicEntity> topics = Map.of();
     private long nextEntityId = 1;
-    private Forwarding forwarding;
+    private final PartitionBuilder builder;
 
     public Namespace(MetaJournal meta, Clock clock, int shardCount, ShardPlacement placement) {
         this.meta = meta;
         this.clock = clock;
         this.shardCount = shardCount;
-        this.placement = placement;
+        this.builder = new PartitionBuilder(placement);
         this.idle = new IdleReaper(this, clock);
     }
 
     /** Who forwards the transfers of the partitions this namespace builds; set once, before {@link #recover}. */
     public void forwardThrough(Forwarding forwarding) {
-        this.forwarding = forwarding;
+        builder.forwardThrough(forwarding);
     }
 
     // ================================================================================================ recovery
@@ -80,9 +78,9 @@ public final class Namespace {
         for (Map.Entry<Long, RecoveredNamespace.Stored> e : recovered.entities.entrySet()) {
             RecoveredNamespace.Stored v = e.getValue();
             if (v.properties() instanceof QueueProperties p) {
-                q.put(key(p.name()), newQueueEntity(e.getKey(), p, v.createdAtMs(), v.updatedAtMs()));
+                q.put(key(p.name()), builder.newQueueEntity(e.getKey(), p, v.createdAtMs(), v.updatedAtMs()));
             } else if (v.properties() instanceof TopicProperties p) {
-                TopicEntity topic = newTopicEntity(e.getKey(), p, v.createdAtMs(), v.updatedAtMs());
+                TopicEntity topic = builder.newTopicEntity(e.getKey(), p, v.createdAtMs(), v.updatedAtMs());
                 t.put(key(p.name()), topic);
                 topicsById.put(e.getKey(), topic);
             }
@@ -251,54 +249,6 @@ public final class Namespace {
         }
     }
 
-    // ================================================================================================ partitions
-
-    private QueueEntity newQueueEntity(long id, QueueProperties p, long createdAtMs, long updatedAtMs) {
-        int n = partitionCount(p.enablePartitioning());
-        PartitionRef[] refs = new PartitionRef[n];
-        for (int i = 0; i < n; i++) {
-            refs[i] = queuePartition(id, i, p, placement.shardOf(id, i));
-        }
-        return new QueueEntity(id, p, createdAtMs, updatedAtMs, refs);
-    }
-
-    private PartitionRef queuePartition(long id, int i, QueueProperties p, Shard shard) {
-        PartitionRef ref = new PartitionRef(shard, Partition.forQueue(id, i, p.enablePartitioning(),
-                queueSettings(p), shard));
-        configureQueue(ref, p);
-        return ref;
-    }
-
-    private TopicEntity newTopicEntity(long id, TopicProperties p, long createdAtMs, long updatedAtMs) {
-        int n = partitionCount(p.enablePartitioning());
-        PartitionRef[] refs = new PartitionRef[n];
-        for (int i = 0; i < n; i++) {
-            refs[i] = topicPartition(id, i, p, placement.shardOf(id, i));
-        }
-        return new TopicEntity(id, p, createdAtMs, updatedAtMs, refs);
-    }
-
-    private PartitionRef topicPartition(long id, int i, TopicProperties p, Shard shard) {
-        PartitionRef ref = new PartitionRef(shard, Partition.forTopic(id, p.name(), i, p.enablePartitioning(),
-                Limits.toMillisSaturated(p.defaultMessageTimeToLive()), maxSizeBytes(p.maxSizeInMegabytes()),
-                shard));
-        ref.partition().setForwarder(forwarding.forwarderFor(ref));
-        ref.partition().setDuplicateDetection(duplicateWindowMs(p.requiresDuplicateDetection(),
-                p.duplicateDetectionHistoryTimeWindow()));
-        return ref;
-    }
-
-    /** A topic partition with the topic's current subscriptions (a shard taken or given up in cluster mode). */
-    private PartitionRef topicPartitionWithSubscriptions(TopicEntity topic, int i, Shard shard) {
-        PartitionRef ref = topicPartition(topic.id, i, topic.properties, shard);
-        for (SubscriptionEntity sub : topic.subscriptions.values()) {
-            ref.partition().addSubscription(sub.properties.name(), sub.id,
-                    subscriptionSettings(topic.properties, sub.properties), sub.rules)
-                    .setForwarding(sub.properties.forwardTo(), sub.properties.forwardDeadLetteredMessagesTo());
-        }
-        return ref;
-    }
-
     // ================================================================================================ cluster mode
 
     /**
@@ -317,7 +267,7 @@ public final class Namespace {
                 for (int i = 0; i < refs.length; i++) {
                     if (refs[i].shard().index() == k) {
                         old.add(refs[i]);
-                        refs[i] = queuePartition(queue.id, i, queue.properties, shard);
+                        refs[i] = builder.queuePartition(queue.id, i, queue.properties, shard);
                     }
                 }
             }
@@ -326,7 +276,7 @@ public final class Namespace {
                 for (int i = 0; i < refs.length; i++) {
                     if (refs[i].shard().index() == k) {
                         old.add(refs[i]);
-                        refs[i] = topicPartitionWithSubscriptions(topic, i, shard);
+                        refs[i] = builder.topicPartitionWithSubscriptions(topic, i, shard);
                     }
                 }
             }
@@ -339,28 +289,6 @@ public final class Namespace {
             topics = Map.copyOf(topics);
         }
         return old;
-    }
-
-    /** Duplicate detection and auto-forwarding of a queue partition (on its shard thread, or before publication). */
-    private void configureQueue(PartitionRef ref, QueueProperties p) {
-        ref.partition().setForwarder(forwarding.forwarderFor(ref));
-        ref.partition().setDuplicateDetection(duplicateWindowMs(p.requiresDuplicateDetection(),
-                p.duplicateDetectionHistoryTimeWindow()));
-        ref.partition().queue().setForwarding(p.forwardTo(), p.forwardDeadLetteredMessagesTo());
-    }
-
-    private CompletableFuture<Void> registerPartitions(PartitionRef[] refs) {
-        List<CompletableFuture<Object>> all = new ArrayList<>();
-        for (PartitionRef ref : refs) {
-            if (!ref.shard().serving()) {
-                continue; // cluster mode: the node that serves the shard logs the partition when it builds it
-            }
-            all.add(ref.shard().call(() -> {
-                ref.shard().journalLog().partitionCreated(ref.partition());
-                return null;
-            }));
-        }
-        return CompletableFuture.allOf(all.toArray(new CompletableFuture[0]));
     }
 
     // ================================================================================================ shared metadata
@@ -452,17 +380,17 @@ public final class Namespace {
         for (Map.Entry<Long, RecoveredNamespace.Stored> e : stored.entrySet()) {
             RecoveredNamespace.Stored s = e.getValue();
             if (s.properties() instanceof QueueProperties p && !queueIds.contains(e.getKey())) {
-                QueueEntity entity = newQueueEntity(e.getKey(), p, s.createdAtMs(), s.updatedAtMs());
+                QueueEntity entity = builder.newQueueEntity(e.getKey(), p, s.createdAtMs(), s.updatedAtMs());
                 q.put(key(p.name()), entity);
                 queueIds.add(entity.id);
                 idle.watch(entity);
-                registerPartitions(entity.partitions);
+                builder.registerPartitions(entity.partitions);
             } else if (s.properties() instanceof TopicProperties p && !topicsById.containsKey(e.getKey())) {
-                TopicEntity entity = newTopicEntity(e.getKey(), p, s.createdAtMs(), s.updatedAtMs());
+                TopicEntity entity = builder.newTopicEntity(e.getKey(), p, s.createdAtMs(), s.updatedAtMs());
                 t.put(key(p.name()), entity);
                 topicsById.put(entity.id, entity);
                 idle.watch(entity);
-                registerPartitions(entity.partitions);
+                builder.registerPartitions(entity.partitions);
             }
         }
         for (TopicEntity topic : topicsById.values()) {
@@ -535,7 +463,7 @@ public final class Namespace {
             meta.putQueue(id, true, now, now, p);
             meta.putNamespace(nextEntityId, shardCount);
             meta.sync();
-            QueueEntity found = newQueueEntity(id, p, now, now);
+            QueueEntity found = builder.newQueueEntity(id, p, now, now);
             Map<String, QueueEntity> copy = new HashMap<>(queues);
             copy.put(key(p.name()), found);
             queues = Map.copyOf(copy);
@@ -543,7 +471,7 @@ public final class Namespace {
         });
         idle.watch(entity);
         QueueEntity created = entity;
-        return registerPartitions(created.partitions).thenApply(x -> created);
+        return builder.registerPartitions(created.partitions).thenApply(x -> created);
     }
 
     /** Replaces a queue's description (partitioning and sessions cannot change). */
@@ -579,7 +507,7 @@ public final class Namespace {
         QueueSettings settings = queueSettings(entity.properties);
         return PartitionRef.onServing(entity.partitions, p0 -> {
             p0.updateQueue(settings);
-            configureQueue(entity.partitions[p0.index()], entity.properties);
+            builder.configureQueue(entity.partitions[p0.index()], entity.properties);
             return null;
         }).thenApply(x -> entity);
     }
@@ -608,7 +536,7 @@ public final class Namespace {
             meta.putTopic(id, true, now, now, p);
             meta.putNamespace(nextEntityId, shardCount);
             meta.sync();
-            TopicEntity found = newTopicEntity(id, p, now, now);
+            TopicEntity found = builder.newTopicEntity(id, p, now, now);
             Map<String, TopicEntity> copy = new HashMap<>(topics);
             copy.put(key(p.name()), found);
             topics = Map.copyOf(copy);
@@ -616,7 +544,7 @@ public final class Namespace {
         });
         idle.watch(entity);
         TopicEntity created = entity;
-        return registerPartitions(created.partitions).thenApply(x -> created);
+        return builder.registerPartitions(created.partitions).thenApply(x -> created);
     }
 
     public CompletableFuture<TopicEntity> updateTopic(TopicProperties p) {

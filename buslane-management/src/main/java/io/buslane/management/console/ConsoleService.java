@@ -127,7 +127,7 @@ final class ConsoleService {
     private static void putShards(ObjectNode n, io.buslane.engine.namespace.PartitionRef[] partitions) {
         ArrayNode shards = n.putArray("shards");
         for (io.buslane.engine.namespace.PartitionRef ref : partitions) {
-            shards.add(ref.shard().index());
+            shards.add(ref.shardIndex());
         }
     }
 
