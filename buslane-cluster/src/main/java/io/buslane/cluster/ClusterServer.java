@@ -140,7 +140,17 @@ public final class ClusterServer implements AutoCloseable {
                 refuse();
                 return;
             }
-            int version = r.hasRemaining() ? r.readVarInt() : Frames.UNVERSIONED;
+            int version;
+            try {
+                version = r.hasRemaining() ? r.readVarInt() : Frames.UNVERSIONED;
+            } catch (RuntimeException malformed) {
+                refuse();
+                return;
+            }
+            if (r.hasRemaining()) {
+                refuse(); // nothing may follow the version
+                return;
+            }
             if (!Frames.speaks(version)) {
                 LOG.warn("Refusing the cluster connection from {}: it speaks cluster protocol version {}, this node "
                         + "speaks {}", socket.remoteAddress(), version, Frames.PROTOCOL_VERSION);

@@ -61,6 +61,22 @@ class ArchitectureTest {
         rule.check(engine);
     }
 
+    /** Configuration comes in through EngineConfig and the shard: no state machine reads a system property. */
+    @Test
+    void stateMachinesReadNoSystemProperty() {
+        ArchRule rule = noClasses().that().resideInAnyPackage("io.buslane.engine.partition..",
+                        "io.buslane.engine.dedup..", "io.buslane.engine.timer..", "io.buslane.engine.filter..",
+                        "io.buslane.engine.entity..", "io.buslane.engine.message..")
+                .should().callMethod(Long.class, "getLong", String.class, long.class)
+                .orShould().callMethod(Long.class, "getLong", String.class)
+                .orShould().callMethod(Integer.class, "getInteger", String.class, int.class)
+                .orShould().callMethod(System.class, "getProperty", String.class)
+                .orShould().callMethod(System.class, "getProperty", String.class, String.class)
+                .because("a property read deep in the core is configuration nobody sees; it belongs in EngineConfig "
+                        + "or the shard that builds the state");
+        rule.check(engine);
+    }
+
     @Test
     void nothingReadsTheSystemClock() {
         ArchRule rule = noClasses().that().resideInAPackage("io.buslane.engine..")

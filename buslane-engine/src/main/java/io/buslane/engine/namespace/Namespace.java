@@ -242,10 +242,11 @@ public final class Namespace {
         }
     }
 
-    private void requireForwardTarget(String forwardTo) {
+    /** A forwarding target must exist: a bad argument of the create or update (the admin API answers 400). */
+    private void requireForwardTarget(String forwardTo, String property) {
         if (forwardTo != null && queue(forwardTo) == null && topic(forwardTo) == null) {
-            throw new BrokerException(ErrorKind.ENTITY_NOT_FOUND, "The messaging entity '" + forwardTo
-                    + "' could not be found. ForwardTo must name an existing queue or topic.");
+            throw new BrokerException(ErrorKind.ARGUMENT, property + " names '" + forwardTo
+                    + "', which is neither a queue nor a topic of this namespace; the target must exist first.");
         }
     }
 
@@ -456,8 +457,8 @@ public final class Namespace {
         QueueEntity entity = writeMeta(() -> {
             requireNameFree(p.name());
             requireNoForwardingFromSessions(p.name(), p.requiresSession(), p.forwardTo());
-            requireForwardTarget(p.forwardTo());
-            requireForwardTarget(p.forwardDeadLetteredMessagesTo());
+            requireForwardTarget(p.forwardTo(), "ForwardTo");
+            requireForwardTarget(p.forwardDeadLetteredMessagesTo(), "ForwardDeadLetteredMessagesTo");
             long now = clock.epochMillis();
             long id = nextEntityId++;
             meta.putQueue(id, true, now, now, p);
@@ -488,8 +489,8 @@ public final class Namespace {
                         "RequiresSession cannot be changed after the queue is created.");
             }
             requireNoForwardingFromSessions(old.name(), p.requiresSession(), p.forwardTo());
-            requireForwardTarget(p.forwardTo());
-            requireForwardTarget(p.forwardDeadLetteredMessagesTo());
+            requireForwardTarget(p.forwardTo(), "ForwardTo");
+            requireForwardTarget(p.forwardDeadLetteredMessagesTo(), "ForwardDeadLetteredMessagesTo");
             long now = clock.epochMillis();
             QueueProperties renamed = p.toBuilder().name(old.name()).build();
             meta.putQueue(found.id, false, found.createdAtMs, now, renamed);
@@ -623,8 +624,8 @@ public final class Namespace {
             }
             requireNoForwardingFromSessions(p.topicName() + "/Subscriptions/" + p.name(), p.requiresSession(),
                     p.forwardTo());
-            requireForwardTarget(p.forwardTo());
-            requireForwardTarget(p.forwardDeadLetteredMessagesTo());
+            requireForwardTarget(p.forwardTo(), "ForwardTo");
+            requireForwardTarget(p.forwardDeadLetteredMessagesTo(), "ForwardDeadLetteredMessagesTo");
             checkRules(topic, effective);
             SubscriptionProperties named = SubscriptionProperties.builder(topic.properties.name(), p.name())
                     .lockDuration(p.lockDuration()).maxDeliveryCount(p.maxDeliveryCount())
@@ -678,8 +679,8 @@ public final class Namespace {
             }
             requireNoForwardingFromSessions(p.topicName() + "/Subscriptions/" + p.name(), p.requiresSession(),
                     p.forwardTo());
-            requireForwardTarget(p.forwardTo());
-            requireForwardTarget(p.forwardDeadLetteredMessagesTo());
+            requireForwardTarget(p.forwardTo(), "ForwardTo");
+            requireForwardTarget(p.forwardDeadLetteredMessagesTo(), "ForwardDeadLetteredMessagesTo");
             long now = clock.epochMillis();
             meta.putSubscription(found.id, false, topic.id, found.createdAtMs, now, p, found.rules);
             meta.sync();

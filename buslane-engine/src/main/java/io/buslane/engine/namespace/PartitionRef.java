@@ -14,12 +14,12 @@ import java.util.function.Function;
  */
 public record PartitionRef(Shard shard, Partition partition) {
 
-    /** Runs {@code action} on every partition (each on its shard); completes with the results in partition order. */
     /** The index of the shard holding this partition (what front ends show; they never touch the shard). */
     public int shardIndex() {
         return shard.index();
     }
 
+    /** Runs {@code action} on every partition (each on its shard); completes with the results in partition order. */
     public static <T> CompletableFuture<List<T>> onAll(PartitionRef[] refs, Function<Partition, T> action) {
         List<CompletableFuture<T>> all = new ArrayList<>(refs.length);
         for (PartitionRef ref : refs) {

@@ -43,11 +43,6 @@ public final class ResidentSessionStates {
         this.reader = reader;
     }
 
-    /** The budget from {@code buslane.sessionStateBytes}, read when a shard is made. */
-    public static long configuredBudgetBytes() {
-        return Long.getLong("buslane.sessionStateBytes", DEFAULT_BUDGET_BYTES);
-    }
-
     /** A state just written: resident, most recently used, evictable once this cycle's sync succeeded. */
     void admit(SessionEntry s) {
         put(s);

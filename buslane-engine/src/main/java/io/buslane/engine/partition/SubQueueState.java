@@ -520,9 +520,9 @@ public final class SubQueueState {
         e.status = e.status == Entry.DEFERRED_LOCKED ? Entry.DEFERRED : Entry.AVAILABLE;
     }
 
-    /** A delivery failed (abandon or lock expiry): count it and dead-letter, expire or return the message. */
     /**
-     * Returns an unlocked entry after a failed or released delivery.
+     * Returns an unlocked entry after a failed or released delivery: a failed one (abandon, lock expiry) is counted
+     * and dead-lettered, expired or returned.
      *
      * @param count   whether the delivery counts as failed (abandon, lock expiry)
      * @param changed whether the message's properties were modified; with neither, nothing that is persisted

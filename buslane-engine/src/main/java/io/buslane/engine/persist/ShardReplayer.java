@@ -146,14 +146,48 @@ public final class ShardReplayer {
                 }
             }
             case PartitionRecord.TYPE -> applyPartition(r, PartitionRecord.read(in));
-            case QueueMessageRecord.TYPE -> applyQueueMessage(r, QueueMessageRecord.read(in));
-            case TopicBodyRecord.TYPE -> applyTopicBody(r, TopicBodyRecord.read(in));
-            case SubscriptionRefRecord.TYPE -> applySubRef(r, SubscriptionRefRecord.read(in));
-            case EntryStateRecord.TYPE -> applyEntryState(r, EntryStateRecord.read(in));
-            case ScheduledRecord.TYPE -> applyScheduled(r, ScheduledRecord.read(in));
-            case SessionStateRecord.TYPE -> applySessionState(r, SessionStateRecord.read(in));
-            case TransferRecord.TYPE -> applyTransfer(r, TransferRecord.read(in));
-            case KeyBlockRecord.TYPE_LEGACY, KeyBlockRecord.TYPE -> applyKeyBlock(r, KeyBlockRecord.readHead(in));
+            // a record of a partition that is gone (its entity deleted) is noted as an orphan before its message is
+            // decoded: it is only deleted, so it costs no decoding and cannot fail the replay
+            case QueueMessageRecord.TYPE -> {
+                if (partitionKnown(r)) {
+                    applyQueueMessage(r, QueueMessageRecord.read(in));
+                }
+            }
+            case TopicBodyRecord.TYPE -> {
+                if (partitionKnown(r)) {
+                    applyTopicBody(r, TopicBodyRecord.read(in));
+                }
+            }
+            case SubscriptionRefRecord.TYPE -> {
+                if (partitionKnown(r)) {
+                    applySubRef(r, SubscriptionRefRecord.read(in));
+                }
+            }
+            case EntryStateRecord.TYPE -> {
+                if (entries.containsKey(r.id())) {
+                    applyEntryState(r, EntryStateRecord.read(in));
+                }
+            }
+            case ScheduledRecord.TYPE -> {
+                if (partitionKnown(r)) {
+                    applyScheduled(r, ScheduledRecord.read(in));
+                }
+            }
+            case SessionStateRecord.TYPE -> {
+                if (partitionKnown(r)) {
+                    applySessionState(r, SessionStateRecord.read(in));
+                }
+            }
+            case TransferRecord.TYPE -> {
+                if (partitionKnown(r)) {
+                    applyTransfer(r, TransferRecord.read(in));
+                }
+            }
+            case KeyBlockRecord.TYPE_LEGACY, KeyBlockRecord.TYPE -> {
+                if (partitionKnown(r)) {
+                    applyKeyBlock(r, KeyBlockRecord.readHead(in));
+                }
+            }
             default -> throw new IllegalStateException("journal " + journalName + ": unknown record type "
                     + r.type() + " (id " + r.id() + ")");
         }
@@ -168,6 +202,14 @@ public final class ShardReplayer {
         p.setRecordId(r.id());
         p.sequence().setNextCounter(rec.nextCounter());
         partitionsByRecord.put(r.id(), p);
+    }
+
+    /**
+     * Whether the partition a record names in its first field (every record type but PARTITION, SHARD_META and
+     * ENTRY_STATE) is known; an unknown one makes the record an orphan.
+     */
+    private boolean partitionKnown(JournalRecord r) {
+        return partition(new RecordReader(r.payload()).readVarLong(), r.id()) != null;
     }
 
     private Partition partition(long partitionRecordId, long recordId) {

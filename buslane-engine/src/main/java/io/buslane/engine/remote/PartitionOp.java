@@ -37,7 +37,6 @@ public record PartitionOp(Kind kind, String path, int partition, List<Message> m
                           Map<String, Object> properties, String reason, String description, long[] sequences,
                           int max, String sessionId, byte[] state, ReceiveMode mode, long waitMs) {
 
-    /** The operations; the result type is in brackets. */
     /**
      * The operations; the result type is in brackets. Each has an explicit {@link #code()}, written to the cluster
      * channel: never change or reuse one.

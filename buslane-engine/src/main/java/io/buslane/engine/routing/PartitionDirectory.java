@@ -23,8 +23,9 @@ import java.util.function.Supplier;
  * MessageId, lock token or sequence number → partition (the stable key hash and the partition index that tokens
  * and sequence numbers carry). Every "which partition, which shard?" of the engine is answered here.
  *
- * <p>This is the seam of a later cluster mode: today every partition is on a local shard; a clustered directory
- * would answer "local shard or another node" from the same questions.
+ * <p>It is cluster mode's seam: an operation on a partition of a shard this node serves runs on that shard; one on
+ * a shard another node serves goes to {@link RemotePartitions} ({@code engine.remote}), and without one it is
+ * refused with SERVER_BUSY.
  */
 public final class PartitionDirectory implements ShardPlacement {
 

@@ -49,6 +49,18 @@ public final class Shard implements PartitionContext {
     private static final long MAX_PARK_MS = 100;
     private static final long SYNC_FAILURE_LOG_INTERVAL_MS = 10_000;
 
+    /** The system property that overrides the heap budget of each shard's session states (bytes). */
+    public static final String SESSION_STATE_BYTES_PROPERTY = "buslane.sessionStateBytes";
+
+    /**
+     * The heap budget of a shard's session states: 64 MiB unless {@value #SESSION_STATE_BYTES_PROPERTY} says
+     * otherwise, read when a shard is made, here (the partition state machines read no property).
+     */
+    static long sessionStateBudgetBytes() {
+        return Long.getLong(SESSION_STATE_BYTES_PROPERTY,
+                io.buslane.engine.partition.ResidentSessionStates.DEFAULT_BUDGET_BYTES);
+    }
+
     private final int index;
     private final Clock clock;
     private final ShardJournal journal;
@@ -102,8 +114,7 @@ public final class Shard implements PartitionContext {
         this.log = journal == null ? null : journal.log();
         this.bodies = journal == null ? null : journal.bodies();
         this.states = journal == null ? io.buslane.engine.partition.ResidentSessionStates.unlimited()
-                : new io.buslane.engine.partition.ResidentSessionStates(
-                        io.buslane.engine.partition.ResidentSessionStates.configuredBudgetBytes(),
+                : new io.buslane.engine.partition.ResidentSessionStates(sessionStateBudgetBytes(),
                         journal::readSessionState);
         this.nowMs = clock.epochMillis();
         this.timers = new TimerWheel(1, 64, nowMs);

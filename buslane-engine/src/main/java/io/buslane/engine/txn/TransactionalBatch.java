@@ -17,8 +17,10 @@ import java.util.UUID;
  */
 public final class TransactionalBatch {
 
-    /** What a staged settlement does to its locked message. */
-    /** A settlement's kind; its {@link #code()} is written in a carried commit: never change one. */
+    /**
+     * What a staged settlement does to its locked message; its {@link #code()} is written in a carried commit: never
+     * change one.
+     */
     public enum SettleKind {
         COMPLETE(0), ABANDON(1), DEFER(2), DEAD_LETTER(3);
 

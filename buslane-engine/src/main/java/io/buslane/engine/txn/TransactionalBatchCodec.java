@@ -18,7 +18,6 @@ import java.util.UUID;
  */
 public final class TransactionalBatchCodec {
 
-
     private TransactionalBatchCodec() {
     }
 

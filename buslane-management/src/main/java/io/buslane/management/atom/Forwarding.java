@@ -3,19 +3,16 @@ package io.buslane.management.atom;
 import io.buslane.common.auth.AuthException;
 import io.buslane.common.auth.Grant;
 import io.buslane.common.auth.Right;
-import io.buslane.common.error.BrokerException;
-import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.Engine;
 
 import java.util.Objects;
 
 /**
- * Auto-forwarding targets must exist when an entity is created or updated, and the token that sets one must manage
- * the target too: a Manage token scoped to entity A cannot make A forward into an entity B it has no rights on
- * (the service requires rights on the target; docs/security.md). A target that is already set and stays the same
- * needs no new check; Config.json, read by the operator's broker, is not a request and is exempt. A missing target
- * is a bad request (400), not a 404: the entity being written exists or is being created, only its property is
- * wrong. Every check runs before anything changes.
+ * The token that sets an auto-forwarding target must manage the target too (that the target exists is the
+ * engine's rule, in {@code Namespace}, refused as a bad argument): a Manage token scoped to entity A cannot make A
+ * forward into an entity B it has no rights on (the service requires rights on the target; docs/security.md). A
+ * target that is already set and stays the same needs no new check; Config.json, read by the operator's broker, is
+ * not a request and is exempt. Every check runs before anything changes.
  */
 final class Forwarding {
 
@@ -32,18 +29,9 @@ final class Forwarding {
      */
     static void requireTargets(Engine engine, AdminRequest r, String forwardTo, String forwardDeadLetteredMessagesTo,
                                String previousForwardTo, String previousForwardDeadLetteredMessagesTo) {
-        requireTarget(engine, forwardTo, "ForwardTo");
-        requireTarget(engine, forwardDeadLetteredMessagesTo, "ForwardDeadLetteredMessagesTo");
         requireManaged(engine, r, r.supplementary().forwardTo(), forwardTo, previousForwardTo, "ForwardTo");
         requireManaged(engine, r, r.supplementary().forwardDeadLetter(), forwardDeadLetteredMessagesTo,
                 previousForwardDeadLetteredMessagesTo, "ForwardDeadLetteredMessagesTo");
-    }
-
-    private static void requireTarget(Engine engine, String target, String property) {
-        if (target != null && engine.queue(target) == null && engine.topic(target) == null) {
-            throw new BrokerException(ErrorKind.ARGUMENT, property + " names '" + target
-                    + "', which is neither a queue nor a topic of this namespace; the target must exist first.");
-        }
     }
 
     /**

@@ -179,7 +179,6 @@ public final class ConsoleApi {
         }
     }
 
-    /** Refuses a log-in from a throttled address before its body is read. */
     /** Checks the session or Authorization header when the headers arrive (cheap: a lookup or one HMAC). */
     private void authorizedBeforeBody(RoutingContext ctx) {
         try {

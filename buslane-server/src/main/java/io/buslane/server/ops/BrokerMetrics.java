@@ -142,7 +142,6 @@ public final class BrokerMetrics {
         counter("buslane.amqp.links.opened", "AMQP links attached", stats, AmqpStats::linksOpened, Tags.empty());
     }
 
-    /** Event loops not answering now, and how often one was found so. */
     /**
      * TLS: {@code buslane_tls_certificate_expiry_seconds}, the seconds until the certificate in use expires
      * (negative once it has), for an alert days ahead; the broker also logs a warning daily in its last 14 days.
@@ -166,6 +165,7 @@ public final class BrokerMetrics {
                 io.buslane.server.cluster.ClusterNode::moves, Tags.empty());
     }
 
+    /** Event loops not answering now, and how often one was found so. */
     public void bindWatchdog(EventLoopWatchdog watchdog) {
         Gauge.builder("buslane.eventloop.blocked", watchdog, w -> w.blockedLoops().size())
                 .description("Event loops that have not answered the watchdog within its threshold")

@@ -55,12 +55,12 @@ public final class Health {
         this.state = State.READY;
     }
 
-    /** Adds a check: each problem it reports makes health answer 503 and is listed in the body. */
     /** Cluster mode: the node whose membership and shards the report shows. */
     public void cluster(io.buslane.server.cluster.ClusterNode node) {
         this.cluster = node;
     }
 
+    /** Adds a check: each problem it reports makes health answer 503 and is listed in the body. */
     public void addCheck(Supplier<List<String>> check) {
         checks.add(check);
     }

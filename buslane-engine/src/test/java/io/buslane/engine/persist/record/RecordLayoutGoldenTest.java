@@ -2,6 +2,7 @@ package io.buslane.engine.persist.record;
 
 import io.buslane.engine.api.ReceiveMode;
 import io.buslane.engine.api.SubQueue;
+import io.buslane.engine.dedup.DedupWindow;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.MessageState;
 import io.buslane.engine.persist.MessageCodec;
@@ -118,6 +119,8 @@ class RecordLayoutGoldenTest {
         // a record of the first format has no clock floor
         assertThat(ShardMetaRecord.read(new RecordReader(new Bytes().varLong(300).toArray())))
                 .isEqualTo(new ShardMetaRecord(300, -1));
+        assertThat(ShardMetaRecord.read(new RecordReader(new Bytes().varLong(300).l(1_700_000_000_000L).toArray())))
+                .isEqualTo(new ShardMetaRecord(300, 1_700_000_000_000L));
         assertThat(written(w -> PartitionRecord.write(w, 17, 3, 9_999)))
                 .isEqualTo(new Bytes().varLong(17).varLong(3).l(9_999).toArray());
     }
@@ -183,6 +186,10 @@ class RecordLayoutGoldenTest {
         assertThat(KeyBlockRecord.readHead(new RecordReader(block))).isEqualTo(new KeyBlockRecord(21, (byte) 1));
         assertThat(KeyBlockRecord.readKeys(new RecordReader(block), KeyBlockRecord.TYPE))
                 .containsExactly(1, 2, 3, 4, 5, 6);
+        // a block of the first format: the same layout, its low hashes tagged as legacy when read
+        assertThat(KeyBlockRecord.readKeys(new RecordReader(block), KeyBlockRecord.TYPE_LEGACY))
+                .containsExactly(1, DedupWindow.legacyTagged(2), 3, 4,
+                        DedupWindow.legacyTagged(5), 6);
     }
 
     /** Codes of the enums the journal and the cluster channel carry: never change or reuse one. */
