@@ -218,73 +218,93 @@ class ClusterRoutingTest {
      * (not routed in this slice) are attached on {@code owner}, which serves the entities' shards. Returns what was
      * observed, lock tokens aside.
      */
+    /** How the scenario waits: for a future, and for deliveries (nothing to do with real threads). */
+    private interface Await {
+        <T> T join(CompletableFuture<T> f);
+
+        default void settle() {
+        }
+    }
+
+    private static final Await THREADS = new Await() {
+        @Override
+        public <T> T join(CompletableFuture<T> f) {
+            return ClusterRoutingTest.join(f);
+        }
+    };
+
     private List<String> scenario(Engine front, Engine owner) throws InterruptedException {
+        return scenario(front, owner, THREADS);
+    }
+
+    private List<String> scenario(Engine front, Engine owner, Await a) throws InterruptedException {
         List<String> seen = new ArrayList<>();
         EntityAddress q = EntityAddress.parse(onB);
-        join(front.send(onB, List.of(text("m1", "one"), text("m2", "two"),
+        a.join(front.send(onB, List.of(text("m1", "one"), text("m2", "two"),
                 text("m3", "later").toBuilder().scheduledEnqueueTimeMs(T0 + 3_600_000).build())));
-        seen.add("counts " + join(front.counts(onB)));
-        long[] seqs = join(front.schedule(onB, List.of(text("m4", "scheduled")
+        seen.add("counts " + a.join(front.counts(onB)));
+        long[] seqs = a.join(front.schedule(onB, List.of(text("m4", "scheduled")
                 .toBuilder().scheduledEnqueueTimeMs(T0 + 7_200_000).build())));
-        seen.add("scheduled " + seqs[0] + " " + join(front.counts(onB)));
-        join(front.cancelScheduled(onB, seqs));
-        seen.add("cancelled " + join(front.counts(onB)));
-        seen.add("cancel again " + outcome(() -> join(front.cancelScheduled(onB, seqs))));
-        join(front.peek(q, 0, 10, null)).forEach(m -> seen.add("peek " + describe(m)));
+        seen.add("scheduled " + seqs[0] + " " + a.join(front.counts(onB)));
+        a.join(front.cancelScheduled(onB, seqs));
+        seen.add("cancelled " + a.join(front.counts(onB)));
+        seen.add("cancel again " + outcome(() -> a.join(front.cancelScheduled(onB, seqs))));
+        a.join(front.peek(q, 0, 10, null)).forEach(m -> seen.add("peek " + describe(m)));
 
         Sink sink = new Sink();
         Receiver r = owner.createReceiver(q, ReceiveMode.PEEK_LOCK, sink);
         r.addCredit(2);
+        a.settle();
         ReceivedMessage first = sink.take();
         ReceivedMessage second = sink.take();
         r.close();
-        join(front.defer(q, first.lockToken(), Map.of("why", "later")));
-        seen.add("renewed " + join(front.renewLock(q, second.lockToken())));
-        join(front.complete(q, second.lockToken()));
-        seen.add("complete again " + outcome(() -> join(front.complete(q, second.lockToken()))));
-        seen.add("unknown lock " + outcome(() -> join(front.abandon(q, new UUID(7, 0), null))));
-        seen.add("after settling " + join(front.counts(onB)));
-        List<ReceivedMessage> deferred = join(front.receiveDeferred(q, new long[] {first.sequenceNumber()},
+        a.join(front.defer(q, first.lockToken(), Map.of("why", "later")));
+        seen.add("renewed " + a.join(front.renewLock(q, second.lockToken())));
+        a.join(front.complete(q, second.lockToken()));
+        seen.add("complete again " + outcome(() -> a.join(front.complete(q, second.lockToken()))));
+        seen.add("unknown lock " + outcome(() -> a.join(front.abandon(q, new UUID(7, 0), null))));
+        seen.add("after settling " + a.join(front.counts(onB)));
+        List<ReceivedMessage> deferred = a.join(front.receiveDeferred(q, new long[] {first.sequenceNumber()},
                 ReceiveMode.PEEK_LOCK, null));
         deferred.forEach(m -> seen.add("deferred " + describe(m)));
-        join(front.deadLetter(q, deferred.get(0).lockToken(), "Reason", "Description", Map.of("k", 1L)));
-        seen.add("dead-lettered " + join(front.counts(onB)));
-        join(front.peek(q.withSubQueue(io.buslane.engine.api.SubQueue.DEAD_LETTER), 0, 10, null))
+        a.join(front.deadLetter(q, deferred.get(0).lockToken(), "Reason", "Description", Map.of("k", 1L)));
+        seen.add("dead-lettered " + a.join(front.counts(onB)));
+        a.join(front.peek(q.withSubQueue(io.buslane.engine.api.SubQueue.DEAD_LETTER), 0, 10, null))
                 .forEach(m -> seen.add("dlq " + describe(m)));
-        seen.add("no deferred " + outcome(() -> join(front.receiveDeferred(q, new long[] {999},
+        seen.add("no deferred " + outcome(() -> a.join(front.receiveDeferred(q, new long[] {999},
                 ReceiveMode.PEEK_LOCK, null))));
 
         EntityAddress s = EntityAddress.parse(sessionsOnB);
-        seen.add("state before " + java.util.Arrays.toString(join(front.getSessionState(s, "s1"))));
-        join(front.setSessionState(s, "s1", new byte[] {1, 2, 3}));
-        seen.add("state after " + java.util.Arrays.toString(join(front.getSessionState(s, "s1"))));
-        seen.add("renew unlocked session " + outcome(() -> join(front.renewSessionLock(s, "s1"))));
-        seen.add("state on a queue without sessions " + outcome(() -> join(front.getSessionState(q, "s1"))));
-        seen.add("send without session " + outcome(() -> join(front.send(sessionsOnB, List.of(text("x", "x"))))));
+        seen.add("state before " + java.util.Arrays.toString(a.join(front.getSessionState(s, "s1"))));
+        a.join(front.setSessionState(s, "s1", new byte[] {1, 2, 3}));
+        seen.add("state after " + java.util.Arrays.toString(a.join(front.getSessionState(s, "s1"))));
+        seen.add("renew unlocked session " + outcome(() -> a.join(front.renewSessionLock(s, "s1"))));
+        seen.add("state on a queue without sessions " + outcome(() -> a.join(front.getSessionState(q, "s1"))));
+        seen.add("send without session " + outcome(() -> a.join(front.send(sessionsOnB, List.of(text("x", "x"))))));
 
         for (int i = 0; i < 12; i++) { // one send per key: a batch with distinct keys is refused, as on the service
-            join(front.send(partitioned, List.of(text("pm" + i, "body" + i).toBuilder().partitionKey("key" + i)
+            a.join(front.send(partitioned, List.of(text("pm" + i, "body" + i).toBuilder().partitionKey("key" + i)
                     .build())));
         }
-        seen.add("partitioned " + join(front.counts(partitioned)));
-        join(front.peek(EntityAddress.parse(partitioned), 0, 100, null)).forEach(m -> seen.add("p " + describe(m)));
-        join(front.peek(EntityAddress.parse(partitioned), ((long) 3) << 48, 5, null))
+        seen.add("partitioned " + a.join(front.counts(partitioned)));
+        a.join(front.peek(EntityAddress.parse(partitioned), 0, 100, null)).forEach(m -> seen.add("p " + describe(m)));
+        a.join(front.peek(EntityAddress.parse(partitioned), ((long) 3) << 48, 5, null))
                 .forEach(m -> seen.add("p from 3 " + describe(m)));
 
-        join(front.send(topicOnB, List.of(text("t1", "now"),
+        a.join(front.send(topicOnB, List.of(text("t1", "now"),
                 text("t2", "later").toBuilder().scheduledEnqueueTimeMs(T0 + 3_600_000).build())));
-        seen.add("topic " + join(front.counts(topicOnB)));
-        seen.add("subscription " + join(front.counts(topicOnB + "/Subscriptions/s")));
-        join(front.peek(EntityAddress.parse(topicOnB), 0, 10, null)).forEach(m -> seen.add("t " + describe(m)));
-        join(front.peek(EntityAddress.subscription(topicOnB, "s"), 0, 10, null))
+        seen.add("topic " + a.join(front.counts(topicOnB)));
+        seen.add("subscription " + a.join(front.counts(topicOnB + "/Subscriptions/s")));
+        a.join(front.peek(EntityAddress.parse(topicOnB), 0, 10, null)).forEach(m -> seen.add("t " + describe(m)));
+        a.join(front.peek(EntityAddress.subscription(topicOnB, "s"), 0, 10, null))
                 .forEach(m -> seen.add("s " + describe(m)));
-        seen.add("no subscription " + outcome(() -> join(front.counts(topicOnB + "/Subscriptions/none"))));
+        seen.add("no subscription " + outcome(() -> a.join(front.counts(topicOnB + "/Subscriptions/none"))));
 
-        join(front.send(sessionsOnB, List.of(text("x1", "x").toBuilder().sessionId("s2").build())));
-        seen.add("sessions " + join(front.listSessions(s, Engine.ALL_ACTIVE_SESSIONS, 0, 10)));
-        seen.add("deleted " + join(front.deleteMessages(EntityAddress.parse(partitioned), 5, Long.MAX_VALUE)));
-        seen.add("purged " + join(front.purge(EntityAddress.parse(partitioned))));
-        seen.add("after purge " + join(front.counts(partitioned)));
+        a.join(front.send(sessionsOnB, List.of(text("x1", "x").toBuilder().sessionId("s2").build())));
+        seen.add("sessions " + a.join(front.listSessions(s, Engine.ALL_ACTIVE_SESSIONS, 0, 10)));
+        seen.add("deleted " + a.join(front.deleteMessages(EntityAddress.parse(partitioned), 5, Long.MAX_VALUE)));
+        seen.add("purged " + a.join(front.purge(EntityAddress.parse(partitioned))));
+        seen.add("after purge " + a.join(front.counts(partitioned)));
         return seen;
     }
 
@@ -307,6 +327,91 @@ class ClusterRoutingTest {
         assertThat(c.clientA().inFlight("127.0.0.1:" + c.portB())).isZero();
     }
 
+    // ------------------------------------------------------------------------------------------------ loopback
+
+    private record Loopback(Engine a, Engine b, LoopbackChannel channel) implements Await {
+        @Override
+        public <T> T join(CompletableFuture<T> f) {
+            return channel.await(f);
+        }
+
+        @Override
+        public void settle() {
+            channel.pump();
+        }
+    }
+
+    /** A and B in manual threading mode on one manual clock, joined by the in-process {@link LoopbackChannel}. */
+    private Loopback loopback() {
+        InMemoryJournalFactory journals = namespace();
+        ManualClock clock = new ManualClock(T0);
+        Engine a = Engine.start(new EngineConfig(clock, Storage.of(journals), 4, ThreadingMode.MANUAL), s -> s < 2);
+        toClose.add(a);
+        Engine b = Engine.start(new EngineConfig(clock, Storage.of(journals), 4, ThreadingMode.MANUAL), s -> s >= 2);
+        toClose.add(b);
+        LoopbackChannel channel = new LoopbackChannel(clock);
+        java.util.function.IntFunction<Engine> owner = shard -> shard < 2 ? a : b;
+        a.remotePartitions(channel.portFor(owner));
+        b.remotePartitions(channel.portFor(owner));
+        channel.drive(a);
+        channel.drive(b);
+        channel.pump();
+        return new Loopback(a, b, channel);
+    }
+
+    /** The same scenario, deterministic: no socket, no thread, no wall-clock time (#33). */
+    @Test
+    void operationsThroughNodeAOnBsShardsAnswerAsASingleEngineOverTheLoopbackChannel() throws InterruptedException {
+        InMemoryJournalFactory single = namespace();
+        Engine alone = start(single, s -> true);
+        List<String> expected = scenario(alone, alone);
+
+        Loopback l = loopback();
+        assertThat(scenario(l.a(), l.b(), l)).isEqualTo(expected);
+        assertThat(l.channel().carried()).isPositive();
+    }
+
+    /**
+     * A receiver on A fed by B's partition through the long polls of the loopback channel: within its credit, with
+     * settlements carried back, a drain ending the poll that waits at B, and the poll deadline firing on the manual
+     * clock only.
+     */
+    @Test
+    void aReceiverOnAGetsBsMessagesOverTheLoopbackChannelOnItsOwnClock() {
+        Loopback l = loopback();
+        EntityAddress q = EntityAddress.parse(onB);
+        for (int i = 0; i < 5; i++) {
+            l.join(l.a().send(onB, List.of(text("m" + i, "body" + i))));
+        }
+        Sink sink = new Sink();
+        Receiver r = l.a().createReceiver(q, ReceiveMode.PEEK_LOCK, sink);
+        r.addCredit(3);
+        l.settle();
+        List<ReceivedMessage> got = new ArrayList<>(sink.messages);
+        sink.messages.clear();
+        assertThat(got).extracting(m -> m.message().messageId()).containsExactly("m0", "m1", "m2");
+        l.join(r.complete(got.get(0).lockToken()));
+        l.join(r.abandon(got.get(1).lockToken(), null));
+        r.addCredit(3);
+        l.settle();
+        assertThat(new ArrayList<>(sink.messages)).extracting(m -> m.message().messageId() + " dc=" + m.deliveryCount())
+                .containsExactly("m1 dc=1", "m3 dc=0", "m4 dc=0");
+        sink.messages.clear();
+        assertThat(l.join(l.a().counts(onB)).activeMessageCount()).isEqualTo(4);
+
+        // the poll waiting at B for more ends with the drain, at once, the clock standing still
+        assertThat(l.join(r.drain())).isEqualTo(0);
+        r.addCredit(5);
+        assertThat(l.join(r.drain())).isEqualTo(5);
+        // a message sent later reaches the receiver through a new poll, as time passes on the manual clock only
+        r.addCredit(1);
+        l.join(l.a().send(onB, List.of(text("later", "after a while"))));
+        l.channel().advance(Duration.ofSeconds(30));
+        assertThat(new ArrayList<>(sink.messages)).extracting(m -> m.message().messageId()).containsExactly("later");
+        r.close();
+        l.settle();
+    }
+
     @Test
     void aRetriedSendIsStoredOnce() {
         Cluster c = cluster();
@@ -325,7 +430,7 @@ class ClusterRoutingTest {
         Cluster c = cluster();
         // a proxy in front of B that, on its first connection, drops the connection instead of passing on the first
         // answer (after B's one handshake frame, the challenge): B did the work, A never heard
-        int challengeBytes = 4 + 1 + Frames.NONCE_BYTES + Frames.MAC_BYTES;
+        int challengeBytes = 4 + 1 + Frames.NONCE_BYTES + Frames.MAC_BYTES + 1; // + the protocol version
         java.util.concurrent.atomic.AtomicInteger connections = new java.util.concurrent.atomic.AtomicInteger();
         NetServer proxy = vertx.createNetServer().connectHandler(in -> {
             boolean dropFirstAnswer = connections.incrementAndGet() == 1;
