@@ -19,12 +19,11 @@ import org.slf4j.LoggerFactory;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Map;
-import java.util.WeakHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * What every HTTP API on one router shares, installed by the first API mounted on it ({@link #of}):
+ * What every HTTP API on one router shares: one object, made by the composition root for the router
+ * ({@link #install}) and passed to every API it mounts there (no registry: what is shared is wired in sight):
  * <ul>
  *   <li>The failed-authentication throttle ({@link AuthFailureThrottle}): a remote address that presents too many
  *       wrong SAS tokens or console keys is refused with 429 and {@code Retry-After} for a while, whichever API it
@@ -42,7 +41,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public final class HttpGuard {
 
     private static final Logger LOG = LoggerFactory.getLogger(HttpGuard.class);
-    private static final Map<Router, HttpGuard> GUARDS = new WeakHashMap<>();
     /** After an early answer, this much more of the refused body is read and dropped before the connection closes. */
     static final long DRAIN_BYTES = 1024 * 1024;
     private static final int MAX_LOGGED_CHARS = 200;
@@ -67,20 +65,13 @@ public final class HttpGuard {
     }
 
     /**
-     * The guard of {@code router}: created, with the router's error handlers, by the first call for that router;
-     * later calls return the same guard (their clock is ignored). APIs mounted on one router thus share one
-     * throttle without being wired to each other.
+     * A guard for the APIs mounted on {@code router}, which installs the router's error handlers: the composition
+     * root makes one per router and passes it to every API it mounts there, so that they share one throttle.
      */
-    public static HttpGuard of(Router router, Clock clock) {
-        synchronized (GUARDS) {
-            HttpGuard guard = GUARDS.get(router);
-            if (guard == null) {
-                guard = new HttpGuard(clock, new AuthFailureThrottle());
-                guard.install(router);
-                GUARDS.put(router, guard);
-            }
-            return guard;
-        }
+    public static HttpGuard install(Router router, Clock clock) {
+        HttpGuard guard = new HttpGuard(clock, new AuthFailureThrottle());
+        guard.install(router);
+        return guard;
     }
 
     private void install(Router router) {

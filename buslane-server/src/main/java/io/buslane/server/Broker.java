@@ -16,6 +16,7 @@ import io.buslane.journal.file.FileJournalFactory;
 import io.buslane.journal.file.FileJournalOptions;
 import io.buslane.journal.file.SyncPolicy;
 import io.buslane.journal.memory.InMemoryJournalFactory;
+import io.buslane.management.HttpGuard;
 import io.buslane.management.atom.AdminApi;
 import io.buslane.management.console.ConsoleApi;
 import io.buslane.management.rest.RestApi;
@@ -161,10 +162,12 @@ public final class Broker implements AutoCloseable {
             ClusterNode clusterView = cluster;
             NamespaceOps ops = new NamespaceOps(managed, () -> TopologyApplier.apply(managed, topology));
             http.mount(router -> {
-                OpsApi.mount(router, metrics, ops, authorizer.validator(), Clock.system());
-                RestApi.mount(router, managed, authorizer.validator(), Clock.system());
-                AdminApi.mount(router, managed, authorizer.validator(), Clock.system());
-                ConsoleApi.mount(router, managed, authorizer.validator(), Clock.system(), clusterView);
+                // one guard for the router's APIs: they share its failed-authentication throttle
+                HttpGuard guard = HttpGuard.install(router, Clock.system());
+                OpsApi.mount(router, guard, metrics, ops, authorizer.validator(), Clock.system());
+                RestApi.mount(router, guard, managed, authorizer.validator(), Clock.system());
+                AdminApi.mount(router, guard, managed, authorizer.validator(), Clock.system());
+                ConsoleApi.mount(router, guard, managed, authorizer.validator(), Clock.system(), clusterView);
             });
             AmqpServer amqp = AmqpServer.start(vertx, engine, Clock.system(), authorizer, amqpOptions,
                     http.context());

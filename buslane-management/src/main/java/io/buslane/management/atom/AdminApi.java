@@ -42,9 +42,8 @@ public final class AdminApi {
      * @param validator validates {@code Authorization} headers ({@link SasValidator#acceptAll()} accepts anything)
      * @param clock     for token expiry and timestamps
      */
-    public static void mount(Router router, Engine engine, SasValidator validator, Clock clock) {
+    public static void mount(Router router, HttpGuard guard, Engine engine, SasValidator validator, Clock clock) {
         AdminService service = new AdminService(engine, validator, clock);
-        HttpGuard guard = HttpGuard.of(router, clock);
         // a route of its own: Vert.x wants a route's body handler before its other handlers
         router.route().order(ROUTE_ORDER - 1).handler(ctx -> authenticate(ctx, guard, validator, clock));
         router.route().order(ROUTE_ORDER)

@@ -57,8 +57,8 @@ public final class ConsoleApi {
      *
      * @param validator checks log-ins and {@code Authorization} headers ({@link SasValidator#acceptAll()} opens it)
      */
-    public static void mount(Router router, Engine engine, SasValidator validator, Clock clock) {
-        mount(router, engine, validator, clock, null);
+    public static void mount(Router router, HttpGuard guard, Engine engine, SasValidator validator, Clock clock) {
+        mount(router, guard, engine, validator, clock, null);
     }
 
     /**
@@ -67,9 +67,8 @@ public final class ConsoleApi {
      *
      * @param cluster the cluster as this node sees it, or null for a single broker
      */
-    public static void mount(Router router, Engine engine, SasValidator validator, Clock clock,
+    public static void mount(Router router, HttpGuard guard, Engine engine, SasValidator validator, Clock clock,
                              ClusterView cluster) {
-        HttpGuard guard = HttpGuard.of(router, clock);
         ConsoleApi api = new ConsoleApi(engine, validator, clock, guard);
         guard.errorFormat(API + "/", (ctx, status, message) -> api.writeError(ctx, status,
                 HttpGuard.reason(status).replace(" ", ""), message));

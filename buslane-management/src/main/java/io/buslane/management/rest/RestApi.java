@@ -121,13 +121,13 @@ public final class RestApi {
      * @param validator validates {@code Authorization} headers ({@link SasValidator#acceptAll()} accepts anything)
      * @param clock     for token expiry and dates
      */
-    public static void mount(Router router, Engine engine, SasValidator validator, Clock clock) {
-        mount(router, engine, validator, clock, DEFAULT_MAX_BODY_BYTES, Timeouts.VERTX);
+    public static void mount(Router router, HttpGuard guard, Engine engine, SasValidator validator, Clock clock) {
+        mount(router, guard, engine, validator, clock, DEFAULT_MAX_BODY_BYTES, Timeouts.VERTX);
     }
 
-    static void mount(Router router, Engine engine, SasValidator validator, Clock clock, long maxBodyBytes,
-                      Timeouts timeouts) {
-        RestApi api = new RestApi(engine, validator, clock, timeouts, HttpGuard.of(router, clock), maxBodyBytes);
+    static void mount(Router router, HttpGuard guard, Engine engine, SasValidator validator, Clock clock,
+                      long maxBodyBytes, Timeouts timeouts) {
+        RestApi api = new RestApi(engine, validator, clock, timeouts, guard, maxBodyBytes);
         router.routeWithRegex(HttpMethod.POST, SEND_PATH).handler(api::send);
         router.routeWithRegex(HttpMethod.POST, HEAD_PATH).handler(ctx -> api.receive(ctx, ReceiveMode.PEEK_LOCK));
         router.routeWithRegex(HttpMethod.DELETE, HEAD_PATH)

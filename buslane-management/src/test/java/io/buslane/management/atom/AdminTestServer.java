@@ -40,7 +40,8 @@ final class AdminTestServer implements AutoCloseable {
         vertx = Vertx.vertx();
         Router router = Router.router(vertx);
         router.get("/health").handler(ctx -> ctx.response().end("ok"));
-        AdminApi.mount(router, engine, validator, Clock.system());
+        AdminApi.mount(router, io.buslane.management.HttpGuard.install(router, Clock.system()), engine, validator,
+                Clock.system());
         router.get("/registered-later").handler(ctx -> ctx.response().end("later"));
         server = vertx.createHttpServer().requestHandler(router).listen(0, "127.0.0.1").toCompletionStage()
                 .toCompletableFuture().get(10, TimeUnit.SECONDS);

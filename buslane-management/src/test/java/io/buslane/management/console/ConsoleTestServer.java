@@ -49,8 +49,9 @@ final class ConsoleTestServer implements AutoCloseable {
         vertx = Vertx.vertx();
         Router router = Router.router(vertx);
         router.get("/health").handler(ctx -> ctx.response().end("ok"));
-        AdminApi.mount(router, engine, validator, Clock.system());
-        ConsoleApi.mount(router, engine, validator, Clock.system(), cluster);
+        io.buslane.management.HttpGuard guard = io.buslane.management.HttpGuard.install(router, Clock.system());
+        AdminApi.mount(router, guard, engine, validator, Clock.system());
+        ConsoleApi.mount(router, guard, engine, validator, Clock.system(), cluster);
         server = vertx.createHttpServer().requestHandler(router).listen(0, "127.0.0.1").toCompletionStage()
                 .toCompletableFuture().get(10, TimeUnit.SECONDS);
     }

@@ -51,8 +51,9 @@ final class RestTestServer implements AutoCloseable {
                 ThreadingMode.DEDICATED));
         vertx = Vertx.vertx();
         Router router = Router.router(vertx);
-        AdminApi.mount(router, engine, validator, clock);
-        RestApi.mount(router, engine, validator, clock, maxBodyBytes, timeouts);
+        io.buslane.management.HttpGuard guard = io.buslane.management.HttpGuard.install(router, clock);
+        AdminApi.mount(router, guard, engine, validator, clock);
+        RestApi.mount(router, guard, engine, validator, clock, maxBodyBytes, timeouts);
         server = vertx.createHttpServer().requestHandler(router).listen(0, "127.0.0.1").toCompletionStage()
                 .toCompletableFuture().get(10, TimeUnit.SECONDS);
     }

@@ -52,9 +52,8 @@ public final class OpsApi {
      * @param validator validates {@code Authorization} headers ({@link SasValidator#acceptAll()} accepts anything)
      * @param clock     for token expiry and the failed-authentication throttle
      */
-    public static void mount(Router router, BrokerMetrics metrics, NamespaceOps ops, SasValidator validator,
-                             Clock clock) {
-        HttpGuard guard = HttpGuard.of(router, clock);
+    public static void mount(Router router, HttpGuard guard, BrokerMetrics metrics, NamespaceOps ops,
+                             SasValidator validator, Clock clock) {
         guard.errorFormat("/$admin/", OpsApi::error);
         router.get("/metrics").handler(ctx -> ctx.vertx().executeBlocking(metrics::scrape, false)
                 .onComplete(r -> {

@@ -57,8 +57,8 @@ class OpsApiTest {
                 ThreadingMode.DEDICATED));
         vertx = Vertx.vertx();
         Router router = Router.router(vertx);
-        OpsApi.mount(router, new BrokerMetrics(), new NamespaceOps(engine, () -> { }),
-                SasValidator.emulatorDefault(), clock);
+        OpsApi.mount(router, io.buslane.management.HttpGuard.install(router, clock), new BrokerMetrics(),
+                new NamespaceOps(engine, () -> { }), SasValidator.emulatorDefault(), clock);
         server = vertx.createHttpServer().requestHandler(router).listen(0, "127.0.0.1").toCompletionStage()
                 .toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
