@@ -8,16 +8,14 @@
 
 import assert from "node:assert/strict";
 import { ServiceBusAdministrationClient } from "@azure/service-bus";
+import { runChecks, startWatchdog } from "./setup.mjs";
 
 const connectionString = process.env.BUSLANE_CONNECTION_STRING;
 if (!connectionString) {
   console.error("BUSLANE_CONNECTION_STRING is not set");
   process.exit(2);
 }
-const watchdog = setTimeout(() => {
-  console.error("FAIL: the admin script did not finish within 100 s");
-  process.exit(3);
-}, 100_000);
+const watchdog = startWatchdog("admin");
 const admin = new ServiceBusAdministrationClient(connectionString);
 // what the SDK prefixes a bare forwarding target with: "sb://" + the endpoint's host (and port) + "/"
 const endpointWithProtocol = admin.endpointWithProtocol;
@@ -109,17 +107,7 @@ const checks = {
   checkEachRequestIsSignedForItsOwnUrl, checkForwardingTargetsComeBackAsSent,
   checkPartitionedSizeAndTheOrderOfRights, checkTheNamespaceRootIsDiscovery, checkRulesAreListedInNameOrder,
 };
-let failed = 0;
-for (const [name, check] of Object.entries(checks)) {
-  const t0 = Date.now();
-  try {
-    await check();
-    console.log(`PASS ${name} (${Date.now() - t0} ms)`);
-  } catch (e) {
-    failed++;
-    console.log(`FAIL ${name} (${Date.now() - t0} ms): ${e && e.stack ? e.stack : e}`);
-  }
-}
+const failed = await runChecks(checks);
 for (const q of ["js-admin-fwd-source", "js-admin-fwd-target", "js-admin-listed", "js-admin-partitioned"]) {
   await admin.deleteQueue(q).catch(() => {});
 }

@@ -8,7 +8,7 @@
 // Every check runs even if an earlier one failed; the exit code is 0 only if all passed.
 
 import assert from "node:assert/strict";
-import { connect, receive } from "./setup.mjs";
+import { connect, receive, runChecks } from "./setup.mjs";
 
 const { client, watchdog } = connect("conformance", 1);
 
@@ -258,17 +258,7 @@ const checks = {
   checkTimeToLiveComesBackAsSent, checkNotFoundNamesTheAddress, checkFooterBeforeTheBody,
   checkLateSettlementIsLockLostButALateRenewSucceeds,
 };
-let failed = 0;
-for (const [name, check] of Object.entries(checks)) {
-  const t0 = Date.now();
-  try {
-    await check();
-    console.log(`PASS ${name} (${Date.now() - t0} ms)`);
-  } catch (e) {
-    failed++;
-    console.log(`FAIL ${name} (${Date.now() - t0} ms): ${e && e.stack ? e.stack : e}`);
-  }
-}
+const failed = await runChecks(checks);
 await client.close();
 clearTimeout(watchdog);
 console.log(failed === 0 ? "ALL PASSED" : `${failed} CHECK(S) FAILED`);

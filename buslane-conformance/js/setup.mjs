@@ -16,10 +16,7 @@ export function connect(what, maxRetries) {
     console.error("BUSLANE_CONNECTION_STRING is not set");
     process.exit(2);
   }
-  const watchdog = setTimeout(() => {
-    console.error(`FAIL: the ${what} script did not finish within 100 s`);
-    process.exit(3);
-  }, 100_000);
+  const watchdog = startWatchdog(what);
   const options = { retryOptions: { timeoutInMs: 10_000, maxRetries, retryDelayInMs: 500 } };
   if (process.env.BUSLANE_WEBSOCKETS === "1") {
     options.webSocketOptions = { webSocket: WebSocket };
@@ -39,4 +36,28 @@ export async function receive(receiver, count, withinMs = 10_000) {
     got.push(...batch);
   }
   return got;
+}
+
+/** A watchdog (exit code 3 after 100 s, so that a hanging SDK call cannot hang the build); clear it when done. */
+export function startWatchdog(what) {
+  return setTimeout(() => {
+    console.error(`FAIL: the ${what} script did not finish within 100 s`);
+    process.exit(3);
+  }, 100_000);
+}
+
+/** Runs every check, even after one failed, printing PASS or FAIL for each; returns how many failed. */
+export async function runChecks(checks) {
+  let failed = 0;
+  for (const [name, check] of Object.entries(checks)) {
+    const t0 = Date.now();
+    try {
+      await check();
+      console.log(`PASS ${name} (${Date.now() - t0} ms)`);
+    } catch (e) {
+      failed++;
+      console.log(`FAIL ${name} (${Date.now() - t0} ms): ${e && e.stack ? e.stack : e}`);
+    }
+  }
+  return failed;
 }
