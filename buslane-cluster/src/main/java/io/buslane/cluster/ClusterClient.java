@@ -2,6 +2,7 @@ package io.buslane.cluster;
 
 import io.buslane.engine.persist.RecordReader;
 import io.buslane.engine.persist.RecordWriter;
+import io.buslane.engine.remote.OpCodec;
 import io.buslane.engine.remote.PartitionOp;
 import io.buslane.engine.remote.RemotePartitions;
 import io.vertx.core.Future;
@@ -53,7 +54,7 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
     }
 
     @Override
-    public CompletableFuture<Object> call(int shard, PartitionOp op) {
+    public <R> CompletableFuture<R> call(int shard, PartitionOp<R> op) {
         String address = directory.addressOf(shard);
         if (address == null) {
             return CompletableFuture.failedFuture(Frames.busy("Shard " + shard + " is not served by any node now "
@@ -87,7 +88,7 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
         private final String host;
         private final int port;
         private final AtomicInteger inFlight = new AtomicInteger();
-        private final Map<Long, Waiting> waiting = new ConcurrentHashMap<>();
+        private final Map<Long, Waiting<?>> waiting = new ConcurrentHashMap<>();
         private Future<NetSocket> connection;
 
         Peer(String address) {
@@ -97,14 +98,14 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
             this.port = Integer.parseInt(address.substring(colon + 1));
         }
 
-        CompletableFuture<Object> request(PartitionOp op) {
+        <R> CompletableFuture<R> request(PartitionOp<R> op) {
             if (inFlight.incrementAndGet() > maxInFlight) {
                 inFlight.decrementAndGet();
                 return CompletableFuture.failedFuture(Frames.busy("Too many requests in flight to cluster node "
                         + address + "; retry later."));
             }
             long id = ids.incrementAndGet();
-            Waiting w = new Waiting(op.kind(), resendable(op));
+            Waiting<R> w = new Waiting<>(op);
             waiting.put(id, w);
             w.timer = vertx.setTimer(timeoutMs, t -> fail(id, "Cluster node " + address + " did not answer within "
                     + timeoutMs + " ms; retry later."));
@@ -113,8 +114,7 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
                 RecordWriter out = new RecordWriter(256);
                 out.writeByte(Frames.REQUEST);
                 out.writeLong(id);
-                out.writeVarInt(ClusterCodec.opCode(op.kind()));
-                ClusterCodec.writeOp(out, op);
+                OpCodec.write(out, op);
                 w.frame = Frames.frame(out);
             } catch (RuntimeException e) {
                 finish(id);
@@ -124,7 +124,7 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
             return w.future;
         }
 
-        private void send(long id, Waiting w) {
+        private void send(long id, Waiting<?> w) {
             connection().onComplete(ar -> {
                 if (!waiting.containsKey(id)) {
                     return; // timed out meanwhile
@@ -230,23 +230,12 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
 
         private void answer(RecordReader r, byte type) {
             long id = r.readLong();
-            Waiting w = waiting.get(id);
+            Waiting<?> w = waiting.get(id);
             if (w == null) {
                 return; // timed out meanwhile
             }
             if (type == Frames.OK) {
-                Object result;
-                try {
-                    result = ClusterCodec.readResult(r, w.kind);
-                } catch (RuntimeException e) {
-                    if (finish(id) != null) {
-                        w.future.completeExceptionally(e);
-                    }
-                    return;
-                }
-                if (finish(id) != null) {
-                    w.future.complete(result);
-                }
+                answered(id, w, r);
             } else {
                 String kind = r.readString();
                 String description = r.readString();
@@ -263,8 +252,8 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
                     connection = null;
                 }
             }
-            for (Map.Entry<Long, Waiting> e : waiting.entrySet()) {
-                Waiting w = e.getValue();
+            for (Map.Entry<Long, Waiting<?>> e : waiting.entrySet()) {
+                Waiting<?> w = e.getValue();
                 if (w.sentOn != socket) {
                     continue; // not sent yet, or sent on a newer connection
                 }
@@ -281,15 +270,30 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
         }
 
         private void fail(long id, String why) {
-            Waiting w = finish(id);
+            Waiting<?> w = finish(id);
             if (w != null) {
                 w.future.completeExceptionally(Frames.busy(why));
             }
         }
 
+        private <R> void answered(long id, Waiting<R> w, RecordReader r) {
+            R result;
+            try {
+                result = OpCodec.readResult(r, w.op);
+            } catch (RuntimeException e) {
+                if (finish(id) != null) {
+                    w.future.completeExceptionally(e);
+                }
+                return;
+            }
+            if (finish(id) != null) {
+                w.future.complete(result);
+            }
+        }
+
         /** Removes a waiting request (null when it was answered or failed already). */
-        private Waiting finish(long id) {
-            Waiting w = waiting.remove(id);
+        private Waiting<?> finish(long id) {
+            Waiting<?> w = waiting.remove(id);
             if (w != null) {
                 inFlight.decrementAndGet();
                 vertx.cancelTimer(w.timer);
@@ -304,33 +308,21 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
         }
     }
 
-    /**
-     * Whether a request may be sent again on a new connection when the one it was sent on closed before the answer:
-     * a send with a transfer key (the owner takes it once) and the reads.
-     */
-    private static boolean resendable(PartitionOp op) {
-        return switch (op.kind()) {
-            case SEND -> op.key() != null;
-            case PEEK, PEEK_SCHEDULED, COUNTS, GET_SESSION_STATE, END_RECEIVE, RELEASE_SESSION, LIST_SESSIONS,
-                 PURGE -> true;
-            default -> false;
-        };
-    }
-
     /** A request waiting for its answer. */
-    private static final class Waiting {
-        final PartitionOp.Kind kind;
+    private static final class Waiting<R> {
+        final PartitionOp<R> op;
+        /** Whether it may be sent again on a new connection when the one it went on closed before the answer. */
         final boolean resendable;
-        final CompletableFuture<Object> future = new CompletableFuture<>();
+        final CompletableFuture<R> future = new CompletableFuture<>();
         volatile long timer;
         volatile Buffer frame;
         /** The connection it was written on, or null while it waits for one. */
         volatile NetSocket sentOn;
         volatile boolean resent;
 
-        Waiting(PartitionOp.Kind kind, boolean resendable) {
-            this.kind = kind;
-            this.resendable = resendable;
+        Waiting(PartitionOp<R> op) {
+            this.op = op;
+            this.resendable = op.resendable();
         }
     }
 }

@@ -5,7 +5,9 @@ import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.Engine;
 import io.buslane.engine.persist.RecordReader;
 import io.buslane.engine.persist.RecordWriter;
+import io.buslane.engine.remote.OpCodec;
 import io.buslane.engine.remote.PartitionOp;
+import io.buslane.engine.remote.RemotePartitions;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -23,7 +25,7 @@ import java.util.concurrent.CompletionException;
  * The owner's side of the cluster channel: a Vert.x TCP server on the cluster address. A connecting node must say
  * hello and answer the server's random challenge with the HMAC of the shared cluster secret within the handshake
  * time, else it is closed with nothing answered but the challenge (the handshake is in {@link Frames}). Then each
- * REQUEST runs through {@link Engine#runOnPartition} (which refuses partitions this node does not serve) and is
+ * REQUEST runs through {@link Engine#ownerSide} (which refuses partitions this node does not serve) and is
  * answered with OK or ERROR (the engine's error kind and text). At most {@code maxInFlight} requests per connection
  * run at a time; more are answered SERVER_BUSY at once.
  */
@@ -33,7 +35,7 @@ public final class ClusterServer implements AutoCloseable {
     private static final long HANDSHAKE_MS = 5_000;
 
     private final Vertx vertx;
-    private final Engine engine;
+    private final RemotePartitions.Owner owner;
     private final byte[] secret;
     private final int maxInFlight;
     private final SecureRandom random = new SecureRandom();
@@ -41,7 +43,7 @@ public final class ClusterServer implements AutoCloseable {
 
     public ClusterServer(Vertx vertx, Engine engine, byte[] secret, int maxInFlight) {
         this.vertx = vertx;
-        this.engine = engine;
+        this.owner = engine.ownerSide();
         this.secret = secret.clone();
         this.maxInFlight = maxInFlight;
     }
@@ -162,25 +164,25 @@ public final class ClusterServer implements AutoCloseable {
 
         private void request(RecordReader r) {
             long id = r.readLong();
-            PartitionOp op;
+            PartitionOp<?> op;
             try {
-                op = ClusterCodec.readOp(ClusterCodec.kindOf(r.readVarInt()), r);
+                op = OpCodec.read(r);
             } catch (RuntimeException e) {
                 answer(id, null, null, new BrokerException(ErrorKind.INTERNAL, "Undecodable cluster request: " + e));
                 return;
             }
             if (inFlight >= maxInFlight) {
-                answer(id, op.kind(), null, Frames.busy("This node is busy with requests of other nodes; retry."));
+                answer(id, op, null, Frames.busy("This node is busy with requests of other nodes; retry."));
                 return;
             }
             inFlight++;
-            engine.runOnPartition(op).whenComplete((result, error) -> context.runOnContext(v -> {
+            owner.run(op).whenComplete((result, error) -> context.runOnContext(v -> {
                 inFlight--;
-                answer(id, op.kind(), result, error);
+                answer(id, op, result, error);
             }));
         }
 
-        private void answer(long id, PartitionOp.Kind kind, Object result, Throwable error) {
+        private void answer(long id, PartitionOp<?> op, Object result, Throwable error) {
             RecordWriter w = new RecordWriter(64);
             Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause()
                     : error;
@@ -188,9 +190,9 @@ public final class ClusterServer implements AutoCloseable {
                 w.writeByte(Frames.OK);
                 w.writeLong(id);
                 try {
-                    ClusterCodec.writeResult(w, kind, result);
+                    OpCodec.writeResult(w, op, result);
                 } catch (RuntimeException e) {
-                    answer(id, kind, null, e);
+                    answer(id, op, null, e);
                     return;
                 }
             } else {

@@ -34,9 +34,10 @@ import java.util.function.IntSupplier;
  * the server's proof, and its requests right after AUTH. A server that gets a wrong AUTH closes the connection and
  * ignores every frame after it, the rest of the same read included: no request runs.
  *
- * <p>The protocol version names the layout of the requests and answers ({@link ClusterCodec}, op codes included);
- * each side refuses a peer whose version it does not speak, with a message naming both, instead of misreading
- * its frames. A node of before the version (no version in its frames) speaks version 1.
+ * <p>The protocol version names the layout of the requests and answers ({@code engine.remote.OpCodec}: the op
+ * codes, each operation's slots and each result type's bytes); each side refuses a peer whose version it does not
+ * speak, with a message naming both, instead of misreading its frames. A node of before the version (no version
+ * in its frames) speaks version 1.
  */
 final class Frames {
 
@@ -47,7 +48,7 @@ final class Frames {
     static final byte OK = 5;
     static final byte ERROR = 6;
     static final int NONCE_BYTES = 32;
-    /** The cluster protocol version this node speaks (the layout of {@link ClusterCodec}). */
+    /** The cluster protocol version this node speaks (the layout of {@code engine.remote.OpCodec}). */
     static final int PROTOCOL_VERSION = 1;
     /** The version of a peer whose handshake carries none (a node of before the version). */
     static final int UNVERSIONED = 1;

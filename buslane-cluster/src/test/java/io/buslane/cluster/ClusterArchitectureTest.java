@@ -13,8 +13,9 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 /**
  * The node channel carries the engine's operation values and nothing of its insides: it sees the facade, the shared
- * API and message types, the cluster port ({@code engine.remote}) and, for the bytes, the record encoding and the
- * message and value codecs of {@code engine.persist}, never a partition, shard, namespace, receiver or transaction.
+ * API and message types, the cluster port with its operation values and their codec ({@code engine.remote}) and,
+ * for the frames, the record encoding of {@code engine.persist}; never a partition, shard, namespace, receiver or
+ * transaction, nor the journal's codecs (the operations encode themselves).
  */
 class ClusterArchitectureTest {
 
@@ -35,8 +36,7 @@ class ClusterArchitectureTest {
                                 "io.buslane.engine.remote..")))
                         .and(com.tngtech.archunit.base.DescribedPredicate.not(resideInAPackage(
                                 "io.buslane.engine.persist").and(simpleName("RecordWriter")
-                                .or(simpleName("RecordReader")).or(simpleName("MessageCodec"))
-                                .or(simpleName("ValueCodec"))))))
+                                .or(simpleName("RecordReader"))))))
                 .because("the channel carries operation values; what runs them is the owner's engine")
                 .check(cluster);
     }

@@ -8,6 +8,7 @@ import io.buslane.engine.EngineConfig;
 import io.buslane.engine.ThreadingMode;
 import io.buslane.engine.api.EntityAddress;
 import io.buslane.engine.api.ReceiveMode;
+import io.buslane.engine.api.RuntimeCounts;
 import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.entity.SubscriptionProperties;
 import io.buslane.engine.entity.TopicProperties;
@@ -17,6 +18,7 @@ import io.buslane.engine.persist.RecordWriter;
 import io.buslane.engine.persist.Storage;
 import io.buslane.engine.receive.DeliverySink;
 import io.buslane.engine.receive.Receiver;
+import io.buslane.engine.remote.OpCodec;
 import io.buslane.engine.remote.PartitionOp;
 import io.buslane.journal.memory.InMemoryJournalFactory;
 import io.vertx.core.Vertx;
@@ -416,12 +418,11 @@ class ClusterRoutingTest {
     void aRetriedSendIsStoredOnce() {
         Cluster c = cluster();
         int shard = c.a().queue(onB).partitions()[0].shard().index();
-        PartitionOp send = PartitionOp.of(PartitionOp.Kind.SEND, onB, 0)
-                .withMessages(List.of(text("r1", "retried")), "transfer-key-1");
+        PartitionOp.Send send = new PartitionOp.Send(onB, 0, List.of(text("r1", "retried")), "transfer-key-1");
         join(c.clientA().call(shard, send));
         join(c.clientA().call(shard, send));
         assertThat(join(c.a().counts(onB)).activeMessageCount()).isEqualTo(1);
-        join(c.clientA().call(shard, send.withMessages(send.messages(), "transfer-key-2")));
+        join(c.clientA().call(shard, new PartitionOp.Send(onB, 0, send.messages(), "transfer-key-2")));
         assertThat(join(c.a().counts(onB)).activeMessageCount()).isEqualTo(2);
     }
 
@@ -455,8 +456,8 @@ class ClusterRoutingTest {
         int port = proxy.listen(0, "127.0.0.1").await().actualPort();
         ClusterClient viaProxy = client(shard -> "127.0.0.1:" + port, SECRET, 8, Duration.ofSeconds(5));
         int shard = c.a().queue(onB).partitions()[0].shard().index();
-        PartitionOp send = PartitionOp.of(PartitionOp.Kind.SEND, onB, 0)
-                .withMessages(List.of(text("l1", "lost answer")), UUID.randomUUID().toString());
+        PartitionOp.Send send = new PartitionOp.Send(onB, 0, List.of(text("l1", "lost answer")),
+                UUID.randomUUID().toString());
         join(viaProxy.call(shard, send));
         assertThat(connections).hasValue(2);
         assertThat(join(c.a().counts(onB)).activeMessageCount()).isEqualTo(1);
@@ -472,11 +473,11 @@ class ClusterRoutingTest {
                 onA = p;
             }
         }
-        PartitionOp counts = PartitionOp.of(PartitionOp.Kind.COUNTS, partitioned, onA);
-        assertThatThrownBy(() -> join(c.b().runOnPartition(counts)))
+        PartitionOp.Counts counts = new PartitionOp.Counts(partitioned, onA);
+        assertThatThrownBy(() -> join(c.b().ownerSide().run(counts)))
                 .isInstanceOfSatisfying(BrokerException.class,
                         e -> assertThat(e.kind()).isEqualTo(ErrorKind.SERVER_BUSY));
-        assertThat(join(c.a().runOnPartition(counts))).isNotNull();
+        assertThat(join(c.a().ownerSide().run(counts))).isNotNull();
 
         // a stale directory (B named for A's shard): B refuses, and the refusal travels back as it is
         ClusterClient stale = client(shard -> "127.0.0.1:" + c.portB(), SECRET, 8, Duration.ofSeconds(5));
@@ -494,7 +495,7 @@ class ClusterRoutingTest {
         ClusterClient intruder = client(shard -> "127.0.0.1:" + c.portB(),
                 "wrong".getBytes(StandardCharsets.UTF_8), 8, Duration.ofSeconds(5));
         long start = System.nanoTime();
-        assertThatThrownBy(() -> join(intruder.call(2, PartitionOp.of(PartitionOp.Kind.COUNTS, onB, 0))))
+        assertThatThrownBy(() -> join(intruder.call(2, new PartitionOp.Counts(onB, 0))))
                 .isInstanceOfSatisfying(BrokerException.class, e -> {
                     assertThat(e.kind()).isEqualTo(ErrorKind.SERVER_BUSY);
                     assertThat(e.getMessage()).contains("does not know this cluster's secret");
@@ -514,9 +515,8 @@ class ClusterRoutingTest {
                 RecordWriter request = new RecordWriter(256);
                 request.writeByte(Frames.REQUEST);
                 request.writeLong(1);
-                request.writeVarInt(ClusterCodec.opCode(PartitionOp.Kind.SEND));
-                ClusterCodec.writeOp(request, PartitionOp.of(PartitionOp.Kind.SEND, onB, 0)
-                        .withMessages(List.of(text("x1", "from an intruder")), UUID.randomUUID().toString()));
+                OpCodec.write(request, new PartitionOp.Send(onB, 0, List.of(text("x1", "from an intruder")),
+                        UUID.randomUUID().toString()));
                 socket.write(Frames.frame(auth).appendBuffer(Frames.frame(request)));
             });
             socket.closeHandler(v -> bytesAfterChallenge.complete(received[0]
@@ -581,8 +581,7 @@ class ClusterRoutingTest {
                 RecordWriter request = new RecordWriter(64);
                 request.writeByte(Frames.REQUEST);
                 request.writeLong(7);
-                request.writeVarInt(ClusterCodec.opCode(PartitionOp.Kind.COUNTS));
-                ClusterCodec.writeOp(request, PartitionOp.of(PartitionOp.Kind.COUNTS, onB, 0));
+                OpCodec.write(request, new PartitionOp.Counts(onB, 0));
                 raw.getOutputStream().write(Frames.frame(auth).appendBuffer(Frames.frame(request)).getBytes());
                 int first = raw.getInputStream().read();
                 if (variant.length == 1) {
@@ -604,7 +603,7 @@ class ClusterRoutingTest {
         }));
         int port = newer.listen(0, "127.0.0.1").await().actualPort();
         ClusterClient client = client(shard -> "127.0.0.1:" + port, SECRET, 8, Duration.ofSeconds(5));
-        assertThatThrownBy(() -> join(client.call(0, PartitionOp.of(PartitionOp.Kind.COUNTS, "q", 0))))
+        assertThatThrownBy(() -> join(client.call(0, new PartitionOp.Counts("q", 0))))
                 .isInstanceOfSatisfying(BrokerException.class,
                         e -> assertThat(e.getMessage()).contains("speaks cluster protocol version 2"));
         newer.close().await();
@@ -621,7 +620,7 @@ class ClusterRoutingTest {
         }));
         int port = impostor.listen(0, "127.0.0.1").await().actualPort();
         ClusterClient c = client(shard -> "127.0.0.1:" + port, SECRET, 8, Duration.ofSeconds(5));
-        assertThatThrownBy(() -> join(c.call(0, PartitionOp.of(PartitionOp.Kind.COUNTS, "q", 0))))
+        assertThatThrownBy(() -> join(c.call(0, new PartitionOp.Counts("q", 0))))
                 .isInstanceOfSatisfying(BrokerException.class, e -> {
                     assertThat(e.kind()).isEqualTo(ErrorKind.SERVER_BUSY);
                     assertThat(e.getMessage()).contains("does not know this cluster's secret");
@@ -636,14 +635,14 @@ class ClusterRoutingTest {
         String address = "127.0.0.1:" + port;
         ClusterClient c = client(shard -> address, SECRET, 2, Duration.ofMillis(300));
         long start = System.nanoTime();
-        CompletableFuture<Object> one = c.call(0, PartitionOp.of(PartitionOp.Kind.COUNTS, "q", 0));
-        CompletableFuture<Object> two = c.call(0, PartitionOp.of(PartitionOp.Kind.COUNTS, "q", 0));
-        CompletableFuture<Object> three = c.call(0, PartitionOp.of(PartitionOp.Kind.COUNTS, "q", 0));
+        CompletableFuture<RuntimeCounts> one = c.call(0, new PartitionOp.Counts("q", 0));
+        CompletableFuture<RuntimeCounts> two = c.call(0, new PartitionOp.Counts("q", 0));
+        CompletableFuture<RuntimeCounts> three = c.call(0, new PartitionOp.Counts("q", 0));
         assertThat(three).isCompletedExceptionally();
         assertThatThrownBy(three::join).hasCauseInstanceOf(BrokerException.class)
                 .hasMessageContaining("Too many requests in flight");
         assertThat(c.inFlight(address)).isEqualTo(2);
-        for (CompletableFuture<Object> f : List.of(one, two)) {
+        for (CompletableFuture<RuntimeCounts> f : List.of(one, two)) {
             assertThatThrownBy(() -> join(f)).isInstanceOfSatisfying(BrokerException.class, e -> {
                 assertThat(e.kind()).isEqualTo(ErrorKind.SERVER_BUSY);
                 assertThat(e.getMessage()).contains("did not answer within 300 ms");

@@ -6,6 +6,7 @@ import io.buslane.common.time.ManualClock;
 import io.buslane.engine.Engine;
 import io.buslane.engine.persist.RecordReader;
 import io.buslane.engine.persist.RecordWriter;
+import io.buslane.engine.remote.OpCodec;
 import io.buslane.engine.remote.PartitionOp;
 import io.buslane.engine.remote.RemotePartitions;
 
@@ -22,7 +23,7 @@ import java.util.function.IntFunction;
 /**
  * The node channel in one thread, for engines in manual threading mode on manual clocks (Kafka's in-memory channel
  * managers): every carried operation and its answer are encoded and decoded as the real channel does
- * ({@link ClusterCodec}, errors as their kind and description), and delivered only when the test pumps; the
+ * ({@code OpCodec}, errors as their kind and description), and delivered only when the test pumps; the
  * channel's timers ({@link RemotePartitions#schedule}) fire when the test moves the clock. So every remote path runs
  * deterministically, with no socket, thread or wall-clock time. The real channel keeps its own tests
  * ({@link ClusterRoutingTest}).
@@ -49,7 +50,7 @@ final class LoopbackChannel {
     RemotePartitions portFor(IntFunction<Engine> ownerOf) {
         return new RemotePartitions() {
             @Override
-            public CompletableFuture<Object> call(int shard, PartitionOp op) {
+            public <R> CompletableFuture<R> call(int shard, PartitionOp<R> op) {
                 return carry(ownerOf.apply(shard), op);
             }
 
@@ -70,20 +71,19 @@ final class LoopbackChannel {
         return carried;
     }
 
-    private CompletableFuture<Object> carry(Engine owner, PartitionOp op) {
+    private <R> CompletableFuture<R> carry(Engine owner, PartitionOp<R> op) {
         carried++;
-        CompletableFuture<Object> answer = new CompletableFuture<>();
-        PartitionOp.Kind kind = op.kind();
+        CompletableFuture<R> answer = new CompletableFuture<>();
         RecordWriter w = new RecordWriter();
-        ClusterCodec.writeOp(w, op);
+        OpCodec.write(w, op);
         byte[] request = Arrays.copyOf(w.buffer(), w.size());
-        deliveries.add(() -> owner.runOnPartition(ClusterCodec.readOp(kind, new RecordReader(request)))
-                .whenComplete((result, error) -> deliveries.add(() -> answer(answer, kind, result, error))));
+        deliveries.add(() -> owner.ownerSide().run(OpCodec.read(new RecordReader(request)))
+                .whenComplete((result, error) -> deliveries.add(() -> answer(answer, op, result, error))));
         return answer;
     }
 
-    private static void answer(CompletableFuture<Object> answer, PartitionOp.Kind kind, Object result,
-                               Throwable error) {
+    private static <R> void answer(CompletableFuture<R> answer, PartitionOp<R> op, Object result,
+                                   Throwable error) {
         Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
         if (cause != null) {
             BrokerException be = cause instanceof BrokerException b ? b
@@ -92,8 +92,8 @@ final class LoopbackChannel {
             return;
         }
         RecordWriter w = new RecordWriter();
-        ClusterCodec.writeResult(w, kind, result);
-        answer.complete(ClusterCodec.readResult(new RecordReader(Arrays.copyOf(w.buffer(), w.size())), kind));
+        OpCodec.writeResult(w, op, result);
+        answer.complete(OpCodec.readResult(new RecordReader(Arrays.copyOf(w.buffer(), w.size())), op));
     }
 
     /** Runs the engines' duty cycles, the deliveries and the timers that are due until nothing is left to do. */

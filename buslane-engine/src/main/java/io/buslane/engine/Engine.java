@@ -21,12 +21,12 @@ import io.buslane.engine.receive.DeliverySink;
 import io.buslane.engine.receive.MessageCounts;
 import io.buslane.engine.receive.Receiver;
 import io.buslane.engine.receive.Receivers;
+import io.buslane.engine.owner.OwnerSide;
 import io.buslane.engine.receive.RemoteConsumers;
 import io.buslane.engine.receive.SessionStates;
 import io.buslane.engine.receive.Settlements;
 import io.buslane.engine.routing.MessageIds;
 import io.buslane.engine.routing.PartitionDirectory;
-import io.buslane.engine.remote.PartitionOp;
 import io.buslane.engine.remote.RemotePartitions;
 import io.buslane.engine.routing.SendRouter;
 import io.buslane.engine.shard.Shard;
@@ -65,6 +65,7 @@ public final class Engine implements AutoCloseable {
     private final Settlements settlements;
     private final SessionStates sessions;
     private final RemoteConsumers remoteConsumers;
+    private final OwnerSide ownerSide;
     private final Browser browser;
     private final MessageCounts counts;
     private final TransactionCommit transactions;
@@ -84,13 +85,12 @@ public final class Engine implements AutoCloseable {
         namespace.forwardThrough(router);
         this.settlements = new Settlements(namespace, directory, config.clock(), stats);
         this.remoteConsumers = new RemoteConsumers(namespace, config.clock());
-        this.sessions = new SessionStates(namespace, directory, config.clock(), config.storage(),
-                remoteConsumers::requireHolder);
-        settlements.holders(remoteConsumers::requireHolder);
+        this.sessions = new SessionStates(namespace, directory, config.clock(), config.storage());
         this.receivers = new Receivers(namespace, directory, config.clock(), stats, settlements, sessions);
         this.browser = new Browser(namespace, directory, config.clock());
         this.counts = new MessageCounts(namespace, directory, config.clock());
         this.transactions = new TransactionCommit(namespace, directory, router, config.clock(), stats);
+        this.ownerSide = new OwnerSide(namespace, config.clock(), stats, router, transactions, remoteConsumers);
     }
 
     // ================================================================================================ lifecycle
@@ -227,23 +227,12 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
-     * Cluster mode, the owner's side: runs an operation another node carried here on the partition it names, with
-     * the same engine code as a local call, and completes with its result (see {@link PartitionOp.Kind}) or its
-     * error. Refuses with SERVER_BUSY when this node does not serve the partition's shard: an operation is never
-     * carried on to a third node (no ping-pong while a shard moves).
+     * Cluster mode, the owner's side: where operations other nodes carried here run, on the partition each names,
+     * with the same engine code as a local call ({@link OwnerSide}); a partition of a shard this node does not
+     * serve refuses with SERVER_BUSY (an operation is never carried on to a third node).
      */
-    public CompletableFuture<Object> runOnPartition(PartitionOp op) {
-        return switch (op.kind()) {
-            case SEND, SCHEDULE, CANCEL_SCHEDULED, RESERVE_SCHEDULED -> router.runHere(op);
-            case COMMIT -> transactions.runHere(op);
-            case COMPLETE, ABANDON, RELEASE, DEFER, DEAD_LETTER, RENEW_LOCK, RECEIVE_DEFERRED ->
-                    settlements.runHere(op);
-            case PEEK, PEEK_SCHEDULED -> browser.runHere(op);
-            case COUNTS, PURGE, DELETE_MESSAGES -> counts.runHere(op);
-            case GET_SESSION_STATE, SET_SESSION_STATE, RENEW_SESSION_LOCK, CHECK_SESSION_LOCKED, LIST_SESSIONS ->
-                    sessions.runHere(op);
-            case RECEIVE, END_RECEIVE, ACCEPT_SESSION, RELEASE_SESSION -> remoteConsumers.runHere(op);
-        };
+    public RemotePartitions.Owner ownerSide() {
+        return ownerSide;
     }
 
     /** In manual threading mode: runs one duty cycle on every shard; returns the work done. */

@@ -16,9 +16,10 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 /**
  * The engine's layering, enforced in the build: no protocol in the engine, storage behind one package, pure
  * state machines, and no clock or thread of its own outside the places made for them. Inside the engine the
- * packages form layers, from the facade down: {@code Engine} → {@code txn} → {@code receive} → {@code routing} →
- * {@code namespace} → the core (shards, partitions, duplicate detection, storage, timers, filters, entities,
- * messages, and the shared {@code api} types); nothing below imports what stands above it.
+ * packages form layers, from the facade down: {@code Engine} → {@code owner} → {@code txn} → {@code receive} →
+ * {@code routing} → {@code remote} → {@code namespace} → the core (shards, partitions, duplicate detection,
+ * storage, timers, filters, entities, messages, and the shared {@code api} types); nothing below imports what
+ * stands above it.
  */
 class ArchitectureTest {
 
@@ -118,6 +119,7 @@ class ArchitectureTest {
     void engineLayersRunDownward() {
         ArchRule rule = layeredArchitecture().consideringOnlyDependenciesInLayers()
                 .layer("Facade").definedBy("io.buslane.engine")
+                .layer("Owner").definedBy("io.buslane.engine.owner..")
                 .layer("Transactions").definedBy("io.buslane.engine.txn..")
                 .layer("Receive").definedBy("io.buslane.engine.receive..")
                 .layer("Routing").definedBy("io.buslane.engine.routing..")
@@ -128,15 +130,19 @@ class ArchitectureTest {
                         "io.buslane.engine.filter..", "io.buslane.engine.entity..", "io.buslane.engine.message..",
                         "io.buslane.engine.api..")
                 .whereLayer("Facade").mayNotBeAccessedByAnyLayer()
-                .whereLayer("Transactions").mayOnlyBeAccessedByLayers("Facade")
-                .whereLayer("Receive").mayOnlyBeAccessedByLayers("Facade", "Transactions")
-                .whereLayer("Routing").mayOnlyBeAccessedByLayers("Facade", "Transactions", "Receive")
-                .whereLayer("Remote").mayOnlyBeAccessedByLayers("Facade", "Transactions", "Receive", "Routing")
-                .whereLayer("Namespace").mayOnlyBeAccessedByLayers("Facade", "Transactions", "Receive", "Routing")
+                .whereLayer("Owner").mayOnlyBeAccessedByLayers("Facade")
+                .whereLayer("Transactions").mayOnlyBeAccessedByLayers("Facade", "Owner")
+                .whereLayer("Receive").mayOnlyBeAccessedByLayers("Facade", "Owner", "Transactions")
+                .whereLayer("Routing").mayOnlyBeAccessedByLayers("Facade", "Owner", "Transactions", "Receive")
+                .whereLayer("Remote").mayOnlyBeAccessedByLayers("Facade", "Owner", "Transactions", "Receive",
+                        "Routing")
+                .whereLayer("Namespace").mayOnlyBeAccessedByLayers("Facade", "Owner", "Transactions", "Receive",
+                        "Routing")
                 .whereLayer("Core").mayOnlyAccessLayers("Core")
                 .withOptionalLayers(true)
-                .because("facade → txn → receive → routing → remote (the cluster port and its operation values) → "
-                        + "namespace → core: each package holds its rules and calls only downward");
+                .because("facade → owner (the cluster seam's owning side) → txn → receive → routing → remote (the "
+                        + "cluster port and its operation values) → namespace → core: each package holds its rules "
+                        + "and calls only downward");
         rule.check(engine);
     }
 

@@ -1,7 +1,6 @@
 package io.buslane.engine.receive;
 
 import io.buslane.common.error.BrokerException;
-import io.buslane.common.error.ErrorKind;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.api.EntityAddress;
 import io.buslane.engine.api.SubQueue;
@@ -44,21 +43,20 @@ public final class Browser {
                     && namespace.queue(address.entityPath()) == null && namespace.topic(address.entityPath()) != null) {
                 TopicEntity t = namespace.topic(address.entityPath());
                 return peekChain(t.partitions(), t.properties().enablePartitioning(), fromSeq, max,
-                        (ref, from, count) -> directory.call(ref, () -> peekOp(PartitionOp.Kind.PEEK_SCHEDULED,
-                                address, ref, from, count, null), () -> ref.partition().peekScheduled(from, count)));
+                        (ref, from, count) -> {
+                            PartitionOp.PeekScheduled op = new PartitionOp.PeekScheduled(address.toString(),
+                                    ref.partition().index(), from, count);
+                            return directory.call(ref, () -> op, () -> op.apply(ref.partition()));
+                        });
             }
             Source source = Source.of(namespace, address, clock.epochMillis());
             PartitionRef[] refs = source.partitions();
             if (sessionId != null) {
                 PartitionRef ref = directory.forSession(refs, sessionId);
-                return directory.call(ref, () -> peekOp(PartitionOp.Kind.PEEK, address, ref, fromSeq, max,
-                        sessionId), () -> ref.partition().peek(Source.subQueue(ref, address), fromSeq, max,
-                        sessionId));
+                return peekOn(ref, address, fromSeq, max, sessionId);
             }
             return peekChain(refs, source.partitioned(), fromSeq, max,
-                    (ref, from, count) -> directory.call(ref, () -> peekOp(PartitionOp.Kind.PEEK, address, ref,
-                            from, count, null), () -> ref.partition().peek(Source.subQueue(ref, address), from, count,
-                            null)));
+                    (ref, from, count) -> peekOn(ref, address, from, count, null));
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -68,39 +66,11 @@ public final class Browser {
         CompletableFuture<List<ReceivedMessage>> peek(PartitionRef ref, long fromSeq, int max);
     }
 
-    private static PartitionOp peekOp(PartitionOp.Kind kind, EntityAddress address, PartitionRef ref, long from,
-                                      int max, String sessionId) {
-        return PartitionOp.of(kind, address.toString(), ref.partition().index())
-                .withSequences(new long[] {from}, max).withSession(sessionId, null, null);
-    }
-
-    /**
-     * The owner's side of a PEEK or PEEK_SCHEDULED another node carried here: the same engine code on the named
-     * partition; refused with SERVER_BUSY (never carried on) when this node does not serve it.
-     */
-    public CompletableFuture<Object> runHere(PartitionOp op) {
-        try {
-            EntityAddress address = EntityAddress.parse(op.path());
-            long from = op.sequences()[0];
-            if (op.kind() == PartitionOp.Kind.PEEK_SCHEDULED) {
-                TopicEntity t = namespace.topic(address.entityPath());
-                if (t == null) {
-                    throw BrokerException.entityNotFound(address.entityPath());
-                }
-                if (op.partition() < 0 || op.partition() >= t.partitions().length) {
-                    throw new BrokerException(ErrorKind.ARGUMENT, "No partition " + op.partition() + " in '"
-                            + address + "'.");
-                }
-                PartitionRef ref = t.partitions()[op.partition()];
-                return ref.shard().call(() -> ref.partition().peekScheduled(from, op.max()));
-            }
-            Source source = Source.of(namespace, address, clock.epochMillis());
-            PartitionRef ref = Source.partition(source, op.partition());
-            return ref.shard().call(() -> ref.partition().peek(Source.subQueue(ref, address), from, op.max(),
-                    op.sessionId()));
-        } catch (BrokerException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+    private CompletableFuture<List<ReceivedMessage>> peekOn(PartitionRef ref, EntityAddress address, long from,
+                                                            int max, String sessionId) {
+        PartitionOp.Peek op = new PartitionOp.Peek(address.toString(), ref.partition().index(), from, max, sessionId);
+        return directory.call(ref, () -> op, () -> op.apply(Source.subQueue(ref, address), ref.shard().nowMs(),
+                null));
     }
 
     /** Browses partition after partition in sequence-number order (the partition id is the top 16 bits). */

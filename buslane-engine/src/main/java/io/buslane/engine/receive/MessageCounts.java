@@ -9,8 +9,6 @@ import io.buslane.engine.namespace.Namespace;
 import io.buslane.engine.namespace.PartitionRef;
 import io.buslane.engine.namespace.QueueEntity;
 import io.buslane.engine.namespace.TopicEntity;
-import io.buslane.engine.partition.Partition;
-import io.buslane.engine.partition.SubQueueState;
 import io.buslane.engine.routing.PartitionDirectory;
 import io.buslane.engine.remote.PartitionOp;
 
@@ -43,10 +41,8 @@ public final class MessageCounts {
             CompletableFuture<Integer> chain = CompletableFuture.completedFuture(0);
             for (PartitionRef ref : source.partitions()) {
                 chain = chain.thenCompose(done -> done >= max ? CompletableFuture.completedFuture(done)
-                        : directory.call(ref, () -> PartitionOp.of(PartitionOp.Kind.DELETE_MESSAGES,
-                                address.toString(), ref.partition().index()).withSequences(new long[] {beforeMs},
-                                max - done).withSession(sessionId, null, null), () -> Source.subQueue(ref, address)
-                                .deleteMessages(max - done, beforeMs, sessionId)).thenApply(n -> done + n));
+                        : onSubQueue(ref, address, new PartitionOp.DeleteMessages(address.toString(),
+                                ref.partition().index(), beforeMs, max - done, sessionId)).thenApply(n -> done + n));
             }
             return chain;
         } catch (BrokerException e) {
@@ -58,9 +54,10 @@ public final class MessageCounts {
     public CompletableFuture<Integer> purge(EntityAddress address) {
         try {
             Source source = Source.of(namespace, address, clock.epochMillis());
-            return directory.onAll(source.partitions(), i -> PartitionOp.of(PartitionOp.Kind.PURGE,
-                            address.toString(), i), p -> Source.subQueue(source.partitions()[p.index()], address)
-                            .purge())
+            PartitionRef[] refs = source.partitions();
+            return directory.onAll(refs, i -> new PartitionOp.Purge(address.toString(), i),
+                            p -> new PartitionOp.Purge(address.toString(), p.index()).apply(
+                                    Source.subQueue(refs[p.index()], address), p.ctxNowMs(), null))
                     .thenApply(list -> list.stream().mapToInt(Integer::intValue).sum());
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
@@ -80,15 +77,17 @@ public final class MessageCounts {
                     throw BrokerException.entityNotFound(address.entityName());
                 }
                 return sum(directory.onAll(t.partitions(), i -> countsOp(address, i),
-                        p -> p.subscriptionCounts(address.subscription())));
+                        p -> countsOp(address, p.index()).apply(p)));
             }
             QueueEntity q = namespace.queue(address.entityPath());
             if (q != null) {
-                return sum(directory.onAll(q.partitions(), i -> countsOp(address, i), Partition::counts));
+                return sum(directory.onAll(q.partitions(), i -> countsOp(address, i),
+                        p -> countsOp(address, p.index()).apply(p)));
             }
             TopicEntity t = namespace.topic(address.entityPath());
             if (t != null) {
-                return sum(directory.onAll(t.partitions(), i -> countsOp(address, i), Partition::counts));
+                return sum(directory.onAll(t.partitions(), i -> countsOp(address, i),
+                        p -> countsOp(address, p.index()).apply(p)));
             }
             throw BrokerException.entityNotFound(address.entityPath());
         } catch (BrokerException e) {
@@ -96,60 +95,14 @@ public final class MessageCounts {
         }
     }
 
-    private static PartitionOp countsOp(EntityAddress address, int partition) {
-        return PartitionOp.of(PartitionOp.Kind.COUNTS, address.toString(), partition);
+    private static PartitionOp.Counts countsOp(EntityAddress address, int partition) {
+        return new PartitionOp.Counts(address.toString(), partition);
     }
 
-    /**
-     * The owner's side of COUNTS another node carried here: one partition's counts with the same engine code;
-     * refused with SERVER_BUSY (never carried on) when this node does not serve it.
-     */
-    public CompletableFuture<Object> runHere(PartitionOp op) {
-        if (op.kind() == PartitionOp.Kind.PURGE || op.kind() == PartitionOp.Kind.DELETE_MESSAGES) {
-            return deleteHere(op);
-        }
-        try {
-            EntityAddress address = EntityAddress.parse(op.path());
-            if (address == null) {
-                throw new BrokerException(ErrorKind.ARGUMENT, "An entity path is required.");
-            }
-            PartitionRef[] refs;
-            QueueEntity q = address.subscription() == null ? namespace.queue(address.entityPath()) : null;
-            TopicEntity t = namespace.topic(address.entityPath());
-            if (q != null) {
-                refs = q.partitions();
-            } else if (t != null
-                    && (address.subscription() == null || t.subscription(address.subscription()) != null)) {
-                refs = t.partitions();
-            } else {
-                throw BrokerException.entityNotFound(address.entityName());
-            }
-            if (op.partition() < 0 || op.partition() >= refs.length) {
-                throw new BrokerException(ErrorKind.ARGUMENT, "No partition " + op.partition() + " in '" + address
-                        + "'.");
-            }
-            PartitionRef ref = refs[op.partition()];
-            return ref.shard().call(() -> address.subscription() == null ? ref.partition().counts()
-                    : ref.partition().subscriptionCounts(address.subscription()));
-        } catch (BrokerException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-    }
-
-    /** The owner's side of PURGE and DELETE_MESSAGES another node carried here. */
-    private CompletableFuture<Object> deleteHere(PartitionOp op) {
-        try {
-            EntityAddress address = EntityAddress.parse(op.path());
-            Source source = Source.of(namespace, address, clock.epochMillis());
-            PartitionRef ref = Source.partition(source, op.partition());
-            return ref.shard().call(() -> {
-                SubQueueState q = Source.subQueue(ref, address);
-                return op.kind() == PartitionOp.Kind.PURGE ? q.purge()
-                        : q.deleteMessages(op.max(), op.sequences()[0], op.sessionId());
-            });
-        } catch (BrokerException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+    private <T> CompletableFuture<T> onSubQueue(PartitionRef ref, EntityAddress address,
+                                                PartitionOp.OnSubQueue<T> op) {
+        return directory.call(ref, () -> op, () -> op.apply(Source.subQueue(ref, address), ref.shard().nowMs(),
+                null));
     }
 
     private static CompletableFuture<RuntimeCounts> sum(CompletableFuture<List<RuntimeCounts>> parts) {

@@ -250,9 +250,9 @@ public final class Receivers {
                     receiver.bindSession(grant.sessionId(), grant.lockedUntilMs());
                     result.complete(receiver);
                 } else {
-                    directory.remote().call(ref.shard().index(), PartitionOp.of(PartitionOp.Kind.RELEASE_SESSION,
-                            receiver.address().toString(), ref.partition().index())
-                            .withReceive(null, grant.holder(), 0, null, 0)).exceptionally(e -> null);
+                    directory.remote().call(ref.shard().index(), new PartitionOp.ReleaseSession(
+                            receiver.address().toString(), ref.partition().index(), grant.holder()))
+                            .exceptionally(e -> null);
                 }
                 return;
             }
@@ -271,10 +271,8 @@ public final class Receivers {
     /** Cluster mode: asks the node serving {@code ref} to lock a session (null: the next free one) for us. */
     private CompletableFuture<PartitionOp.SessionGrant> acceptRemote(PartitionRef ref, Receiver receiver,
                                                                      String sessionId, long waitMs) {
-        PartitionOp op = PartitionOp.of(PartitionOp.Kind.ACCEPT_SESSION, receiver.address().toString(),
-                ref.partition().index()).withSession(sessionId, null, receiver.mode())
-                .withReceive(null, null, 1, receiver.mode(), waitMs);
-        return directory.remote().call(ref.shard().index(), op).thenApply(r -> (PartitionOp.SessionGrant) r);
+        return directory.remote().call(ref.shard().index(), new PartitionOp.AcceptSession(
+                receiver.address().toString(), ref.partition().index(), sessionId, receiver.mode(), waitMs));
     }
 
     private static long saturatedAdd(long a, long b) {

@@ -24,11 +24,11 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The owner's side of receivers attached on other nodes (cluster mode). A remote receiver asks for messages with
- * long polls ({@link PartitionOp.Kind#RECEIVE}): each poll is a consumer of the partition's sub-queue with a credit
+ * long polls ({@link PartitionOp.Receive}): each poll is a consumer of the partition's sub-queue with a credit
  * of its own, and answers as soon as it has delivered something (after the records behind the deliveries are
  * durable, as for a local receiver), or empty when its wait runs out or the requester ends it
- * ({@link PartitionOp.Kind#END_RECEIVE}). A remote session receiver is a <em>holder</em> kept here
- * ({@link PartitionOp.Kind#ACCEPT_SESSION}): it holds the session lock like a local session receiver, its polls
+ * ({@link PartitionOp.EndReceive}). A remote session receiver is a <em>holder</em> kept here
+ * ({@link PartitionOp.AcceptSession}): it holds the session lock like a local session receiver, its polls
  * take the session's messages, and it goes when released, when the session lock runs out (a requester that died
  * stops renewing) or when this node stops serving the partition.
  */
@@ -68,30 +68,25 @@ public final class RemoteConsumers {
         return holders.size();
     }
 
-    /** Runs a remote receiver's operation on this node, which serves the partition. */
-    public CompletableFuture<Object> runHere(PartitionOp op) {
+    /** A remote receiver's long poll, on this node, which serves the partition. */
+    public CompletableFuture<List<ReceivedMessage>> receive(PartitionOp.Receive op) {
         try {
-            switch (op.kind()) {
-                case END_RECEIVE -> {
-                    return endReceive(op.key());
-                }
-                case RELEASE_SESSION -> {
-                    return release(op.lockToken());
-                }
-                default -> {
-                    // resolved below
-                }
-            }
             EntityAddress address = EntityAddress.parse(op.path());
             Source source = Source.of(namespace, address, clock.epochMillis());
             source.requireReceivable();
-            PartitionRef ref = Source.partition(source, op.partition());
-            return switch (op.kind()) {
-                case RECEIVE -> receive(ref, address, op);
-                case ACCEPT_SESSION -> accept(ref, address, op);
-                default -> CompletableFuture.failedFuture(new BrokerException(ErrorKind.INTERNAL,
-                        "Not a remote receiver operation: " + op.kind()));
-            };
+            return receive(Source.partition(source, op.partition()), address, op);
+        } catch (BrokerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** Locks a session for a remote session receiver, on this node, which serves the partition. */
+    public CompletableFuture<PartitionOp.SessionGrant> accept(PartitionOp.AcceptSession op) {
+        try {
+            EntityAddress address = EntityAddress.parse(op.path());
+            Source source = Source.of(namespace, address, clock.epochMillis());
+            source.requireReceivable();
+            return accept(Source.partition(source, op.partition()), address, op);
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -99,12 +94,13 @@ public final class RemoteConsumers {
 
     // ------------------------------------------------------------------------------------------------ polls
 
-    private CompletableFuture<Object> receive(PartitionRef ref, EntityAddress address, PartitionOp op) {
-        Holder holder = op.lockToken() == null ? null : holder(op.lockToken());
-        Poll poll = new Poll(op.key(), ref, Math.max(1, op.max()), holder,
+    private CompletableFuture<List<ReceivedMessage>> receive(PartitionRef ref, EntityAddress address,
+                                                             PartitionOp.Receive op) {
+        Holder holder = op.holder() == null ? null : holder(op.holder());
+        Poll poll = new Poll(op.pollKey(), ref, Math.max(1, op.max()), holder,
                 op.mode() == null ? ReceiveMode.PEEK_LOCK : op.mode());
-        if (op.key() != null) {
-            polls.put(op.key(), poll);
+        if (op.pollKey() != null) {
+            polls.put(op.pollKey(), poll);
         }
         Holder h = holder;
         ref.shard().call(() -> {
@@ -128,14 +124,16 @@ public final class RemoteConsumers {
             return null;
         }).whenComplete((x, failure) -> {
             if (failure != null) {
-                polls.remove(op.key() == null ? "" : op.key());
+                polls.remove(op.pollKey() == null ? "" : op.pollKey());
                 poll.result.completeExceptionally(RemoteFeed.cause(failure));
             }
         });
         return poll.result;
     }
 
-    private CompletableFuture<Object> endReceive(String key) {
+    /** Ends a remote receiver's poll now, with what it has. */
+    public CompletableFuture<Void> endReceive(PartitionOp.EndReceive op) {
+        String key = op.pollKey();
         Poll poll = key == null ? null : polls.get(key);
         if (poll == null) {
             return CompletableFuture.completedFuture(null);
@@ -156,7 +154,7 @@ public final class RemoteConsumers {
         final int max;
         final Holder holder;
         final ReceiveMode mode;
-        final CompletableFuture<Object> result = new CompletableFuture<>();
+        final CompletableFuture<List<ReceivedMessage>> result = new CompletableFuture<>();
         final List<ReceivedMessage> got = new ArrayList<>();
         ConsumerSlot slot;
         int acquired;
@@ -267,7 +265,8 @@ public final class RemoteConsumers {
 
     // ------------------------------------------------------------------------------------------------ sessions
 
-    private CompletableFuture<Object> accept(PartitionRef ref, EntityAddress address, PartitionOp op) {
+    private CompletableFuture<PartitionOp.SessionGrant> accept(PartitionRef ref, EntityAddress address,
+                                                               PartitionOp.AcceptSession op) {
         Holder holder = new Holder(UUID.randomUUID(), ref, op.mode() == null ? ReceiveMode.PEEK_LOCK : op.mode());
         if (op.sessionId() != null) {
             return ref.shard().call(() -> {
@@ -279,7 +278,7 @@ public final class RemoteConsumers {
                         q.sessionLockedUntil(op.sessionId(), now, null));
             });
         }
-        CompletableFuture<Object> result = new CompletableFuture<>();
+        CompletableFuture<PartitionOp.SessionGrant> result = new CompletableFuture<>();
         SessionWaiter waiter = new OnceWaiter(holder, result) {
             @Override
             public void onAccepted(ConsumerSlot slot, String id, long lockedUntilMs) {
@@ -309,7 +308,9 @@ public final class RemoteConsumers {
         return result;
     }
 
-    private CompletableFuture<Object> release(UUID id) {
+    /** A remote session receiver's holder lets its session go. */
+    public CompletableFuture<Void> release(PartitionOp.ReleaseSession op) {
+        UUID id = op.holder();
         Holder holder = id == null ? null : holders.remove(id);
         if (holder == null) {
             return CompletableFuture.completedFuture(null);

@@ -16,7 +16,7 @@ import java.util.concurrent.CompletionException;
 
 /**
  * Cluster mode: a receiver's messages from one partition served by another node. One long poll at a time
- * ({@link PartitionOp.Kind#RECEIVE}) takes up to {@link #BATCH} units of the receiver's shared credit; its answer
+ * ({@link PartitionOp.Receive}) takes up to {@link #BATCH} units of the receiver's shared credit; its answer
  * hands the messages to the receiver, gives back the unused credit and polls again while credit is left. A drain
  * ends the poll in flight at once. A poll that fails retriably (the shard is moving, the owner is busy or did not
  * answer) is retried with a growing pause; any other failure (the session lock was lost, the entity is gone)
@@ -65,7 +65,7 @@ final class RemoteFeed {
 
     /** Polls if credit is left and no poll is in flight. */
     void kick() {
-        PartitionOp op;
+        PartitionOp.Receive op;
         int taken;
         synchronized (this) {
             if (closed || inFlight || draining && drained == null) {
@@ -78,8 +78,8 @@ final class RemoteFeed {
             }
             inFlight = true;
             pollKey = UUID.randomUUID().toString();
-            op = PartitionOp.of(PartitionOp.Kind.RECEIVE, path, partition).withReceive(pollKey, holder, taken,
-                    receiver.mode(), draining ? 0 : waitMs);
+            op = new PartitionOp.Receive(path, partition, pollKey, holder, taken, receiver.mode(),
+                    draining ? 0 : waitMs);
         }
         remote.call(shard, op).whenComplete((result, failure) -> answered(taken, result, failure));
     }
@@ -146,9 +146,7 @@ final class RemoteFeed {
             end(key);
         }
         if (holder != null) {
-            PartitionOp op = PartitionOp.of(PartitionOp.Kind.RELEASE_SESSION, path, partition)
-                    .withReceive(null, holder, 0, null, 0);
-            remote.call(shard, op).exceptionally(e -> {
+            remote.call(shard, new PartitionOp.ReleaseSession(path, partition, holder)).exceptionally(e -> {
                 LOG.debug("Could not release the remote session of {}: {}", receiver, e.toString());
                 return null;
             });
@@ -156,8 +154,7 @@ final class RemoteFeed {
     }
 
     private void end(String key) {
-        remote.call(shard, PartitionOp.of(PartitionOp.Kind.END_RECEIVE, path, partition)
-                .withReceive(key, null, 0, null, 0)).exceptionally(e -> null);
+        remote.call(shard, new PartitionOp.EndReceive(path, partition, key)).exceptionally(e -> null);
     }
 
     @SuppressWarnings("unchecked")

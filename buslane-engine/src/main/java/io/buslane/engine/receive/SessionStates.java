@@ -9,7 +9,6 @@ import io.buslane.engine.namespace.Namespace;
 import io.buslane.engine.namespace.PartitionRef;
 import io.buslane.engine.namespace.QueueEntity;
 import io.buslane.engine.namespace.TopicEntity;
-import io.buslane.engine.partition.SubQueueState;
 import io.buslane.engine.persist.Storage;
 import io.buslane.engine.routing.PartitionDirectory;
 import io.buslane.engine.remote.PartitionOp;
@@ -17,7 +16,7 @@ import io.buslane.engine.remote.PartitionOp;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Function;
+import java.util.function.IntFunction;
 
 /** Operations on a session by id: its lock, its state, and the list of sessions of an entity. */
 public final class SessionStates {
@@ -26,28 +25,20 @@ public final class SessionStates {
     private final PartitionDirectory directory;
     private final Clock clock;
     private final Storage storage;
-    /** Cluster mode: the session holders this node keeps for receivers on other nodes, by id. */
-    private final java.util.function.Function<java.util.UUID, io.buslane.engine.partition.ConsumerHandle> holders;
 
-    public SessionStates(Namespace namespace, PartitionDirectory directory, Clock clock, Storage storage,
-                         java.util.function.Function<java.util.UUID, io.buslane.engine.partition.ConsumerHandle>
-                                 holders) {
+    public SessionStates(Namespace namespace, PartitionDirectory directory, Clock clock, Storage storage) {
         this.namespace = namespace;
         this.directory = directory;
         this.clock = clock;
         this.storage = storage;
-        this.holders = holders;
     }
 
-    private <T> CompletableFuture<T> onSession(EntityAddress address, String sessionId,
-                                               Function<SubQueueState, T> action) {
-        return onSession(address, sessionId, null, action);
-    }
-
-    /** As above; {@code op} (when not null) carries it to the node serving the session's partition. */
-    private <T> CompletableFuture<T> onSession(EntityAddress address, String sessionId,
-                                               java.util.function.IntFunction<PartitionOp> op,
-                                               Function<SubQueueState, T> action) {
+    /**
+     * Runs the session operation {@code op} makes on the session's partition here (for {@code by}, the receiver
+     * attached here, or null), or carries it to the node serving the partition when {@code carried}.
+     */
+    private <T> CompletableFuture<T> onSession(EntityAddress address, String sessionId, boolean carried,
+                                               IntFunction<PartitionOp.OnSubQueue<T>> op, Receiver by) {
         try {
             Source source = Source.of(namespace, address, clock.epochMillis());
             if (sessionId == null) {
@@ -59,11 +50,10 @@ public final class SessionStates {
                         + "allowed on it.");
             }
             PartitionRef ref = directory.forSession(source.partitions(), sessionId);
-            if (op == null) {
-                return ref.shard().call(() -> action.apply(Source.subQueue(ref, address)));
-            }
-            return directory.call(ref, () -> op.apply(ref.partition().index()),
-                    () -> action.apply(Source.subQueue(ref, address)));
+            PartitionOp.OnSubQueue<T> value = op.apply(ref.partition().index());
+            java.util.function.Supplier<T> local = () -> value.apply(Source.subQueue(ref, address),
+                    ref.shard().nowMs(), by);
+            return carried ? directory.call(ref, () -> value, local) : ref.shard().call(local);
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -75,22 +65,22 @@ public final class SessionStates {
      * @param by the receiver that must hold the lock (the request's associated link), or null for any holder
      */
     public CompletableFuture<Long> renewSessionLock(EntityAddress address, String sessionId, Receiver by) {
-        return onSession(address, sessionId, carried(PartitionOp.Kind.RENEW_SESSION_LOCK, address, sessionId, by),
-                q -> q.renewSessionLock(sessionId, q.partition().ctxNowMs(), by));
+        return onSession(address, sessionId, carried(by), i -> new PartitionOp.RenewSessionLock(address.toString(), i,
+                sessionId, holderOf(by)), by);
     }
 
     /**
-     * How a session operation is carried to the node serving the session: for any holder, or (cluster mode) for
-     * the holder the owner keeps for a receiver attached here; null for a local receiver, whose session is here.
+     * Whether a session operation for {@code by} may be carried to the node serving the session: for any holder
+     * (null), or (cluster mode) for the holder the owner keeps for a receiver attached here; not for a local
+     * receiver, whose session is here.
      */
-    private static java.util.function.IntFunction<PartitionOp> carried(PartitionOp.Kind kind, EntityAddress address,
-                                                                       String sessionId, Receiver by) {
-        if (by == null) {
-            return i -> sessionOp(kind, address, i, sessionId, null);
-        }
-        java.util.UUID holder = by.remoteSessionHolder();
-        return holder == null ? null : i -> sessionOp(kind, address, i, sessionId, null)
-                .withLock(holder, null, null, null);
+    private static boolean carried(Receiver by) {
+        return by == null || by.remoteSessionHolder() != null;
+    }
+
+    /** The owner's holder a carried operation is for: the remote session holder of {@code by}, or null for any. */
+    private static java.util.UUID holderOf(Receiver by) {
+        return by == null ? null : by.remoteSessionHolder();
     }
 
     /**
@@ -109,17 +99,14 @@ public final class SessionStates {
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return onSession(address, sessionId, carried(PartitionOp.Kind.CHECK_SESSION_LOCKED, address, sessionId, by),
-                q -> {
-            q.sessionLockedUntil(sessionId, q.partition().ctxNowMs(), by);
-            return null;
-        });
+        return onSession(address, sessionId, carried(by), i -> new PartitionOp.CheckSessionLocked(
+                address.toString(), i, sessionId, holderOf(by)), by);
     }
 
     /** The session's state (null when it has none). */
     public CompletableFuture<byte[]> getSessionState(EntityAddress address, String sessionId) {
-        return onSession(address, sessionId, i -> sessionOp(PartitionOp.Kind.GET_SESSION_STATE, address, i,
-                sessionId, null), q -> q.getSessionState(sessionId));
+        return onSession(address, sessionId, true, i -> new PartitionOp.GetSessionState(address.toString(), i,
+                sessionId), null);
     }
 
     /** Sets the session's state; null clears it. The state may be as large as the entity's largest message. */
@@ -137,60 +124,13 @@ public final class SessionStates {
                                 + "entity (" + max + " bytes)."));
             }
         }
-        return onSession(address, sessionId, i -> sessionOp(PartitionOp.Kind.SET_SESSION_STATE, address, i,
-                sessionId, state), q -> {
-            q.setSessionState(sessionId, state, q.partition().ctxNowMs());
-            return null;
-        });
+        return onSession(address, sessionId, true, i -> new PartitionOp.SetSessionState(address.toString(), i,
+                sessionId, state), null);
     }
 
-    private static PartitionOp sessionOp(PartitionOp.Kind kind, EntityAddress address, int partition,
-                                         String sessionId, byte[] state) {
-        return PartitionOp.of(kind, address.toString(), partition).withSession(sessionId, state, null);
-    }
-
-    /**
-     * The owner's side of a session operation another node carried here, for any holder of the session lock: the
-     * same engine code on the named partition; refused with SERVER_BUSY (never carried on) when this node does not
-     * serve it.
-     */
-    public CompletableFuture<Object> runHere(PartitionOp op) {
-        try {
-            EntityAddress address = EntityAddress.parse(op.path());
-            Source source = Source.of(namespace, address, clock.epochMillis());
-            PartitionRef ref = Source.partition(source, op.partition());
-            if (op.kind() == PartitionOp.Kind.LIST_SESSIONS) {
-                return ref.shard().call(() -> sessionIdsOf(ref.partition(), address, op.sequences()[0],
-                        op.sessionId(), op.max()));
-            }
-            String id = op.sessionId();
-            io.buslane.engine.partition.ConsumerHandle holder = holders.apply(op.lockToken());
-            return ref.shard().call(() -> {
-                SubQueueState q = Source.subQueue(ref, address);
-                long now = q.partition().ctxNowMs();
-                switch (op.kind()) {
-                    case GET_SESSION_STATE -> {
-                        return q.getSessionState(id);
-                    }
-                    case SET_SESSION_STATE -> q.setSessionState(id, op.state(), now);
-                    case RENEW_SESSION_LOCK -> {
-                        return q.renewSessionLock(id, now, holder);
-                    }
-                    case CHECK_SESSION_LOCKED -> q.sessionLockedUntil(id, now, holder);
-                    default -> throw new BrokerException(ErrorKind.INTERNAL, "Not a session operation: "
-                            + op.kind());
-                }
-                return null;
-            });
-        } catch (BrokerException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-    }
-
-    private static List<String> sessionIdsOf(io.buslane.engine.partition.Partition p, EntityAddress address,
-                                             long since, String after, int limit) {
-        SubQueueState main = address.subscription() == null ? p.queue() : p.subscription(address.subscription());
-        return main == null ? List.<String>of() : main.sessionIds(since, after, limit);
+    private static PartitionOp.ListSessions listOp(EntityAddress address, int partition, long since, int max,
+                                                   String after) {
+        return new PartitionOp.ListSessions(address.toString(), partition, since, max, after);
     }
 
     private long maxReceivableMessageBytes(EntityAddress address) {
@@ -221,10 +161,10 @@ public final class SessionStates {
             int dropFirst = after != null || lastSessionId != null ? 0 : from;
             long want = (long) dropFirst + pageSize;
             int perPartition = (int) Math.min(Integer.MAX_VALUE, want);
-            return directory.onAll(source.partitions(), i -> PartitionOp.of(PartitionOp.Kind.LIST_SESSIONS,
-                    address.toString(), i).withSequences(new long[] {stateUpdatedSinceMs}, perPartition)
-                    .withSession(after, null, null), p -> sessionIdsOf(p, source.address(), stateUpdatedSinceMs,
-                    after, perPartition)).thenApply(lists -> {
+            PartitionRef[] refs = source.partitions();
+            return directory.onAll(refs, i -> listOp(address, i, stateUpdatedSinceMs, perPartition, after),
+                    p -> listOp(address, p.index(), stateUpdatedSinceMs, perPartition, after).apply(
+                            Source.subQueue(refs[p.index()], address), p.ctxNowMs(), null)).thenApply(lists -> {
                 List<String> merged = new ArrayList<>();
                 lists.forEach(merged::addAll);
                 merged.sort(null); // at most partitions x (skip + top) ids, each partition's already in order

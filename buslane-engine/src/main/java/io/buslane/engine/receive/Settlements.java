@@ -1,7 +1,6 @@
 package io.buslane.engine.receive;
 
 import io.buslane.common.error.BrokerException;
-import io.buslane.common.error.ErrorKind;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.api.EngineStats;
 import io.buslane.engine.api.EntityAddress;
@@ -9,7 +8,6 @@ import io.buslane.engine.api.ReceiveMode;
 import io.buslane.engine.message.ReceivedMessage;
 import io.buslane.engine.namespace.Namespace;
 import io.buslane.engine.namespace.PartitionRef;
-import io.buslane.engine.partition.SubQueueState;
 import io.buslane.engine.routing.PartitionDirectory;
 import io.buslane.engine.remote.PartitionOp;
 
@@ -19,6 +17,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.IntFunction;
 
 /**
  * Settlement of locked messages by lock token (complete, abandon, release, defer, dead-letter, renew), from a
@@ -31,15 +31,6 @@ public final class Settlements {
     private final PartitionDirectory directory;
     private final Clock clock;
     private final EngineStats stats;
-    /** Cluster mode: the session holder this node keeps for a receiver on another node, by id (null for none). */
-    private volatile java.util.function.Function<UUID, io.buslane.engine.partition.ConsumerHandle> holders =
-            id -> null;
-
-    /** Cluster mode: where the session holders kept for receivers on other nodes are found. */
-    public void holders(java.util.function.Function<UUID, io.buslane.engine.partition.ConsumerHandle> lookup) {
-        this.holders = lookup;
-    }
-
     public Settlements(Namespace namespace, PartitionDirectory directory, Clock clock, EngineStats stats) {
         this.namespace = namespace;
         this.directory = directory;
@@ -51,99 +42,64 @@ public final class Settlements {
      * A settlement or lock renewal on the partition the lock token names: run here, or on the node serving it; a
      * successful settlement counts in the stats (where it runs) once durable.
      */
-    @SuppressWarnings("unchecked")
-    private <T> CompletableFuture<T> onLockPartition(EntityAddress address, PartitionOp.Kind kind, UUID lockToken,
-                                                     Map<String, Object> props, String reason, String description) {
+    private <T> CompletableFuture<T> onLockPartition(EntityAddress address, UUID lockToken,
+                                                     IntFunction<PartitionOp.OnSubQueue<T>> opOf) {
         try {
             Source source = Source.of(namespace, address, clock.epochMillis());
             PartitionRef ref = directory.forLockToken(source.partitions(), lockToken);
-            PartitionOp op = PartitionOp.of(kind, address.toString(), ref.partition().index())
-                    .withLock(lockToken, props, reason, description);
-            EngineStats.Outcome settled = outcome(kind);
-            return directory.call(ref, () -> op, () -> (T) settle(Source.subQueue(ref, address), op),
-                    settled == null ? null : stats.settledCounter(settled), 1);
+            PartitionOp.OnSubQueue<T> op = opOf.apply(ref.partition().index());
+            LongAdder settled = op instanceof PartitionOp.Settle s ? stats.settledCounter(outcome(s.disposition()))
+                    : null;
+            return directory.call(ref, () -> op, () -> op.apply(Source.subQueue(ref, address), ref.shard().nowMs(),
+                    null), settled, 1);
         } catch (BrokerException e) {
             return CompletableFuture.failedFuture(e);
         }
     }
 
-    private static EngineStats.Outcome outcome(PartitionOp.Kind kind) {
-        return switch (kind) {
+    private CompletableFuture<Void> settle(EntityAddress address, PartitionOp.Settle.Disposition disposition,
+                                           UUID lockToken, Map<String, Object> props, String reason,
+                                           String description) {
+        return onLockPartition(address, lockToken, i -> new PartitionOp.Settle(address.toString(), i, disposition,
+                lockToken, props, reason, description));
+    }
+
+    /** The stats' outcome of a settlement. */
+    public static EngineStats.Outcome outcome(PartitionOp.Settle.Disposition disposition) {
+        return switch (disposition) {
             case COMPLETE -> EngineStats.Outcome.COMPLETE;
             case ABANDON -> EngineStats.Outcome.ABANDON;
             case RELEASE -> EngineStats.Outcome.RELEASE;
             case DEFER -> EngineStats.Outcome.DEFER;
             case DEAD_LETTER -> EngineStats.Outcome.DEAD_LETTER;
-            default -> null;
         };
     }
 
-    /** Runs a settlement or lock renewal on the shard thread; RENEW_LOCK answers the new locked-until time. */
-    private static Object settle(SubQueueState q, PartitionOp op) {
-        long now = q.partition().ctxNowMs();
-        UUID token = op.lockToken();
-        switch (op.kind()) {
-            case COMPLETE -> q.complete(token, now);
-            case ABANDON -> q.abandon(token, op.properties(), now);
-            case RELEASE -> q.release(token, now);
-            case DEFER -> q.defer(token, op.properties(), now);
-            case DEAD_LETTER -> q.deadLetter(token, op.reason(), op.description(), op.properties(), now);
-            case RENEW_LOCK -> {
-                return q.renewLock(token, now);
-            }
-            default -> throw new BrokerException(ErrorKind.INTERNAL, "Not a settlement: " + op.kind());
-        }
-        return null;
-    }
-
-    /**
-     * The owner's side of a settlement, lock renewal or deferred receive another node carried here: runs it on the
-     * named partition with the same engine code as a local call; refused with SERVER_BUSY (never carried on) when
-     * this node does not serve the partition's shard. A session's deferred messages are received for any holder.
-     */
-    public CompletableFuture<Object> runHere(PartitionOp op) {
-        try {
-            EntityAddress address = EntityAddress.parse(op.path());
-            Source source = Source.of(namespace, address, clock.epochMillis());
-            PartitionRef ref = Source.partition(source, op.partition());
-            if (op.kind() == PartitionOp.Kind.RECEIVE_DEFERRED) {
-                io.buslane.engine.partition.ConsumerHandle holder = holders.apply(op.lockToken());
-                return stats.countDelivered(ref.shard().call(() -> Source.subQueue(ref, address).receiveDeferred(
-                        op.sequences(), op.mode(), op.sessionId(), holder, ref.shard().nowMs()))).thenApply(x -> x);
-            }
-            EngineStats.Outcome settled = outcome(op.kind());
-            return ref.shard().call(() -> settle(Source.subQueue(ref, address), op),
-                    settled == null ? null : stats.settledCounter(settled), 1);
-        } catch (BrokerException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-    }
-
     public CompletableFuture<Void> complete(EntityAddress address, UUID lockToken) {
-        return onLockPartition(address, PartitionOp.Kind.COMPLETE, lockToken, null, null, null);
+        return settle(address, PartitionOp.Settle.Disposition.COMPLETE, lockToken, null, null, null);
     }
 
     public CompletableFuture<Void> abandon(EntityAddress address, UUID lockToken, Map<String, Object> props) {
-        return onLockPartition(address, PartitionOp.Kind.ABANDON, lockToken, props, null, null);
+        return settle(address, PartitionOp.Settle.Disposition.ABANDON, lockToken, props, null, null);
     }
 
     /** Unlocks a message without counting a delivery (AMQP {@code released}). */
     public CompletableFuture<Void> release(EntityAddress address, UUID lockToken) {
-        return onLockPartition(address, PartitionOp.Kind.RELEASE, lockToken, null, null, null);
+        return settle(address, PartitionOp.Settle.Disposition.RELEASE, lockToken, null, null, null);
     }
 
     public CompletableFuture<Void> defer(EntityAddress address, UUID lockToken, Map<String, Object> props) {
-        return onLockPartition(address, PartitionOp.Kind.DEFER, lockToken, props, null, null);
+        return settle(address, PartitionOp.Settle.Disposition.DEFER, lockToken, props, null, null);
     }
 
     public CompletableFuture<Void> deadLetter(EntityAddress address, UUID lockToken, String reason,
                                               String description, Map<String, Object> props) {
-        return onLockPartition(address, PartitionOp.Kind.DEAD_LETTER, lockToken, props, reason, description);
+        return settle(address, PartitionOp.Settle.Disposition.DEAD_LETTER, lockToken, props, reason, description);
     }
 
     /** Renews a message lock; completes with the new locked-until time. */
     public CompletableFuture<Long> renewLock(EntityAddress address, UUID lockToken) {
-        return onLockPartition(address, PartitionOp.Kind.RENEW_LOCK, lockToken, null, null, null);
+        return onLockPartition(address, lockToken, i -> new PartitionOp.RenewLock(address.toString(), i, lockToken));
     }
 
     /** Receives deferred messages by sequence number. */
@@ -161,15 +117,15 @@ public final class Settlements {
             for (Map.Entry<PartitionRef, List<Long>> e : byPartition.entrySet()) {
                 PartitionRef ref = e.getKey();
                 long[] seqs = e.getValue().stream().mapToLong(Long::longValue).toArray();
-                java.util.function.Supplier<List<ReceivedMessage>> local = () -> Source.subQueue(ref, address)
-                        .receiveDeferred(seqs, mode, sessionId, by, ref.shard().nowMs());
                 // a session receiver (by) attached here holds its session here, unless (cluster mode) the node
                 // serving the session keeps a holder for it: then the request is carried for that holder
                 UUID holder = by == null ? null : by.remoteSessionHolder();
-                all.add(by != null && holder == null ? ref.shard().call(local) : directory.call(ref,
-                        () -> PartitionOp.of(PartitionOp.Kind.RECEIVE_DEFERRED, address.toString(),
-                                ref.partition().index()).withSequences(seqs, 0).withSession(sessionId, null, mode)
-                                .withLock(holder, null, null, null), local));
+                PartitionOp.ReceiveDeferred op = new PartitionOp.ReceiveDeferred(address.toString(),
+                        ref.partition().index(), seqs, mode, sessionId, holder);
+                java.util.function.Supplier<List<ReceivedMessage>> local = () -> op.apply(Source.subQueue(ref,
+                        address), ref.shard().nowMs(), by);
+                all.add(by != null && holder == null ? ref.shard().call(local) : directory.call(ref, () -> op,
+                        local));
             }
             return stats.countDelivered(CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).thenApply(x -> {
                 List<ReceivedMessage> out = new ArrayList<>();

@@ -11,14 +11,21 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface RemotePartitions {
 
-    /**
-     * Runs {@code op} on the node serving shard {@code shard}; the result's type is given by {@link PartitionOp.Kind}.
-     */
-    CompletableFuture<Object> call(int shard, PartitionOp op);
+    /** Runs {@code op} on the node serving shard {@code shard}. */
+    <R> CompletableFuture<R> call(int shard, PartitionOp<R> op);
 
     /**
      * Runs {@code action} once, after {@code delayMs}, on the channel's own timer (the retries and deadlines of
      * receivers fed from other nodes; the engine keeps no timer thread of its own outside its shards).
      */
     void schedule(Runnable action, long delayMs);
+
+    /** The owning node's entry point for operations other nodes carried here ({@code Engine.ownerSide()}). */
+    interface Owner {
+        /**
+         * Runs an operation on the partition it names, with the same engine code as a local call; refuses with
+         * SERVER_BUSY when this node does not serve the partition's shard (never carried on to a third node).
+         */
+        <R> CompletableFuture<R> run(PartitionOp<R> op);
+    }
 }

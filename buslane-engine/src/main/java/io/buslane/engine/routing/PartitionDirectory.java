@@ -51,23 +51,22 @@ public final class PartitionDirectory implements ShardPlacement {
      * Runs {@code local} on the partition's shard when this node serves it (or outside cluster mode), else runs the
      * operation {@code op} describes on the node that serves it.
      */
-    public <T> CompletableFuture<T> call(PartitionRef ref, Supplier<PartitionOp> op, Supplier<T> local) {
+    public <T> CompletableFuture<T> call(PartitionRef ref, Supplier<? extends PartitionOp<T>> op, Supplier<T> local) {
         return call(ref, op, local, null, 0);
     }
 
     /** As above; a local call adds {@code count} to {@code counter} once durable (the owner counts a remote one). */
-    @SuppressWarnings("unchecked")
-    public <T> CompletableFuture<T> call(PartitionRef ref, Supplier<PartitionOp> op, Supplier<T> local,
+    public <T> CompletableFuture<T> call(PartitionRef ref, Supplier<? extends PartitionOp<T>> op, Supplier<T> local,
                                          LongAdder counter, long count) {
         RemotePartitions r = remote;
         if (r == null || ref.shard().serving()) {
             return ref.shard().call(local, counter, count);
         }
-        return (CompletableFuture<T>) r.call(ref.shard().index(), op.get());
+        return r.call(ref.shard().index(), op.get());
     }
 
     /** As {@link PartitionRef#onAll}, each partition local or remote as {@link #call} decides. */
-    public <T> CompletableFuture<List<T>> onAll(PartitionRef[] refs, IntFunction<PartitionOp> op,
+    public <T> CompletableFuture<List<T>> onAll(PartitionRef[] refs, IntFunction<? extends PartitionOp<T>> op,
                                                 java.util.function.Function<io.buslane.engine.partition.Partition, T>
                                                         action) {
         List<CompletableFuture<T>> all = new ArrayList<>(refs.length);

@@ -204,68 +204,17 @@ public final class SendRouter implements Forwarding {
 
     /** Sends one partition's share of a send; its messages count as sent once they are durable. */
     private CompletableFuture<Void> sendToPartition(PartitionRef ref, List<Message> batch) {
-        return directory.call(ref, () -> op(PartitionOp.Kind.SEND, ref).withMessages(batch,
-                UUID.randomUUID().toString()), () -> {
-                    ref.partition().send(batch, ref.shard().nowMs());
-                    return null;
-                }, stats.sentCounter(), batch.size());
+        PartitionOp.Send local = new PartitionOp.Send(ref.partition().entityPath(), ref.partition().index(), batch,
+                null);
+        return directory.call(ref, () -> new PartitionOp.Send(local.path(), local.partition(), batch,
+                UUID.randomUUID().toString()), () -> local.apply(ref.partition(), ref.shard().nowMs()),
+                stats.sentCounter(), batch.size());
     }
 
-    private static PartitionOp op(PartitionOp.Kind kind, PartitionRef ref) {
-        return PartitionOp.of(kind, ref.partition().entityPath(), ref.partition().index());
-    }
-
-    /**
-     * The owner's side of a SEND, SCHEDULE or CANCEL_SCHEDULED another node carried here: runs it on the named
-     * partition with the same engine code as a local call; refused with SERVER_BUSY (never carried on) when this
-     * node does not serve the partition's shard. A SEND is taken once per transfer key.
-     */
-    public CompletableFuture<Object> runHere(PartitionOp op) {
-        try {
-            SendTarget target = target(op.path());
-            if (op.partition() < 0 || op.partition() >= target.partitions().length) {
-                throw new BrokerException(ErrorKind.ARGUMENT, "No partition " + op.partition() + " in '"
-                        + op.path() + "'.");
-            }
-            PartitionRef ref = target.partitions()[op.partition()];
-            return switch (op.kind()) {
-                case SEND -> {
-                    target.requireSendable();
-                    if (op.key() != null && op.sequences() != null && op.sequences().length == 1) {
-                        long reserved = op.sequences()[0]; // scheduled under a transaction, forwarded from its via
-                        yield ref.shard().call(() -> {
-                            ref.partition().acceptForwardedScheduled(op.messages().get(0), reserved, op.key(),
-                                    ref.shard().nowMs());
-                            return null;
-                        });
-                    }
-                    yield ref.shard().call(() -> {
-                        ref.partition().acceptForwarded(op.messages(), op.key(), ref.shard().nowMs());
-                        return null;
-                    }, stats.sentCounter(), op.messages().size());
-                }
-                case SCHEDULE -> {
-                    target.requireSendable();
-                    Message m = op.messages().get(0);
-                    yield ref.shard().call(() -> ref.partition().scheduleRequested(m, m.scheduledEnqueueTimeMs(),
-                            ref.shard().nowMs()), stats.sentCounter(), 1);
-                }
-                case RESERVE_SCHEDULED -> {
-                    target.requireSendable();
-                    Message m = op.messages().get(0);
-                    yield ref.shard().call(() -> ref.partition().reserveScheduled(m));
-                }
-                case CANCEL_SCHEDULED -> ref.shard().call(() -> {
-                    for (long seq : op.sequences()) {
-                        ref.partition().cancelScheduled(seq);
-                    }
-                    return null;
-                });
-                default -> throw new BrokerException(ErrorKind.INTERNAL, "Not a send operation: " + op.kind());
-            };
-        } catch (BrokerException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+    /** Runs {@code op} on its partition's shard here, or on the node serving it. */
+    private <T> CompletableFuture<T> onPartition(PartitionRef ref, PartitionOp.OnSendTarget<T> op) {
+        return directory.call(ref, () -> op, () -> op.apply(ref.partition(), ref.shard().nowMs()),
+                op.sent() > 0 ? stats.sentCounter() : null, op.sent());
     }
 
     /**
@@ -273,10 +222,8 @@ public final class SendRouter implements Forwarding {
      * order, valid while they are scheduled.
      */
     public CompletableFuture<long[]> schedule(String entityPath, List<Message> messages) {
-        return onEachScheduled(entityPath, messages, true, (ref, m) -> directory.call(ref,
-                () -> op(PartitionOp.Kind.SCHEDULE, ref).withMessages(List.of(m), null),
-                () -> ref.partition().scheduleRequested(m, m.scheduledEnqueueTimeMs(), ref.shard().nowMs()),
-                stats.sentCounter(), 1));
+        return onEachScheduled(entityPath, messages, true, (ref, m) -> onPartition(ref,
+                new PartitionOp.Schedule(ref.partition().entityPath(), ref.partition().index(), m)));
     }
 
     /**
@@ -285,9 +232,8 @@ public final class SendRouter implements Forwarding {
      * ({@code TransactionCommit}, which also gives a message without a MessageId its id).
      */
     public CompletableFuture<long[]> reserveScheduled(String entityPath, List<Message> messages) {
-        return onEachScheduled(entityPath, messages, false, (ref, m) -> directory.call(ref,
-                () -> op(PartitionOp.Kind.RESERVE_SCHEDULED, ref).withMessages(List.of(m), null),
-                () -> ref.partition().reserveScheduled(m)));
+        return onEachScheduled(entityPath, messages, false, (ref, m) -> onPartition(ref,
+                new PartitionOp.ReserveScheduled(ref.partition().entityPath(), ref.partition().index(), m)));
     }
 
     /**
@@ -332,14 +278,11 @@ public final class SendRouter implements Forwarding {
     public CompletableFuture<Void> cancelScheduled(String entityPath, long[] sequenceNumbers) {
         try {
             SendTarget target = target(entityPath);
-            List<CompletableFuture<Object>> all = new ArrayList<>();
+            List<CompletableFuture<Void>> all = new ArrayList<>();
             for (long seq : sequenceNumbers) {
                 PartitionRef ref = directory.forSequence(target.partitions(), target.partitioned(), seq);
-                all.add(directory.call(ref, () -> op(PartitionOp.Kind.CANCEL_SCHEDULED, ref)
-                        .withSequences(new long[] {seq}, 0), () -> {
-                            ref.partition().cancelScheduled(seq);
-                            return null;
-                        }));
+                all.add(onPartition(ref, new PartitionOp.CancelScheduled(ref.partition().entityPath(),
+                        ref.partition().index(), new long[] {seq})));
             }
             return CompletableFuture.allOf(all.toArray(new CompletableFuture[0]));
         } catch (BrokerException e) {
@@ -371,18 +314,15 @@ public final class SendRouter implements Forwarding {
             if (reserved >= 0) {
                 // scheduled under a transaction: stored where its number was reserved, under that number
                 PartitionRef ref = directory.forSequence(target.partitions(), target.partitioned(), reserved);
-                directory.call(ref, () -> op(PartitionOp.Kind.SEND, ref).withMessages(List.of(m), key)
-                        .withSequences(new long[] {reserved}, 0), () -> {
-                            ref.partition().acceptForwardedScheduled(m, reserved, key, ref.shard().nowMs());
-                            return null;
-                        }).whenComplete((x, error) -> afterForward(source, t, error));
+                onPartition(ref, new PartitionOp.SendScheduled(ref.partition().entityPath(), ref.partition().index(),
+                        m, key, reserved)).whenComplete((x, error) -> afterForward(source, t, error));
                 return;
             }
             PartitionRef ref = directory.forTransfer(target, m, key);
-            directory.call(ref, () -> op(PartitionOp.Kind.SEND, ref).withMessages(List.of(m), key), () -> {
-                ref.partition().acceptForwarded(m, key, ref.shard().nowMs());
-                return null;
-            }).whenComplete((x, error) -> afterForward(source, t, error));
+            PartitionOp.Send forwarded = new PartitionOp.Send(ref.partition().entityPath(), ref.partition().index(),
+                    List.of(m), key); // not counted as sent here: the owner of a carried one counts it
+            directory.call(ref, () -> forwarded, () -> forwarded.apply(ref.partition(), ref.shard().nowMs()))
+                    .whenComplete((x, error) -> afterForward(source, t, error));
         } catch (BrokerException e) {
             afterForward(source, t, e);
         } catch (RuntimeException e) {

@@ -66,13 +66,8 @@ public final class TransactionCommit {
      * The owner's side of a commit another node carried here (cluster mode): the same work, its shard served here
      * (else SERVER_BUSY, never carried on).
      */
-    public CompletableFuture<Object> runHere(PartitionOp op) {
-        try {
-            return commit(TransactionalBatchCodec.decode(op.state()), false).thenApply(x -> null);
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e instanceof BrokerException ? e
-                    : new BrokerException(ErrorKind.ARGUMENT, "A malformed transaction: " + e.getMessage()));
-        }
+    public CompletableFuture<Void> commitCarried(TransactionalBatch batch) {
+        return commit(batch, false);
     }
 
     private CompletableFuture<Void> commit(TransactionalBatch given, boolean mayCarry) {
@@ -91,10 +86,9 @@ public final class TransactionCommit {
             }
             if (mayCarry && directory.remote() != null && !shard.serving()) {
                 // cluster mode: committed whole by the node serving the shard, with this same code
-                PartitionOp op = PartitionOp.of(PartitionOp.Kind.COMMIT, anyPath(batch),
-                        work.keySet().iterator().next().partition().index())
-                        .withSession(null, TransactionalBatchCodec.encode(batch), null);
-                return directory.remote().call(shard.index(), op).thenApply(x -> null);
+                PartitionOp.Commit op = new PartitionOp.Commit(anyPath(batch),
+                        work.keySet().iterator().next().partition().index(), TransactionalBatchCodec.encode(batch));
+                return directory.remote().call(shard.index(), op);
             }
             Shard on = shard;
             return counted(on.call(() -> {

@@ -8,7 +8,7 @@ import io.buslane.engine.message.MessageState;
 import io.buslane.engine.persist.MessageCodec;
 import io.buslane.engine.persist.RecordReader;
 import io.buslane.engine.persist.RecordWriter;
-import io.buslane.engine.remote.PartitionOp;
+import io.buslane.engine.remote.OpCode;
 import io.buslane.engine.txn.TransactionalBatch;
 import org.junit.jupiter.api.Test;
 
@@ -201,7 +201,7 @@ class RecordLayoutGoldenTest {
         assertThat(Arrays.stream(TransactionalBatch.SettleKind.values()).mapToInt(TransactionalBatch.SettleKind::code))
                 .containsExactly(0, 1, 2, 3);
         Map<String, Integer> codes = new TreeMap<>();
-        for (PartitionOp.Kind k : PartitionOp.Kind.values()) {
+        for (OpCode k : OpCode.values()) {
             codes.put(k.name(), k.code());
         }
         assertThat(codes).as("the first build's ordinals, by name").isEqualTo(new TreeMap<>(Map
@@ -218,9 +218,9 @@ class RecordLayoutGoldenTest {
                         entry("RELEASE_SESSION", 20), entry("PURGE", 21),
                         entry("DELETE_MESSAGES", 22), entry("LIST_SESSIONS", 23),
                         entry("RESERVE_SCHEDULED", 24), entry("COMMIT", 25))));
-        for (PartitionOp.Kind k : PartitionOp.Kind.values()) {
-            assertThat(PartitionOp.Kind.ofCode(k.code())).isEqualTo(k);
+        for (OpCode k : OpCode.values()) {
+            assertThat(OpCode.ofCode(k.code())).isEqualTo(k);
         }
-        assertThat(PartitionOp.Kind.ofCode(99)).isNull();
+        assertThat(OpCode.ofCode(99)).isNull();
     }
 }
