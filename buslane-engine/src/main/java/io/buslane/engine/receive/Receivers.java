@@ -78,7 +78,7 @@ public final class Receivers {
 
     /** Whether partition {@code ref} is served by another node that the channel reaches (cluster mode). */
     private boolean remote(PartitionRef ref) {
-        return directory.remote() != null && !ref.shard().serving();
+        return !directory.servedHere(ref.shard());
     }
 
     private RemoteFeed feed(Receiver receiver, PartitionRef ref, int partitions, java.util.UUID holder) {

@@ -157,9 +157,8 @@ final class RemoteFeed {
         remote.call(shard, new PartitionOp.EndReceive(path, partition, key)).exceptionally(e -> null);
     }
 
-    @SuppressWarnings("unchecked")
-    private void answered(int taken, Object result, Throwable failure) {
-        List<ReceivedMessage> got = failure == null && result != null ? (List<ReceivedMessage>) result : List.of();
+    private void answered(int taken, List<ReceivedMessage> result, Throwable failure) {
+        List<ReceivedMessage> got = failure == null && result != null ? result : List.of();
         boolean wasClosed;
         boolean wasPreempted;
         synchronized (this) {

@@ -48,6 +48,16 @@ public final class PartitionDirectory implements ShardPlacement {
     }
 
     /**
+     * The one "is it served here?" of the engine's routing: whether an operation on a partition of {@code shard}
+     * runs on this node. True when this node serves the shard, and whenever there is no channel to other nodes
+     * (outside cluster mode every shard is served; a dormant shard without a channel refuses with SERVER_BUSY
+     * itself). False only in cluster mode for a shard another node serves: the operation goes there.
+     */
+    public boolean servedHere(Shard shard) {
+        return remote == null || shard.serving();
+    }
+
+    /**
      * Runs {@code local} on the partition's shard when this node serves it (or outside cluster mode), else runs the
      * operation {@code op} describes on the node that serves it.
      */
@@ -59,7 +69,7 @@ public final class PartitionDirectory implements ShardPlacement {
     public <T> CompletableFuture<T> call(PartitionRef ref, Supplier<? extends PartitionOp<T>> op, Supplier<T> local,
                                          LongAdder counter, long count) {
         RemotePartitions r = remote;
-        if (r == null || ref.shard().serving()) {
+        if (r == null || ref.shard().serving()) { // servedHere, with the channel read once
             return ref.shard().call(local, counter, count);
         }
         return r.call(ref.shard().index(), op.get());

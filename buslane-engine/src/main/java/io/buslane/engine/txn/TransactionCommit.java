@@ -84,7 +84,7 @@ public final class TransactionCommit {
             if (shard == null) {
                 return CompletableFuture.completedFuture(null);
             }
-            if (mayCarry && directory.remote() != null && !shard.serving()) {
+            if (mayCarry && !directory.servedHere(shard)) {
                 // cluster mode: committed whole by the node serving the shard, with this same code
                 PartitionOp.Commit op = new PartitionOp.Commit(anyPath(batch),
                         work.keySet().iterator().next().partition().index(), TransactionalBatchCodec.encode(batch));
