@@ -64,9 +64,13 @@ class EmulatorImageTest {
                 "-e", "SQL_WAIT_INTERVAL=0", Podman.IMAGE));
         started = true;
         long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-        while (Podman.health(httpPort) != 200) {
-            // whenever /health is not yet 200, the ready line must not be in the log yet
+        while (true) {
+            // the log first, then /health: a ready line in a log read before a /health that is not yet 200 was
+            // printed too early (read the other way round, the line may come between the two reads, correctly)
             String logs = logs();
+            if (Podman.health(httpPort) == 200) {
+                break;
+            }
             if (logs.contains(READY)) {
                 linesBeforeHealthy.add(logs);
             }
