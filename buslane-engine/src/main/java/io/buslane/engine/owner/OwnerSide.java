@@ -59,7 +59,7 @@ public final class OwnerSide implements RemotePartitions.Owner {
     public <R> CompletableFuture<R> run(PartitionOp<R> op) {
         try {
             return op.runAt(runner);
-        } catch (BrokerException e) {
+        } catch (RuntimeException e) { // a refusal, or a defect: answered either way, never thrown at the channel
             return CompletableFuture.failedFuture(e);
         }
     }
@@ -108,6 +108,9 @@ public final class OwnerSide implements RemotePartitions.Owner {
         @Override
         public CompletableFuture<List<ReceivedMessage>> peekScheduled(PartitionOp.PeekScheduled op) {
             EntityAddress address = EntityAddress.parse(op.path());
+            if (address == null) {
+                throw new BrokerException(ErrorKind.ARGUMENT, "An entity path is required.");
+            }
             TopicEntity t = namespace.topic(address.entityPath());
             if (t == null) {
                 throw BrokerException.entityNotFound(address.entityPath());
@@ -134,6 +137,13 @@ public final class OwnerSide implements RemotePartitions.Owner {
                 throw BrokerException.entityNotFound(address.entityName());
             }
             PartitionRef ref = partitionOf(refs, op, address);
+            return ref.shard().call(() -> op.apply(ref.partition()));
+        }
+
+        @Override
+        public CompletableFuture<List<String>> listSessions(PartitionOp.ListSessions op) {
+            Source source = Source.of(namespace, EntityAddress.parse(op.path()), clock.epochMillis());
+            PartitionRef ref = Source.partition(source, op.partition());
             return ref.shard().call(() -> op.apply(ref.partition()));
         }
 

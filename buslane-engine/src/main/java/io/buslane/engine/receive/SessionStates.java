@@ -163,8 +163,8 @@ public final class SessionStates {
             int perPartition = (int) Math.min(Integer.MAX_VALUE, want);
             PartitionRef[] refs = source.partitions();
             return directory.onAll(refs, i -> listOp(address, i, stateUpdatedSinceMs, perPartition, after),
-                    p -> listOp(address, p.index(), stateUpdatedSinceMs, perPartition, after).apply(
-                            Source.subQueue(refs[p.index()], address), p.ctxNowMs(), null)).thenApply(lists -> {
+                    p -> listOp(address, p.index(), stateUpdatedSinceMs, perPartition, after).apply(p))
+                    .thenApply(lists -> {
                 List<String> merged = new ArrayList<>();
                 lists.forEach(merged::addAll);
                 merged.sort(null); // at most partitions x (skip + top) ids, each partition's already in order

@@ -7,7 +7,9 @@ import java.util.function.Function;
 /**
  * The operations' codes on the cluster channel, and the table that reads each back ({@link OpCodec}): never change
  * or reuse a code (they were the first build's ordinals; {@code RecordLayoutGoldenTest} pins them by name). A new
- * carried operation is a record in {@link PartitionOp}, a code here, and a method of {@link PartitionOp.Runner}.
+ * carried operation is a record in {@link PartitionOp} and a code here; unless it runs on a send target or a
+ * sub-queue ({@link PartitionOp.OnSendTarget}, {@link PartitionOp.OnSubQueue}), also a method of
+ * {@link PartitionOp.Runner}.
  */
 public enum OpCode {
     /** {@link PartitionOp.Send}, or {@link PartitionOp.SendScheduled} when it names a reserved number. */
@@ -38,9 +40,14 @@ public enum OpCode {
     RESERVE_SCHEDULED(24, PartitionOp.ReserveScheduled::read),
     COMMIT(25, PartitionOp.Commit::read);
 
-    private static final OpCode[] BY_CODE = new OpCode[26];
+    private static final OpCode[] BY_CODE;
 
     static {
+        int max = 0;
+        for (OpCode c : values()) {
+            max = Math.max(max, c.code);
+        }
+        BY_CODE = new OpCode[max + 1];
         for (OpCode c : values()) {
             BY_CODE[c.code] = c;
         }

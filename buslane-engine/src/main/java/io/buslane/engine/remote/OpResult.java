@@ -14,7 +14,7 @@ import java.util.UUID;
 
 /**
  * How the result of an operation travels back on the cluster channel: one codec per result type, shared by the
- * operations that answer with it (protocol version 1, pinned by {@code RecordLayoutGoldenTest}).
+ * operations that answer with it (protocol version 1, pinned by {@code OpCodecTest}).
  *
  * @param <R> the result type
  */

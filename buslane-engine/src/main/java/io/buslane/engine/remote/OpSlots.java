@@ -17,7 +17,7 @@ import java.util.UUID;
  * in a fixed order, each written whether the operation uses it or not (an absent one as its empty marker). An
  * operation value fills the slots it has ({@link PartitionOp#write}) and is read back from them by its
  * {@link OpCode}; which slot carries what is each operation's business, so a slot keeps one meaning per operation
- * and never changes it. Pinned byte for byte by {@code RecordLayoutGoldenTest}: nodes of one protocol version read
+ * and never changes it. Pinned byte for byte by {@code OpCodecTest}: nodes of one protocol version read
  * each other's bytes.
  */
 public final class OpSlots {

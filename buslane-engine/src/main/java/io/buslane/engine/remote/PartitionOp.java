@@ -68,6 +68,9 @@ public sealed interface PartitionOp<R> {
 
         CompletableFuture<RuntimeCounts> counts(Counts op);
 
+        /** On the partition of the queue or subscription the path names. */
+        CompletableFuture<List<String>> listSessions(ListSessions op);
+
         CompletableFuture<Void> commit(Commit op);
 
         CompletableFuture<List<ReceivedMessage>> receive(Receive op);
@@ -711,13 +714,15 @@ public sealed interface PartitionOp<R> {
         }
     }
 
-    /** Up to {@code max} session ids after {@code afterId}, state written since a time (or all active). */
+    /**
+     * Up to {@code max} session ids after {@code afterId}, state written since a time (or all active), of the queue
+     * or subscription partition the path names (none while the subscription is not on the partition yet).
+     */
     record ListSessions(String path, int partition, long updatedSinceMs, int max, String afterId)
-            implements OnSubQueue<List<String>> {
-        @Override
-        public List<String> apply(SubQueueState q, long nowMs, ConsumerHandle by) {
+            implements PartitionOp<List<String>> {
+        /** Runs on the shard thread of the partition. */
+        public List<String> apply(Partition p) {
             String subscription = EntityAddress.parse(path).subscription();
-            Partition p = q.partition();
             SubQueueState main = subscription == null ? p.queue() : p.subscription(subscription);
             return main == null ? List.of() : main.sessionIds(updatedSinceMs, afterId, max);
         }
@@ -725,6 +730,11 @@ public sealed interface PartitionOp<R> {
         @Override
         public boolean resendable() {
             return true;
+        }
+
+        @Override
+        public CompletableFuture<List<String>> runAt(Runner runner) {
+            return runner.listSessions(this);
         }
 
         @Override
