@@ -71,9 +71,8 @@ public final class Engine implements AutoCloseable {
     private final TransactionCommit transactions;
     private final PartitionDirectory directory;
     private final EngineStats stats = new EngineStats();
+    private final ShardOwnership ownership;
     private volatile boolean closed;
-    /** Serialises taking and giving up shards (cluster mode). */
-    private final Object ownershipLock = new Object();
 
     private Engine(EngineConfig config, MetaJournal meta, Shard[] shards) {
         this.config = config;
@@ -90,6 +89,7 @@ public final class Engine implements AutoCloseable {
         this.browser = new Browser(namespace, directory, config.clock());
         this.counts = new MessageCounts(namespace, directory, config.clock());
         this.transactions = new TransactionCommit(namespace, directory, router, config.clock(), stats);
+        this.ownership = new ShardOwnership(config, this.shards, namespace);
         this.ownerSide = new OwnerSide(namespace, config.clock(), stats, router, transactions, remoteConsumers);
     }
 
@@ -130,7 +130,7 @@ public final class Engine implements AutoCloseable {
             shards[i] = servedAtStart.test(i)
                     ? new Shard(i, config.clock(), config.storage().openShard(i, config.residentBytesPerShard()),
                             config.dedupHeapBytesPerWindow())
-                    : Shard.dormant(i, config.clock(), config.dedupHeapBytesPerWindow(), notServedHere(i));
+                    : ShardOwnership.dormant(config, i);
         }
         Engine engine = new Engine(config, meta, shards);
         engine.namespace.recover(recovered, shards);
@@ -142,11 +142,6 @@ public final class Engine implements AutoCloseable {
 
     // ================================================================================================ cluster mode
 
-    private static String notServedHere(int shard) {
-        return "Shard " + shard + " is not served by this node now (it is served by another node of the cluster, "
-                + "or moving). Retry later.";
-    }
-
     /**
      * Cluster mode: applies the namespace changes other nodes made since this node last looked (entities, rules);
      * returns whether there were any. Cheap when there were none (one read of the journal's position).
@@ -157,7 +152,7 @@ public final class Engine implements AutoCloseable {
 
     /** True when this node serves shard {@code index}. */
     public boolean servesShard(int index) {
-        return shards.get(index).serving();
+        return ownership.serves(index);
     }
 
     /**
@@ -167,23 +162,7 @@ public final class Engine implements AutoCloseable {
      * Does nothing when the shard is served already.
      */
     public void serveShard(int index) {
-        synchronized (ownershipLock) {
-            if (closed || servesShard(index)) {
-                return;
-            }
-            Shard shard = new Shard(index, config.clock(), config.storage().openShard(index,
-                    config.residentBytesPerShard()), config.dedupHeapBytesPerWindow());
-            if (closed) {
-                shard.journal().close();
-                return;
-            }
-            shard.onFatal(shards.fatalListener());
-            namespace.replaceShard(shards.all(), shard);
-            if (config.threadingMode() == ThreadingMode.DEDICATED) {
-                shard.start();
-            }
-            LOG.info("Serving shard {}", index);
-        }
+        ownership.serve(index);
     }
 
     /**
@@ -196,25 +175,7 @@ public final class Engine implements AutoCloseable {
      * @param why a sentence for the log and for the receivers' error
      */
     public void stopServingShard(int index, String why) {
-        Shard old;
-        java.util.List<io.buslane.engine.namespace.PartitionRef> refs;
-        synchronized (ownershipLock) { // only the swap: shards given up together stop in parallel
-            if (closed || !servesShard(index)) {
-                return;
-            }
-            old = shards.get(index);
-            refs = namespace.replaceShard(shards.all(),
-                    Shard.dormant(index, config.clock(), config.dedupHeapBytesPerWindow(), notServedHere(index)));
-        }
-        io.buslane.common.error.BrokerException error = new io.buslane.common.error.BrokerException(
-                io.buslane.common.error.ErrorKind.SERVER_BUSY, why + " " + notServedHere(index));
-        old.retire(notServedHere(index), () -> {
-            for (io.buslane.engine.namespace.PartitionRef ref : refs) {
-                ref.partition().stopServing(error);
-            }
-        });
-        old.journal().close();
-        LOG.info("Stopped serving shard {}: {}", index, why);
+        ownership.stop(index, why);
     }
 
     /**
@@ -251,6 +212,7 @@ public final class Engine implements AutoCloseable {
             return;
         }
         closed = true;
+        ownership.close();
         namespace.stopReaping();
         if (config.threadingMode() == ThreadingMode.DEDICATED) {
             shards.stop();

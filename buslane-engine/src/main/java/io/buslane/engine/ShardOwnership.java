@@ -1,0 +1,98 @@
+package io.buslane.engine;
+
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import io.buslane.engine.namespace.Namespace;
+import io.buslane.engine.namespace.PartitionRef;
+import io.buslane.engine.shard.Shard;
+import io.buslane.engine.shard.Shards;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+
+/**
+ * Cluster mode: which shards this node serves, changed at run time by the node's cluster controller through
+ * {@link Engine#serveShard} and {@link Engine#stopServingShard}. A shard another node serves is a dormant
+ * placeholder ({@link Shard#dormant}: no journal, no thread, every command refused with SERVER_BUSY); serving it
+ * swaps in a shard with its journal and partitions built anew, stopping swaps the placeholder back.
+ */
+final class ShardOwnership {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
+
+    private final EngineConfig config;
+    private final Shards shards;
+    private final Namespace namespace;
+    /** Serialises taking and giving up shards. */
+    private final Object lock = new Object();
+    private volatile boolean closed;
+
+    ShardOwnership(EngineConfig config, Shards shards, Namespace namespace) {
+        this.config = config;
+        this.shards = shards;
+        this.namespace = namespace;
+    }
+
+    /** The refusal of a shard this node does not serve. */
+    static String notServedHere(int shard) {
+        return "Shard " + shard + " is not served by this node now (it is served by another node of the cluster, "
+                + "or moving). Retry later.";
+    }
+
+    /** The placeholder of shard {@code index} while another node serves it. */
+    static Shard dormant(EngineConfig config, int index) {
+        return Shard.dormant(index, config.clock(), config.dedupHeapBytesPerWindow(), notServedHere(index));
+    }
+
+    boolean serves(int index) {
+        return shards.get(index).serving();
+    }
+
+    /** From now on no shard is taken or given up (the engine closes). */
+    void close() {
+        closed = true;
+    }
+
+    /** See {@link Engine#serveShard}. */
+    void serve(int index) {
+        synchronized (lock) {
+            if (closed || serves(index)) {
+                return;
+            }
+            Shard shard = new Shard(index, config.clock(), config.storage().openShard(index,
+                    config.residentBytesPerShard()), config.dedupHeapBytesPerWindow());
+            if (closed) {
+                shard.journal().close();
+                return;
+            }
+            shard.onFatal(shards.fatalListener());
+            namespace.replaceShard(shards.all(), shard);
+            if (config.threadingMode() == ThreadingMode.DEDICATED) {
+                shard.start();
+            }
+            LOG.info("Serving shard {}", index);
+        }
+    }
+
+    /** See {@link Engine#stopServingShard}. */
+    void stop(int index, String why) {
+        Shard old;
+        List<PartitionRef> refs;
+        synchronized (lock) { // only the swap: shards given up together stop in parallel
+            if (closed || !serves(index)) {
+                return;
+            }
+            old = shards.get(index);
+            refs = namespace.replaceShard(shards.all(), dormant(config, index));
+        }
+        BrokerException error = new BrokerException(ErrorKind.SERVER_BUSY, why + " " + notServedHere(index));
+        old.retire(notServedHere(index), () -> {
+            for (PartitionRef ref : refs) {
+                ref.partition().stopServing(error);
+            }
+        });
+        old.journal().close();
+        LOG.info("Stopped serving shard {}: {}", index, why);
+    }
+}
