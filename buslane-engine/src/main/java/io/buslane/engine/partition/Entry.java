@@ -134,7 +134,7 @@ public final class Entry extends EngineTimer {
     @Override
     public void onTimer(long nowMs) {
         if (owner != null) {
-            owner.onLockTimer(this, nowMs);
+            owner.settlements.onLockTimer(this, nowMs);
         }
     }
 
@@ -149,7 +149,7 @@ public final class Entry extends EngineTimer {
         @Override
         public void onTimer(long nowMs) {
             if (entry.owner != null) {
-                entry.owner.onTtlTimer(entry, nowMs);
+                entry.owner.settlements.onTtlTimer(entry, nowMs);
             }
         }
     }

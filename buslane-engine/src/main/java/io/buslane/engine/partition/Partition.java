@@ -231,7 +231,7 @@ public final class Partition {
         }
         for (SubQueueState main : mains) {
             for (SubQueue q : SubQueue.values()) {
-                main.subQueue(q).stopServing(error);
+                main.subQueue(q).deliveries.stopServing(error);
             }
         }
     }
@@ -239,7 +239,7 @@ public final class Partition {
     private void dropAll(SubQueueState main) {
         for (SubQueue q : SubQueue.values()) {
             SubQueueState s = main.subQueue(q);
-            s.closeConsumers(BrokerException.entityNotFound(s.settings.entityPath()));
+            s.deliveries.closeConsumers(BrokerException.entityNotFound(s.settings.entityPath()));
             s.purge();
             s.forEachSession(session -> {
                 if (session.hasState()) {

@@ -70,6 +70,6 @@ public final class SessionEntry extends EngineTimer {
 
     @Override
     public void onTimer(long nowMs) {
-        queue.onSessionLockTimer(this, nowMs);
+        queue.deliveries.onSessionLockTimer(this, nowMs);
     }
 }

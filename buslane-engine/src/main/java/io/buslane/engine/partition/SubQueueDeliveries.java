@@ -1,0 +1,259 @@
+package io.buslane.engine.partition;
+
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import io.buslane.engine.api.ReceiveMode;
+import io.buslane.engine.api.SubQueue;
+import io.buslane.engine.message.Message;
+import io.buslane.engine.message.ReceivedMessage;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+
+/**
+ * The deliveries section of one {@link SubQueueState}: its consumers (receivers and session receivers), the
+ * round-robin hand-out of ready messages to those with credit, and the session locks consumers take (accept named
+ * or next, expiry, release). A delivery's message is handed over after the sync that made it durable. Confined to
+ * the shard thread, as its sub-queue.
+ */
+final class SubQueueDeliveries {
+
+    private static final Logger LOG = LoggerFactory.getLogger(SubQueueState.class);
+
+    private final SubQueueState q;
+    private final ArrayList<ConsumerSlot> consumers = new ArrayList<>();
+    private int nextConsumer;
+
+    SubQueueDeliveries(SubQueueState q) {
+        this.q = q;
+    }
+
+    private PartitionContext ctx() {
+        return q.partition.ctx;
+    }
+
+    // ------------------------------------------------------------------------------------------------ delivery
+
+    void pump() {
+        if (q.sessionful()) {
+            for (ConsumerSlot slot : consumers) {
+                if (slot.session != null) {
+                    pumpSession(slot.session);
+                }
+            }
+            serveWaiters();
+            return;
+        }
+        long nowMs = ctx().nowMs();
+        int n = consumers.size();
+        boolean progress = true;
+        while (progress && n > 0 && !q.ready.isEmpty()) {
+            progress = false;
+            for (int i = 0; i < n && !q.ready.isEmpty(); i++) {
+                ConsumerSlot slot = consumers.get(nextConsumer++ % n);
+                if (nextConsumer >= n) {
+                    nextConsumer = 0;
+                }
+                if (!slot.consumer.tryAcquireCredit()) {
+                    continue;
+                }
+                Entry e = nextReady(q.ready, nowMs);
+                if (e == null) {
+                    slot.consumer.releaseCredit();
+                    return;
+                }
+                if (!deliver(slot, e, nowMs)) {
+                    return;
+                }
+                progress = true;
+            }
+        }
+    }
+
+    void pumpSession(SessionEntry s) {
+        ConsumerSlot slot = s.holder;
+        if (slot == null) {
+            return;
+        }
+        long nowMs = ctx().nowMs();
+        while (!s.ready.isEmpty() && slot.consumer.tryAcquireCredit()) {
+            Entry e = nextReady(s.ready, nowMs);
+            if (e == null) {
+                slot.consumer.releaseCredit();
+                return;
+            }
+            if (!deliver(slot, e, nowMs)) {
+                return;
+            }
+        }
+    }
+
+    /** Takes the next ready entry, expiring the ones whose time-to-live has passed. */
+    private Entry nextReady(ReadyQueue queue, long nowMs) {
+        Entry e;
+        while ((e = queue.poll()) != null) {
+            if (q.kind == SubQueue.MAIN && e.expiresAtMs <= nowMs) {
+                q.settlements.expire(e);
+                continue;
+            }
+            return e;
+        }
+        return null;
+    }
+
+    /**
+     * Hands a ready entry (taken from its ready queue, with a unit of credit) to the consumer. Returns false, with
+     * the entry back in its ready queue and the credit returned, when its message cannot be read back from storage:
+     * delivery stops there (the failure is logged) rather than skipping or losing the message.
+     */
+    private boolean deliver(ConsumerSlot slot, Entry e, long nowMs) {
+        Message m;
+        try {
+            m = q.partition.ctx.bodies().of(e);
+        } catch (RuntimeException failure) {
+            q.settlements.returnToReady(e);
+            slot.consumer.releaseCredit();
+            LOG.error("Cannot deliver message {} of '{}': its body could not be read back; delivery of the queue "
+                    + "stops at it until it can", e.seq, q.settings.entityPath(), failure);
+            return false;
+        }
+        ReceivedMessage view;
+        if (slot.consumer.mode() == ReceiveMode.PEEK_LOCK) {
+            q.settlements.lock(e, nowMs);
+            view = e.view(m, q.partition.index);
+        } else {
+            view = e.view(m, q.partition.index);
+            q.remove(e);
+        }
+        if (e.session != null && e.session.holder == null) {
+            q.sessions.reindex(e.session);
+        }
+        ConsumerHandle consumer = slot.consumer;
+        ctx().afterSync(() -> consumer.deliver(view));
+        return true;
+    }
+
+    // ------------------------------------------------------------------------------------------------ consumers
+
+    ConsumerSlot addConsumer(ConsumerHandle consumer) {
+        ConsumerSlot slot = new ConsumerSlot(consumer, q);
+        consumers.add(slot);
+        return slot;
+    }
+
+    void removeConsumer(ConsumerSlot slot) {
+        if (slot.closed) {
+            return;
+        }
+        slot.closed = true;
+        forget(slot);
+        SessionEntry s = slot.session;
+        if (s != null && s.holder == slot) {
+            releaseSession(s, false);
+        }
+    }
+
+    private void forget(ConsumerSlot slot) {
+        consumers.remove(slot);
+        if (nextConsumer >= consumers.size()) {
+            nextConsumer = 0;
+        }
+    }
+
+    boolean hasConsumers() {
+        return !consumers.isEmpty();
+    }
+
+    /** Closes every consumer of this sub-queue (the entity is gone). */
+    void closeConsumers(BrokerException error) {
+        for (ConsumerSlot slot : new ArrayList<>(consumers)) {
+            slot.closed = true;
+            ConsumerHandle c = slot.consumer;
+            ctx().afterSync(() -> c.closedByEngine(error));
+        }
+        consumers.clear();
+        q.sessions.clearWaiters();
+    }
+
+    /**
+     * This node stops serving the partition (cluster mode: it moved to another node, or this node lost it): every
+     * consumer and every waiting session accept is told at once (not after a sync: the journal may be gone).
+     */
+    void stopServing(BrokerException error) {
+        for (ConsumerSlot slot : new ArrayList<>(consumers)) {
+            slot.closed = true;
+            slot.consumer.closedByEngine(error);
+        }
+        consumers.clear();
+        q.sessions.failWaiters(error);
+    }
+
+    // ------------------------------------------------------------------------------------------------ sessions
+
+    ConsumerSlot acceptSession(String sessionId, ConsumerHandle consumer, long nowMs) {
+        q.requireSessionful();
+        SessionEntry s = q.sessions.forAccept(sessionId, nowMs);
+        if (s.holder != null) {
+            expireSessionLock(s); // held, but its lock ran out
+        }
+        ConsumerSlot slot = addConsumer(consumer);
+        q.sessions.lock(s, slot, nowMs, q.settings.lockDurationMs());
+        return slot;
+    }
+
+    void acceptNextSession(SessionWaiter waiter) {
+        q.requireSessionful();
+        q.sessions.addWaiter(waiter);
+        serveWaiters();
+    }
+
+    void serveWaiters() {
+        SessionTable.Acceptance a;
+        while ((a = q.sessions.nextAcceptance()) != null) {
+            SessionWaiter w = a.waiter();
+            ConsumerSlot slot = addConsumer(w.consumer());
+            long lockedUntilMs = q.sessions.lock(a.session(), slot, ctx().nowMs(), q.settings.lockDurationMs());
+            String id = a.session().id;
+            ctx().afterSync(() -> w.onAccepted(slot, id, lockedUntilMs));
+        }
+    }
+
+    void pumpSessionOf(ConsumerSlot slot) {
+        if (slot.session != null && slot.session.holder == slot) {
+            pumpSession(slot.session);
+        }
+    }
+
+    void onSessionLockTimer(SessionEntry s, long nowMs) {
+        if (q.sessions.lockRanOut(s, nowMs)) {
+            expireSessionLock(s);
+        }
+    }
+
+    private void expireSessionLock(SessionEntry s) {
+        ConsumerSlot slot = s.holder;
+        releaseSession(s, true);
+        if (slot != null && !slot.closed) {
+            slot.closed = true;
+            forget(slot);
+            ConsumerHandle consumer = slot.consumer;
+            BrokerException error = new BrokerException(ErrorKind.SESSION_LOCK_LOST,
+                    SubQueueState.SESSION_LOCK_LOST_TEXT);
+            ctx().afterSync(() -> consumer.closedByEngine(error));
+        }
+    }
+
+    /** Frees a session; its locked messages return, counting a failed delivery when the lock expired. */
+    private void releaseSession(SessionEntry s, boolean lockExpired) {
+        q.sessions.unlock(s);
+        long nowMs = ctx().nowMs();
+        for (Entry e : q.settlements.lockedOf(s)) {
+            q.settlements.unlock(e);
+            q.settlements.fail(e, nowMs, lockExpired && q.kind == SubQueue.MAIN, false);
+        }
+        q.sessions.reindex(s);
+        serveWaiters();
+        q.sessions.dropIfEmpty(s);
+    }
+}
