@@ -8,12 +8,10 @@ import io.buslane.engine.message.ReceivedMessage;
 import io.buslane.engine.namespace.PartitionRef;
 import io.buslane.engine.partition.ConsumerHandle;
 import io.buslane.engine.partition.ConsumerSlot;
-import io.buslane.engine.shard.Shard;
 
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -35,11 +33,8 @@ public final class Receiver implements ConsumerHandle {
     private final ReceiveMode mode;
     private final DeliverySink sink;
     private final AtomicLong credit = new AtomicLong();
-    private volatile PartitionRef[] partitions;
-    private volatile ConsumerSlot[] slots;
-    private volatile AtomicBoolean[] kickScheduled;
-    /** Cluster mode: the partitions served by other nodes, fed by long polls (null entries: served here). */
-    private volatile RemoteFeed[] feeds;
+    /** One feed per partition of the entity (one for a session receiver): local, or remote in cluster mode. */
+    private volatile PartitionFeed[] feeds;
     private volatile boolean closed;
     private volatile String sessionId;
     private volatile long sessionLockedUntilMs;
@@ -54,16 +49,13 @@ public final class Receiver implements ConsumerHandle {
         this.sink = sink;
     }
 
+    /** Binds the receiver to the entity's partitions (one for a session receiver), each fed locally at first. */
     void bind(PartitionRef[] refs) {
-        ConsumerSlot[] s = new ConsumerSlot[refs.length];
-        AtomicBoolean[] k = new AtomicBoolean[refs.length];
+        PartitionFeed[] f = new PartitionFeed[refs.length];
         for (int i = 0; i < refs.length; i++) {
-            k[i] = new AtomicBoolean();
+            f[i] = new LocalFeed(this, refs[i]);
         }
-        this.slots = s;
-        this.kickScheduled = k;
-        this.feeds = new RemoteFeed[refs.length];
-        this.partitions = refs;
+        this.feeds = f;
     }
 
     /** Cluster mode: partition {@code i} is served by another node and fed by {@code feed}. */
@@ -73,13 +65,13 @@ public final class Receiver implements ConsumerHandle {
 
     /** The session holder the owner node keeps for this receiver (cluster mode), or null. */
     public java.util.UUID remoteSessionHolder() {
-        RemoteFeed[] f = feeds;
-        return f != null && f.length == 1 && f[0] != null ? f[0].holder() : null;
+        PartitionFeed[] f = feeds;
+        return f != null && f.length == 1 ? f[0].holder() : null;
     }
 
-    /** Called on the owning shard thread. */
+    /** The receiver's slot on local partition {@code i}: called on the owning shard thread. */
     void setSlot(int i, ConsumerSlot slot) {
-        slots[i] = slot;
+        ((LocalFeed) feeds[i]).attached(slot);
     }
 
     void bindSession(String id, long lockedUntilMs) {
@@ -134,35 +126,8 @@ public final class Receiver implements ConsumerHandle {
 
     /** Pumps the partitions served here, and polls those served elsewhere when {@code remoteToo}. */
     void kick(boolean remoteToo) {
-        PartitionRef[] refs = partitions;
-        RemoteFeed[] f = feeds;
-        for (int i = 0; i < refs.length; i++) {
-            if (f[i] != null) {
-                if (remoteToo) {
-                    f[i].kick();
-                }
-                continue;
-            }
-            AtomicBoolean flag = kickScheduled[i];
-            if (flag.compareAndSet(false, true)) {
-                int index = i;
-                refs[i].shard().submit(() -> {
-                    flag.set(false);
-                    pumpOn(index);
-                });
-            }
-        }
-    }
-
-    private void pumpOn(int index) {
-        ConsumerSlot slot = slots[index];
-        if (slot == null || closed) {
-            return;
-        }
-        if (sessionId != null) {
-            slot.queue().pumpSessionOf(slot);
-        } else {
-            slot.queue().pump();
+        for (PartitionFeed feed : feeds) {
+            feed.kick(remoteToo);
         }
     }
 
@@ -172,44 +137,23 @@ public final class Receiver implements ConsumerHandle {
      */
     public CompletableFuture<Long> drain() {
         CompletableFuture<Long> done = new CompletableFuture<>();
-        PartitionRef[] refs = partitions;
-        RemoteFeed[] f = feeds;
-        AtomicInteger remaining = new AtomicInteger(refs.length);
-        for (int i = 0; i < refs.length; i++) {
-            int index = i;
-            PartitionRef ref = refs[i];
-            Runnable answered = () -> {
-                if (remaining.decrementAndGet() == 0) {
-                    long drained = credit.getAndSet(0);
-                    boolean anyFeed = false;
-                    for (RemoteFeed feed : f) {
-                        if (feed != null) {
-                            feed.endDrain();
-                            anyFeed = true;
-                        }
-                    }
-                    if (anyFeed && credit.get() > 0) {
-                        kick(); // credit granted while the drain finished: the feeds poll again for it
-                    }
-                    done.complete(drained);
+        PartitionFeed[] f = feeds;
+        AtomicInteger remaining = new AtomicInteger(f.length);
+        Runnable answered = () -> {
+            if (remaining.decrementAndGet() == 0) {
+                long drained = credit.getAndSet(0);
+                boolean polls = false;
+                for (PartitionFeed feed : f) {
+                    polls |= feed.endDrain();
                 }
-            };
-            if (f[i] != null) {
-                f[i].drain().thenRun(answered);
-                continue;
+                if (polls && credit.get() > 0) {
+                    kick(); // credit granted while the drain finished: the remote feeds poll again for it
+                }
+                done.complete(drained);
             }
-            ref.shard().submit(new Shard.Refusable() {
-                @Override
-                public void run() {
-                    pumpOn(index);
-                    ref.shard().afterSync(answered);
-                }
-
-                @Override
-                public void refused() {
-                    answered.run(); // cluster mode: a partition this node does not serve has nothing to deliver
-                }
-            });
+        };
+        for (PartitionFeed feed : f) {
+            feed.drain(answered);
         }
         return done;
     }
@@ -267,23 +211,12 @@ public final class Receiver implements ConsumerHandle {
 
     /** Leaves every partition: the remote feeds end their polls, the local slots are removed on their shards. */
     private void detach() {
-        PartitionRef[] refs = partitions;
-        if (refs == null) {
+        PartitionFeed[] f = feeds;
+        if (f == null) {
             return;
         }
-        RemoteFeed[] f = feeds;
-        for (int i = 0; i < refs.length; i++) {
-            int index = i;
-            if (f[i] != null) {
-                f[i].close();
-                continue;
-            }
-            refs[i].shard().submit(() -> {
-                ConsumerSlot slot = slots[index];
-                if (slot != null) {
-                    slot.queue().removeConsumer(slot); // nothing for the slot the engine closed already
-                }
-            });
+        for (PartitionFeed feed : f) {
+            feed.close();
         }
     }
 
@@ -315,14 +248,12 @@ public final class Receiver implements ConsumerHandle {
      * are ended (answering with what they have), so that the credit comes back and is shared out again.
      */
     private void preemptRemotePolls() {
-        RemoteFeed[] f = feeds;
+        PartitionFeed[] f = feeds;
         if (f == null || f.length < 2) {
             return;
         }
-        for (RemoteFeed feed : f) {
-            if (feed != null) {
-                feed.preempt();
-            }
+        for (PartitionFeed feed : f) {
+            feed.preempt();
         }
     }
 
@@ -331,7 +262,7 @@ public final class Receiver implements ConsumerHandle {
      * among the receiver's partitions (at least one); returns how many.
      */
     int takeCredit(int max) {
-        int ways = partitions.length;
+        int ways = feeds.length;
         while (true) {
             long c = credit.get();
             if (c <= 0 || closed) {

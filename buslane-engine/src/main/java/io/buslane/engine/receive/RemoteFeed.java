@@ -22,7 +22,7 @@ import java.util.concurrent.CompletionException;
  * answer) is retried with a growing pause; any other failure (the session lock was lost, the entity is gone)
  * closes the receiver as the engine would. Thread-safe.
  */
-final class RemoteFeed {
+final class RemoteFeed implements PartitionFeed {
 
     private static final Logger LOG = LoggerFactory.getLogger(RemoteFeed.class);
     /** The most messages one poll asks for. */
@@ -59,8 +59,16 @@ final class RemoteFeed {
     }
 
     /** The owner's session holder this feed receives for, or null for a non-session receiver. */
-    UUID holder() {
+    @Override
+    public UUID holder() {
         return holder;
+    }
+
+    @Override
+    public void kick(boolean polls) {
+        if (polls) {
+            kick();
+        }
     }
 
     /** Polls if credit is left and no poll is in flight. */
@@ -82,6 +90,11 @@ final class RemoteFeed {
                     draining ? 0 : waitMs);
         }
         remote.call(shard, op).whenComplete((result, failure) -> answered(taken, result, failure));
+    }
+
+    @Override
+    public void drain(Runnable answered) {
+        drain().thenRun(answered);
     }
 
     /**
@@ -113,13 +126,16 @@ final class RemoteFeed {
     }
 
     /** The receiver's drain is over: polls may start again. */
-    synchronized void endDrain() {
+    @Override
+    public synchronized boolean endDrain() {
         draining = false;
         drained = null;
+        return true;
     }
 
     /** Ends the poll in flight, once, so that the credit it holds comes back (another partition has messages). */
-    void preempt() {
+    @Override
+    public void preempt() {
         String key;
         synchronized (this) {
             if (!inFlight || preempted || closed) {
@@ -132,7 +148,8 @@ final class RemoteFeed {
     }
 
     /** Detaches: ends the poll in flight and lets the owner's session holder go. */
-    void close() {
+    @Override
+    public void close() {
         String key;
         synchronized (this) {
             if (closed) {
