@@ -43,7 +43,7 @@ public final class ClusterServer implements AutoCloseable {
 
     public ClusterServer(Vertx vertx, Engine engine, byte[] secret, int maxInFlight) {
         this.vertx = vertx;
-        this.owner = engine.ownerSide();
+        this.owner = engine.cluster().ownerSide();
         this.secret = secret.clone();
         this.maxInFlight = maxInFlight;
     }

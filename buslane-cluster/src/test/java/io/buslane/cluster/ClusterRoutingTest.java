@@ -138,8 +138,8 @@ class ClusterRoutingTest {
         int portB = listen(b);
         ShardDirectory directory = shard -> "127.0.0.1:" + (shard < 2 ? portA : portB);
         ClusterClient clientA = client(directory, SECRET, 64, Duration.ofSeconds(5));
-        a.remotePartitions(clientA);
-        b.remotePartitions(client(directory, SECRET, 64, Duration.ofSeconds(5)));
+        a.cluster().remotePartitions(clientA);
+        b.cluster().remotePartitions(client(directory, SECRET, 64, Duration.ofSeconds(5)));
         return new Cluster(a, b, clientA, portA, portB);
     }
 
@@ -353,8 +353,8 @@ class ClusterRoutingTest {
         toClose.add(b);
         LoopbackChannel channel = new LoopbackChannel(clock);
         java.util.function.IntFunction<Engine> owner = shard -> shard < 2 ? a : b;
-        a.remotePartitions(channel.portFor(owner));
-        b.remotePartitions(channel.portFor(owner));
+        a.cluster().remotePartitions(channel.portFor(owner));
+        b.cluster().remotePartitions(channel.portFor(owner));
         channel.drive(a);
         channel.drive(b);
         channel.pump();
@@ -474,10 +474,10 @@ class ClusterRoutingTest {
             }
         }
         PartitionOp.Counts counts = new PartitionOp.Counts(partitioned, onA);
-        assertThatThrownBy(() -> join(c.b().ownerSide().run(counts)))
+        assertThatThrownBy(() -> join(c.b().cluster().ownerSide().run(counts)))
                 .isInstanceOfSatisfying(BrokerException.class,
                         e -> assertThat(e.kind()).isEqualTo(ErrorKind.SERVER_BUSY));
-        assertThat(join(c.a().ownerSide().run(counts))).isNotNull();
+        assertThat(join(c.a().cluster().ownerSide().run(counts))).isNotNull();
 
         // a stale directory (B named for A's shard): B refuses, and the refusal travels back as it is
         ClusterClient stale = client(shard -> "127.0.0.1:" + c.portB(), SECRET, 8, Duration.ofSeconds(5));
@@ -898,7 +898,7 @@ class ClusterRoutingTest {
         Sink zombie = new Sink();
         Receiver r = c.a().createReceiver(EntityAddress.parse(partitioned), ReceiveMode.PEEK_LOCK, zombie);
         r.addCredit(100);
-        c.a().stopServingShard(0, "moved away for the test");
+        c.a().cluster().stopServingShard(0, "moved away for the test");
         assertThat(zombie.closed.get(10, TimeUnit.SECONDS).kind()).isEqualTo(ErrorKind.SERVER_BUSY);
 
         int stored = 0;

@@ -77,7 +77,7 @@ final class LoopbackChannel {
         RecordWriter w = new RecordWriter();
         OpCodec.write(w, op);
         byte[] request = Arrays.copyOf(w.buffer(), w.size());
-        deliveries.add(() -> owner.ownerSide().run(OpCodec.read(new RecordReader(request)))
+        deliveries.add(() -> owner.cluster().ownerSide().run(OpCodec.read(new RecordReader(request)))
                 .whenComplete((result, error) -> deliveries.add(() -> answer(answer, op, result, error))));
         return answer;
     }

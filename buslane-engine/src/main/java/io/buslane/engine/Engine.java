@@ -27,7 +27,6 @@ import io.buslane.engine.receive.SessionStates;
 import io.buslane.engine.receive.Settlements;
 import io.buslane.engine.routing.MessageIds;
 import io.buslane.engine.routing.PartitionDirectory;
-import io.buslane.engine.remote.RemotePartitions;
 import io.buslane.engine.routing.SendRouter;
 import io.buslane.engine.shard.Shard;
 import io.buslane.engine.shard.Shards;
@@ -64,12 +63,10 @@ public final class Engine implements AutoCloseable {
     private final Receivers receivers;
     private final Settlements settlements;
     private final SessionStates sessions;
-    private final RemoteConsumers remoteConsumers;
-    private final OwnerSide ownerSide;
+    private final EngineCluster cluster;
     private final Browser browser;
     private final MessageCounts counts;
     private final TransactionCommit transactions;
-    private final PartitionDirectory directory;
     private final EngineStats stats = new EngineStats();
     private final ShardOwnership ownership;
     private volatile boolean closed;
@@ -78,19 +75,18 @@ public final class Engine implements AutoCloseable {
         this.config = config;
         this.shards = new Shards(shards);
         PartitionDirectory directory = new PartitionDirectory(shards);
-        this.directory = directory;
         this.namespace = new Namespace(meta, config.clock(), shards.length, directory);
         this.router = new SendRouter(namespace, directory, config.storage(), config.clock(), stats);
         namespace.forwardThrough(router);
         this.settlements = new Settlements(namespace, directory, config.clock(), stats);
-        this.remoteConsumers = new RemoteConsumers(namespace, config.clock());
         this.sessions = new SessionStates(namespace, directory, config.clock(), config.storage());
         this.receivers = new Receivers(namespace, directory, config.clock(), stats, settlements, sessions);
         this.browser = new Browser(namespace, directory, config.clock());
         this.counts = new MessageCounts(namespace, directory, config.clock());
         this.transactions = new TransactionCommit(namespace, directory, router, config.clock(), stats);
         this.ownership = new ShardOwnership(config, this.shards, namespace);
-        this.ownerSide = new OwnerSide(namespace, config.clock(), stats, router, transactions, remoteConsumers);
+        this.cluster = new EngineCluster(ownership, namespace, directory, new OwnerSide(namespace, config.clock(),
+                stats, router, transactions, new RemoteConsumers(namespace, config.clock())));
     }
 
     // ================================================================================================ lifecycle
@@ -102,7 +98,8 @@ public final class Engine implements AutoCloseable {
 
     /**
      * Opens the namespace journal and the journals of the shards {@code servedAtStart} accepts, replays them and
-     * starts those shards; the others are dormant until {@link #serveShard} (cluster mode: other nodes serve them).
+     * starts those shards; the others are dormant until {@link EngineCluster#serveShard} (cluster mode: other nodes
+     * serve them).
      */
     public static Engine start(EngineConfig config, java.util.function.IntPredicate servedAtStart) {
         return start(config, servedAtStart, config.storage().openMeta());
@@ -110,8 +107,8 @@ public final class Engine implements AutoCloseable {
 
     /**
      * Starts one node of a cluster: the namespace journal is shared with the other nodes (any node may change the
-     * namespace; {@link #refreshNamespace} applies their changes), and the node serves no shard until
-     * {@link #serveShard} (its cluster controller decides).
+     * namespace; {@link EngineCluster#refreshNamespace} applies their changes), and the node serves no shard until
+     * {@link EngineCluster#serveShard} (its cluster controller decides).
      */
     public static Engine startClusterNode(EngineConfig config) {
         return start(config, shard -> false, config.storage().openSharedMeta());
@@ -140,60 +137,9 @@ public final class Engine implements AutoCloseable {
         return engine;
     }
 
-    // ================================================================================================ cluster mode
-
-    /**
-     * Cluster mode: applies the namespace changes other nodes made since this node last looked (entities, rules);
-     * returns whether there were any. Cheap when there were none (one read of the journal's position).
-     */
-    public boolean refreshNamespace() {
-        return namespace.refresh();
-    }
-
-    /** True when this node serves shard {@code index}. */
-    public boolean servesShard(int index) {
-        return ownership.serves(index);
-    }
-
-    /**
-     * Starts serving shard {@code index} (cluster mode: this node takes it): opens its journal (which, on a shared
-     * database, waits until no other node's lease on it runs and then fences that node out), builds its partitions
-     * anew, replays the journal into them and starts the shard. Blocking: call it off the shard and I/O threads.
-     * Does nothing when the shard is served already.
-     */
-    public void serveShard(int index) {
-        ownership.serve(index);
-    }
-
-    /**
-     * Stops serving shard {@code index} (cluster mode: the shard moves to another node, or another node took it
-     * over): its receivers are closed and its waiting session accepts fail with SERVER_BUSY (the SDKs retry),
-     * message and session locks on it are dropped, commands still queued run a last time, then the shard stops and
-     * its journal is closed (giving its lease back, when it is still this node's). Later commands fail with
-     * SERVER_BUSY until it is served again. Blocking. Does nothing when the shard is not served.
-     *
-     * @param why a sentence for the log and for the receivers' error
-     */
-    public void stopServingShard(int index, String why) {
-        ownership.stop(index, why);
-    }
-
-    /**
-     * Cluster mode: the other nodes, where unary operations on partitions of shards this node does not serve go
-     * (sends, schedule and cancel, settlement, lock renewal, browse, counts, session state and lock, deferred
-     * receive). Null (the default): such operations fail with SERVER_BUSY.
-     */
-    public void remotePartitions(RemotePartitions remote) {
-        directory.remote(remote);
-    }
-
-    /**
-     * Cluster mode, the owner's side: where operations other nodes carried here run, on the partition each names,
-     * with the same engine code as a local call ({@link OwnerSide}); a partition of a shard this node does not
-     * serve refuses with SERVER_BUSY (an operation is never carried on to a third node).
-     */
-    public RemotePartitions.Owner ownerSide() {
-        return ownerSide;
+    /** Cluster mode's controls: the shards this node serves, other nodes' namespace changes, the node channel. */
+    public EngineCluster cluster() {
+        return cluster;
     }
 
     /** In manual threading mode: runs one duty cycle on every shard; returns the work done. */

@@ -31,7 +31,7 @@ final class TopologyApplier {
     }
 
     static void apply(Engine engine, Topology topology) {
-        engine.refreshNamespace(); // cluster mode: what the other nodes created already
+        engine.cluster().refreshNamespace(); // cluster mode: what the other nodes created already
         int created = 0;
         int updated = 0;
         for (QueueProperties configured : topology.queues()) {

@@ -20,7 +20,7 @@ public interface RemotePartitions {
      */
     void schedule(Runnable action, long delayMs);
 
-    /** The owning node's entry point for operations other nodes carried here ({@code Engine.ownerSide()}). */
+    /** The owning node's entry point for operations other nodes carried here ({@code Engine.cluster().ownerSide()}). */
     interface Owner {
         /**
          * Runs an operation on the partition it names, with the same engine code as a local call; refuses with

@@ -62,16 +62,16 @@ class ShardHandoverTest {
         e.runUntilIdle();
         assertThat(sink.take()).hasSize(1);
 
-        e.stopServingShard(k, "Test: the shard moves.");
-        assertThat(e.servesShard(k)).isFalse();
+        e.cluster().stopServingShard(k, "Test: the shard moves.");
+        assertThat(e.cluster().servesShard(k)).isFalse();
         assertThat(sink.closedWith).isNotNull();
         assertThat(sink.closedWith.kind()).isEqualTo(ErrorKind.SERVER_BUSY);
         assertThatThrownBy(() -> await(e, e.send("q", List.of(EngineHarness.text("c")))))
                 .isInstanceOf(BrokerException.class)
                 .satisfies(x -> assertThat(((BrokerException) x).kind()).isEqualTo(ErrorKind.SERVER_BUSY));
 
-        e.serveShard(k);
-        assertThat(e.servesShard(k)).isTrue();
+        e.cluster().serveShard(k);
+        assertThat(e.cluster().servesShard(k)).isTrue();
         EngineHarness.Sink again = new EngineHarness.Sink();
         Receiver r2 = e.createReceiver(EntityAddress.parse("q"), ReceiveMode.RECEIVE_AND_DELETE, again);
         r2.addCredit(10);
@@ -105,10 +105,10 @@ class ShardHandoverTest {
             sent.add("m" + i);
         }
         int moving = 0;
-        a.stopServingShard(moving, "Test: a gives shard 0 to b.");
-        b.serveShard(moving);
-        assertThat(a.servesShard(moving)).isFalse();
-        assertThat(b.servesShard(moving)).isTrue();
+        a.cluster().stopServingShard(moving, "Test: a gives shard 0 to b.");
+        b.cluster().serveShard(moving);
+        assertThat(a.cluster().servesShard(moving)).isFalse();
+        assertThat(b.cluster().servesShard(moving)).isTrue();
         Set<String> received = new HashSet<>();
         for (Engine n : List.of(a, b)) {
             EngineHarness.Sink sink = new EngineHarness.Sink();
@@ -146,11 +146,11 @@ class ShardHandoverTest {
         int k = shardOf(a, "t", 0);
         clock.setEpochMillis(java.time.Instant.parse("2026-11-27T12:00:00Z").toEpochMilli());
         await(a, a.send("t", List.of(EngineHarness.text("from a"))));
-        a.stopServingShard(k, "Test: the shard moves to a node whose clock is 10 s behind.");
+        a.cluster().stopServingShard(k, "Test: the shard moves to a node whose clock is 10 s behind.");
         ManualClock behind = new ManualClock();
         behind.setEpochMillis(java.time.Instant.parse("2026-11-27T11:59:50Z").toEpochMilli());
         Engine b = Engine.start(new EngineConfig(behind, Storage.of(journals), 4, ThreadingMode.MANUAL), s -> false);
-        b.serveShard(k);
+        b.cluster().serveShard(k);
         await(b, b.send("t", List.of(EngineHarness.text("from b"))));
         EngineHarness.Sink sink = new EngineHarness.Sink();
         Receiver r = b.createReceiver(EntityAddress.parse("t"), ReceiveMode.RECEIVE_AND_DELETE, sink);
@@ -192,7 +192,7 @@ class ShardHandoverTest {
                 Duration.ofMinutes(5).toMillis(), new EngineHarness.Sink());
         e.runUntilIdle();
         assertThat(accept).isNotDone();
-        e.stopServingShard(k, "Test: the shard moves.");
+        e.cluster().stopServingShard(k, "Test: the shard moves.");
         assertThat(accept).isCompletedExceptionally();
         assertThatThrownBy(accept::join).hasCauseInstanceOf(BrokerException.class)
                 .satisfies(x -> assertThat(((BrokerException) x.getCause()).kind()).isEqualTo(ErrorKind.SERVER_BUSY));

@@ -37,7 +37,7 @@ class SharedNamespaceTest {
     private Engine node(int... shards) {
         Engine e = Engine.startClusterNode(new EngineConfig(clock, Storage.of(journals), 4, ThreadingMode.MANUAL));
         for (int k : shards) {
-            e.serveShard(k);
+            e.cluster().serveShard(k);
         }
         return e;
     }
@@ -52,13 +52,13 @@ class SharedNamespaceTest {
         Engine b = node(2, 3);
         await(a, a.createQueue(QueueProperties.builder("orders").maxDeliveryCount(7).build()));
         assertThat(b.queue("orders")).isNull();
-        assertThat(b.refreshNamespace()).isTrue();
-        assertThat(b.refreshNamespace()).as("nothing new").isFalse();
+        assertThat(b.cluster().refreshNamespace()).isTrue();
+        assertThat(b.cluster().refreshNamespace()).as("nothing new").isFalse();
         assertThat(b.queue("orders").properties().maxDeliveryCount()).isEqualTo(7);
         assertThat(b.queue("orders").id()).isEqualTo(a.queue("orders").id());
 
         // the node that serves the queue's shard stores and delivers its messages
-        Engine owner = a.servesShard(a.queue("orders").partitions()[0].shard().index()) ? a : b;
+        Engine owner = a.cluster().servesShard(a.queue("orders").partitions()[0].shard().index()) ? a : b;
         await(owner, owner.send("orders", List.of(EngineHarness.text("hello"))));
         EngineHarness.Sink sink = new EngineHarness.Sink();
         Receiver r = owner.createReceiver(EntityAddress.parse("orders"), ReceiveMode.RECEIVE_AND_DELETE, sink);
@@ -68,11 +68,11 @@ class SharedNamespaceTest {
 
         // changed through B, seen by A
         await(b, b.updateQueue(b.queue("orders").properties().toBuilder().maxDeliveryCount(3).build()));
-        a.refreshNamespace();
+        a.cluster().refreshNamespace();
         assertThat(a.queue("orders").properties().maxDeliveryCount()).isEqualTo(3);
 
         await(a, a.deleteQueue("orders"));
-        b.refreshNamespace();
+        b.cluster().refreshNamespace();
         assertThat(b.queue("orders")).isNull();
         a.close();
         b.close();
@@ -88,7 +88,7 @@ class SharedNamespaceTest {
                 .isInstanceOf(BrokerException.class)
                 .satisfies(x -> assertThat(((BrokerException) x).kind()).isEqualTo(ErrorKind.ENTITY_ALREADY_EXISTS));
         await(b, b.createQueue(QueueProperties.builder("other").build()));
-        a.refreshNamespace();
+        a.cluster().refreshNamespace();
         assertThat(a.queue("other").id()).isNotEqualTo(a.queue("same").id());
         a.close();
         b.close();
@@ -102,15 +102,15 @@ class SharedNamespaceTest {
         await(a, a.createSubscription(SubscriptionProperties.builder("events", "all").build(), List.of()));
         await(a, a.addRule("events", "all",
                 new RuleProperties("red", new RuleProperties.SqlFilter("color = 'red'"), null)));
-        b.refreshNamespace();
+        b.cluster().refreshNamespace();
         assertThat(b.topic("events").subscription("all").rules()).extracting(RuleProperties::name)
                 .containsExactly("$Default", "red");
 
         // A hands every shard to B: B builds the topic's partitions from the shared namespace and replays them
         await(a, a.send("events", List.of(EngineHarness.text("kept"))));
         for (int k = 0; k < 4; k++) {
-            a.stopServingShard(k, "Test: B takes over.");
-            b.serveShard(k);
+            a.cluster().stopServingShard(k, "Test: B takes over.");
+            b.cluster().serveShard(k);
         }
         EngineHarness.Sink sink = new EngineHarness.Sink();
         Receiver r = b.createReceiver(EntityAddress.subscription("events", "all"), ReceiveMode.RECEIVE_AND_DELETE,

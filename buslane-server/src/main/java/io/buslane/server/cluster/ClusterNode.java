@@ -92,17 +92,17 @@ public final class ClusterNode implements AutoCloseable, io.buslane.management.c
 
             @Override
             public boolean serves(int shard) {
-                return engine.servesShard(shard);
+                return engine.cluster().servesShard(shard);
             }
 
             @Override
             public void serve(int shard) {
-                engine.serveShard(shard);
+                engine.cluster().serveShard(shard);
             }
 
             @Override
             public void stopServing(int shard, String why) {
-                engine.stopServingShard(shard, why);
+                engine.cluster().stopServingShard(shard, why);
             }
         };
         this.controller = new ShardController(nodeId, lease, members, host, System::nanoTime);
@@ -134,7 +134,7 @@ public final class ClusterNode implements AutoCloseable, io.buslane.management.c
         }
         node.client = new io.buslane.cluster.ClusterClient(vertx, node::addressOf, key, MAX_IN_FLIGHT,
                 java.time.Duration.ofSeconds(10));
-        engine.remotePartitions(node.client);
+        engine.cluster().remotePartitions(node.client);
         node.round();
         long periodMs = ShardController.period(journals.lease()).toMillis();
         node.thread.scheduleWithFixedDelay(node::round, periodMs, periodMs, TimeUnit.MILLISECONDS);
@@ -145,7 +145,7 @@ public final class ClusterNode implements AutoCloseable, io.buslane.management.c
 
     private void round() {
         try {
-            engine.refreshNamespace();
+            engine.cluster().refreshNamespace();
             problem = null;
         } catch (RuntimeException e) {
             problem = "The cluster's namespace could not be read: " + e.getMessage();
@@ -212,7 +212,7 @@ public final class ClusterNode implements AutoCloseable, io.buslane.management.c
     public List<Integer> servedShards() {
         List<Integer> out = new ArrayList<>();
         for (int k = 0; k < engine.shardCount(); k++) {
-            if (engine.servesShard(k)) {
+            if (engine.cluster().servesShard(k)) {
                 out.add(k);
             }
         }
