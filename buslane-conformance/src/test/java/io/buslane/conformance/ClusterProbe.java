@@ -7,9 +7,13 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+
+import static org.awaitility.Awaitility.await;
 
 /**
  * Which node of a test cluster serves a queue now: the queue's shard from the console API's namespace (any node),
@@ -55,25 +59,23 @@ final class ClusterProbe {
     }
 
     /** Waits until every shard is served by exactly one of {@code nodes} and each sees them all live. */
-    static void awaitSpread(List<BrokerProcess> nodes, int shards) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(40).toNanos();
-        while (System.nanoTime() < deadline) {
-            java.util.Set<Integer> all = new java.util.HashSet<>();
-            int total = 0;
-            boolean everyoneSeesAll = true;
-            for (BrokerProcess b : nodes) {
-                java.util.Set<Integer> s = served(b);
-                all.addAll(s);
-                total += s.size();
-                everyoneSeesAll &= liveNodes(b) == nodes.size();
-            }
-            if (all.size() == shards && total == shards && everyoneSeesAll) {
-                return;
-            }
-            Thread.sleep(200);
+    static void awaitSpread(List<BrokerProcess> nodes, int shards) {
+        await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(200))
+                .alias("the shards spread over " + nodes.size() + " nodes")
+                .until(() -> spread(nodes, shards));
+    }
+
+    private static boolean spread(List<BrokerProcess> nodes, int shards) {
+        Set<Integer> all = new HashSet<>();
+        int total = 0;
+        boolean everyoneSeesAll = true;
+        for (BrokerProcess b : nodes) {
+            Set<Integer> s = served(b);
+            all.addAll(s);
+            total += s.size();
+            everyoneSeesAll &= liveNodes(b) == nodes.size();
         }
-        throw new AssertionError("the shards were not spread over " + nodes.size() + " nodes: "
-                + nodes.stream().map(ClusterProbe::served).toList());
+        return all.size() == shards && total == shards && everyoneSeesAll;
     }
 
     private static String get(BrokerProcess b, String path, boolean auth) {

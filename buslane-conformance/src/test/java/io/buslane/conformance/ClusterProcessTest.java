@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Cluster mode as processes: three packaged brokers on one PostgreSQL database share the shards (rendezvous
@@ -190,11 +191,8 @@ class ClusterProcessTest {
             assertThat(send(b, "cq", "during")).isEqualTo(201);
 
             proxy.heal();
-            long healDeadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (System.nanoTime() < healDeadline && !served(a).equals(aHad)) {
-                Thread.sleep(100);
-            }
-            assertThat(served(a)).as("the healed node serves its share again").isEqualTo(aHad);
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).untilAsserted(() ->
+                    assertThat(served(a)).as("the healed node serves its share again").isEqualTo(aHad));
             BrokerProcess now = servingNode(List.of(a, b), "cq", "after", Duration.ofSeconds(10));
             assertThat(drain(now, "cq")).containsExactlyInAnyOrder("before", "during", "after");
         }

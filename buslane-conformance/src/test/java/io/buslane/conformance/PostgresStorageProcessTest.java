@@ -35,6 +35,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The packaged broker on PostgreSQL storage, as processes: two brokers on one database with fenced ownership (the
@@ -234,15 +235,8 @@ class PostgresStorageProcessTest {
         }
     }
 
-    private static void waitFor(java.util.function.BooleanSupplier condition, Duration max, String what)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + max.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(50);
-        }
+    private static void waitFor(java.util.function.BooleanSupplier condition, Duration max, String what) {
+        await().atMost(max).pollInterval(Duration.ofMillis(50)).alias(what).until(condition::getAsBoolean);
     }
 
     private static void sleepQuietly(long ms) {

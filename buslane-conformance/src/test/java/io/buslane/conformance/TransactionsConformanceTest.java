@@ -25,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /**
  * AMQP transactions through the official Java SDK's {@link ServiceBusTransactionContext} against the packaged
@@ -381,14 +382,8 @@ class TransactionsConformanceTest extends ConformanceBase {
     }
 
     /** Peeks until something is there (a message parked at commit is forwarded right after it), for 10 s at most. */
-    private static List<ServiceBusReceivedMessage> peekUntilAny(ServiceBusReceiverClient reader)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        List<ServiceBusReceivedMessage> got = peek(reader, 10, 0);
-        while (got.isEmpty() && System.nanoTime() < deadline) {
-            Thread.sleep(50);
-            got = peek(reader, 10, 0);
-        }
-        return got;
+    private static List<ServiceBusReceivedMessage> peekUntilAny(ServiceBusReceiverClient reader) {
+        return await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50))
+                .until(() -> peek(reader, 10, 0), got -> !got.isEmpty());
     }
 }
