@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -60,9 +61,9 @@ final class ClusterProbe {
 
     /** Waits until every shard is served by exactly one of {@code nodes} and each sees them all live. */
     static void awaitSpread(List<BrokerProcess> nodes, int shards) {
-        await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(200))
-                .alias("the shards spread over " + nodes.size() + " nodes")
-                .until(() -> spread(nodes, shards));
+        await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
+                assertThat(spread(nodes, shards)).as("the shards spread over %d nodes: %s", nodes.size(),
+                        nodes.stream().map(ClusterProbe::served).toList()).isTrue());
     }
 
     private static boolean spread(List<BrokerProcess> nodes, int shards) {

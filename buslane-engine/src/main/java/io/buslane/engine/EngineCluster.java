@@ -8,7 +8,8 @@ import io.buslane.engine.routing.PartitionDirectory;
 /**
  * Cluster mode's controls of one engine ({@link Engine#cluster()}): which shards this node serves (its cluster
  * controller decides), the namespace changes other nodes made, the port to the other nodes and the owner's entry
- * point for what they carry here. Outside cluster mode nothing calls them: a single node serves every shard.
+ * point for what they carry here. Outside cluster mode they change nothing: a single node serves every shard and
+ * {@link #refreshNamespace} finds nothing to read.
  */
 public final class EngineCluster {
 

@@ -13,7 +13,7 @@ import java.util.List;
 
 /**
  * Cluster mode: which shards this node serves, changed at run time by the node's cluster controller through
- * {@link Engine#serveShard} and {@link Engine#stopServingShard}. A shard another node serves is a dormant
+ * {@link EngineCluster#serveShard} and {@link EngineCluster#stopServingShard}. A shard another node serves is a dormant
  * placeholder ({@link Shard#dormant}: no journal, no thread, every command refused with SERVER_BUSY); serving it
  * swaps in a shard with its journal and partitions built anew, stopping swaps the placeholder back.
  */
@@ -54,7 +54,7 @@ final class ShardOwnership {
         closed = true;
     }
 
-    /** See {@link Engine#serveShard}. */
+    /** See {@link EngineCluster#serveShard}. */
     void serve(int index) {
         synchronized (lock) {
             if (closed || serves(index)) {
@@ -75,7 +75,7 @@ final class ShardOwnership {
         }
     }
 
-    /** See {@link Engine#stopServingShard}. */
+    /** See {@link EngineCluster#stopServingShard}. */
     void stop(int index, String why) {
         Shard old;
         List<PartitionRef> refs;

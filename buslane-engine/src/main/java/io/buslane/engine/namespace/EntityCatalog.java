@@ -111,15 +111,6 @@ final class EntityCatalog {
         }
     }
 
-    // ================================================================================================ cluster mode
-
-    /**
-     * Puts {@code shard} in the place of the shard with its index (cluster mode: this node takes a shard, or gives
-     * one up and puts a dormant one there): every partition placed on that index is built anew, empty, on the new
-     * shard, with its entity's current description, subscriptions and rules, and the entities are published with
-     * the new partitions. A serving shard's journal is then replayed into them. Receivers bound to the old
-     * partitions are not moved: the caller closed them. Returns the old partitions.
-
     // ================================================================================================ writing
 
     /**

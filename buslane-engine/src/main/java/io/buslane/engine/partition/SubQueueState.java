@@ -448,7 +448,6 @@ public final class SubQueueState {
 
     // ------------------------------------------------------------------------------------------------ sessions
 
-    /** Locks a named session for a new consumer slot. */
     /** Renews a session lock held by anyone; returns the new locked-until time. */
     public long renewSessionLock(String sessionId, long nowMs, ConsumerHandle by) {
         requireSessionful();
