@@ -25,9 +25,9 @@ import java.util.concurrent.CompletionException;
  * The owner's side of the cluster channel: a Vert.x TCP server on the cluster address. A connecting node must say
  * hello and answer the server's random challenge with the HMAC of the shared cluster secret within the handshake
  * time, else it is closed with nothing answered but the challenge (the handshake is in {@link Frames}). Then each
- * REQUEST runs through {@link io.buslane.engine.EngineCluster#ownerSide} (which refuses partitions this node does not serve) and is
- * answered with OK or ERROR (the engine's error kind and text). At most {@code maxInFlight} requests per connection
- * run at a time; more are answered SERVER_BUSY at once.
+ * REQUEST runs through {@link io.buslane.engine.EngineCluster#ownerSide} (which refuses partitions this node does
+ * not serve) and is answered with OK or ERROR (the engine's error kind and text). At most {@code maxInFlight}
+ * requests per connection run at a time; more are answered SERVER_BUSY at once.
  */
 public final class ClusterServer implements AutoCloseable {
 

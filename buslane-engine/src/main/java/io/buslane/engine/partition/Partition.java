@@ -22,7 +22,8 @@ import java.util.Map;
  * One partition of a queue or topic: its sequence counter, its scheduled messages, and the sub-queues that hold
  * its messages (a queue's own, or every subscription's copy for a topic; a topic partition and all its
  * subscriptions belong to one owner so fan-out is one atomic batch of records). The single writer is the owning
- * shard. Confined to its shard thread.
+ * shard. Confined to its shard thread. Its scheduling ({@link PartitionSchedule}) and its forwarding and transfers
+ * ({@link PartitionTransfers}) are sections of their own.
  */
 public final class Partition {
 
@@ -38,11 +39,11 @@ public final class Partition {
     final boolean topic;
     final SequenceCounter sequence;
     final PartitionContext ctx;
-    private final SeqIndex<ScheduledEntry> scheduled = new SeqIndex<>();
+    final SeqIndex<ScheduledEntry> scheduled = new SeqIndex<>();
     /** For a queue: its main sub-queue. Null for a topic. */
-    private final SubQueueState queue;
+    final SubQueueState queue;
     /** For a topic: subscription main sub-queues by lower-case name, in creation order. */
-    private final Map<String, SubQueueState> subscriptions = new LinkedHashMap<>();
+    final Map<String, SubQueueState> subscriptions = new LinkedHashMap<>();
     private long recordId;
     private long timeToLiveMs;
     private long maxSizeBytes;
@@ -50,9 +51,10 @@ public final class Partition {
     /** Duplicate detection by MessageId (null: off) and the transfer keys of forwarded messages (lazy). */
     private DedupWindow duplicates;
     private DedupWindow transferKeys;
-    /** Messages waiting to be auto-forwarded, by record id. */
-    private final Map<Long, Transfer> transfers = new LinkedHashMap<>();
-    private Forwarder forwarder;
+    /** Auto-forwarding and the messages waiting to be forwarded (section). */
+    final PartitionTransfers transfers = new PartitionTransfers(this);
+    /** Scheduling of messages (section). */
+    final PartitionSchedule scheduling = new PartitionSchedule(this);
 
     private Partition(long entityId, String entityPath, int index, boolean partitioned, boolean topic,
                       PartitionContext ctx, QueueSettings queueSettings, long timeToLiveMs, long maxSizeBytes) {
@@ -155,7 +157,7 @@ public final class Partition {
         if (s != null) {
             dropAll(s);
             SubQueueState heir = viaOwner(null);
-            for (Transfer t : new ArrayList<>(transfers.values())) {
+            for (Transfer t : new ArrayList<>(transfers.transfers.values())) {
                 if (t.owner != s) {
                     continue;
                 }
@@ -168,7 +170,7 @@ public final class Partition {
                     heir.transferBytes += t.sizeBytes;
                     continue;
                 }
-                removeTransfer(t);
+                transfers.removeTransfer(t);
                 ctx.log().transferRemoved(t);
             }
         }
@@ -208,8 +210,8 @@ public final class Partition {
             ctx.log().scheduledRemoved(se);
             ctx.bodies().release(se);
         }
-        for (Transfer t : new ArrayList<>(transfers.values())) {
-            removeTransfer(t);
+        for (Transfer t : new ArrayList<>(transfers.transfers.values())) {
+            transfers.removeTransfer(t);
             ctx.log().transferRemoved(t);
         }
         for (DedupWindow w : new DedupWindow[] {duplicates, transferKeys}) {
@@ -337,7 +339,7 @@ public final class Partition {
             Long at = m.scheduledEnqueueTimeMs();
             long reserved = reservedSeqs == null ? -1 : reservedSeqs[i];
             if (reserved >= 0) {
-                scheduleAs(m, at != null ? at : nowMs, reserved, nowMs);
+                scheduling.scheduleAs(m, at != null ? at : nowMs, reserved, nowMs);
             } else if (at != null && at > nowMs) {
                 schedule(m, at, nowMs);
             } else {
@@ -347,7 +349,7 @@ public final class Partition {
     }
 
     /** Remembers the MessageIds of an admitted send (duplicate detection), once every check has passed. */
-    private void remember(Admission admission, long nowMs) {
+    void remember(Admission admission, long nowMs) {
         for (String key : admission.keys()) {
             if (key != null) {
                 duplicates.addKey(key, nowMs);
@@ -367,20 +369,7 @@ public final class Partition {
      * @return the sequence number valid while the message is scheduled
      */
     public long scheduleRequested(Message message, long scheduledTimeMs, long nowMs) {
-        Admission a = admit(List.of(message), nowMs);
-        long seq = sequence.take();
-        ctx.markDirty(this);
-        if (!a.nothingToStore()) {
-            remember(a, nowMs);
-            scheduleAs(message, scheduledTimeMs, seq, nowMs);
-        }
-        return seq;
-    }
-
-    private void requireSessionIdIfNeeded(Message message) {
-        if (!topic && queue.settings.requiresSession() && message.sessionId() == null) {
-            throw new BrokerException(ErrorKind.INVALID_OPERATION, SESSION_REQUIRED_TEXT);
-        }
+        return scheduling.scheduleRequested(message, scheduledTimeMs, nowMs);
     }
 
     /**
@@ -389,10 +378,7 @@ public final class Partition {
      * {@link #scheduleReserved} at commit. A number whose transaction does not commit is never used.
      */
     public long reserveScheduled(Message message) {
-        requireSessionIdIfNeeded(message);
-        long seq = sequence.take();
-        ctx.markDirty(this);
-        return seq;
+        return scheduling.reserveScheduled(message);
     }
 
     /**
@@ -400,34 +386,17 @@ public final class Partition {
      * (forwarded from the via entity it was parked in); checked now as the schedule operation checks it.
      */
     public void scheduleReserved(Message message, long scheduledTimeMs, long seq, long nowMs) {
-        Admission a = admit(List.of(message), nowMs);
-        if (!a.nothingToStore()) {
-            remember(a, nowMs);
-            scheduleAs(message, scheduledTimeMs, seq, nowMs);
-        }
+        scheduling.scheduleReserved(message, scheduledTimeMs, seq, nowMs);
     }
 
     /** Schedules a message (already checked for duplicates); returns the sequence number valid while scheduled. */
     public long schedule(Message message, long scheduledTimeMs, long nowMs) {
-        requireSessionIdIfNeeded(message);
-        long seq = sequence.take();
-        scheduleAs(message, scheduledTimeMs, seq, nowMs);
-        return seq;
-    }
-
-    private void scheduleAs(Message message, long scheduledTimeMs, long seq, long nowMs) {
-        ctx.markDirty(this);
-        ScheduledEntry se = new ScheduledEntry(seq, ctx.log().nextRecordId(), nowMs, scheduledTimeMs, message);
-        ctx.log().scheduledAdded(this, se);
-        restoreScheduled(se);
+        return scheduling.schedule(message, scheduledTimeMs, nowMs);
     }
 
     /** Puts a scheduled entry in place (new or replayed, holding its message) and arms its timer. */
     public void restoreScheduled(ScheduledEntry se) {
-        se.partition = this;
-        scheduled.put(se.seq, se);
-        ctx.schedule(se, se.scheduledTimeMs);
-        ctx.bodies().admit(se, ctx.nowMs());
+        scheduling.restoreScheduled(se);
     }
 
     /**
@@ -435,15 +404,7 @@ public final class Partition {
      * them wins: a cancelled message is never delivered, and cancelling an activated one reports it.
      */
     public void cancelScheduled(long seq) {
-        ScheduledEntry se = scheduled.remove(seq);
-        if (se == null) {
-            throw new BrokerException(ErrorKind.MESSAGE_NOT_FOUND, "The scheduled message with SequenceNumber = "
-                    + seq + " was not found in '" + entityPath + "': it has already been enqueued or cancelled.");
-        }
-        se.partition = null;
-        ctx.cancel(se);
-        ctx.log().scheduledRemoved(se);
-        ctx.bodies().release(se);
+        scheduling.cancelScheduled(seq);
     }
 
     /**
@@ -452,26 +413,14 @@ public final class Partition {
      * scheduled.
      */
     public boolean cancelScheduledIfPresent(long seq) {
-        if (scheduled.get(seq) == null) {
-            return false;
-        }
-        cancelScheduled(seq);
-        return true;
+        return scheduling.cancelScheduledIfPresent(seq);
     }
 
     void activate(ScheduledEntry se, long nowMs) {
-        if (scheduled.get(se.seq) != se) {
-            return;
-        }
-        Message m = ctx.bodies().of(se); // first: if it cannot be read, the message stays scheduled
-        scheduled.remove(se.seq);
-        se.partition = null;
-        ctx.log().scheduledRemoved(se);
-        ctx.bodies().release(se);
-        enqueueActive(m.activated(), nowMs); // it reports the scheduled state from now on, as on the service
+        scheduling.activate(se, nowMs);
     }
 
-    private void enqueueActive(Message m, long nowMs) {
+    void enqueueActive(Message m, long nowMs) {
         long seq = sequence.take();
         ctx.markDirty(this);
         if (!topic && queue.forwardTo != null) {
@@ -521,7 +470,7 @@ public final class Partition {
                 continue;
             }
             if (r.plainCopy()) {
-                if (!forwardsAway(s, m, seq, nowMs)) {
+                if (!transfers.forwardsAway(s, m, seq, nowMs)) {
                     addCopy(s, nowMs, body, m);
                 }
             }
@@ -529,7 +478,7 @@ public final class Partition {
             for (Message modified : r.actionCopies()) {
                 long copySeq = first ? seq : sequence.take();
                 first = false;
-                if (forwardsAway(s, modified, copySeq, nowMs)) {
+                if (transfers.forwardsAway(s, modified, copySeq, nowMs)) {
                     continue;
                 }
                 TopicBody own = new TopicBody(ctx.log().nextRecordId(), copySeq, nowMs, modified);
@@ -571,7 +520,7 @@ public final class Partition {
         s.deadLetter.add(e, nowMs);
     }
 
-    private static long expiresAt(long nowMs, Message m, long ceilingMs) {
+    static long expiresAt(long nowMs, Message m, long ceilingMs) {
         long ttl = ceilingMs;
         Long own = m.timeToLiveMs();
         if (own != null && own > 0 && own < ttl) {
@@ -751,15 +700,7 @@ public final class Partition {
     // ------------------------------------------------------------------------------------------------ forwarding
 
     public void setForwarder(Forwarder forwarder) {
-        this.forwarder = forwarder;
-    }
-
-    private boolean forwardsAway(SubQueueState s, Message m, long seq, long nowMs) {
-        if (s.forwardTo == null) {
-            return false;
-        }
-        transferOut(s, m, seq, nowMs, false);
-        return true;
+        transfers.setForwarder(forwarder);
     }
 
     /**
@@ -768,18 +709,7 @@ public final class Partition {
      * already goes to the owner's transfer dead-letter queue instead.
      */
     void transferOut(SubQueueState owner, Message m, long seq, long enqueuedTimeMs, boolean fromDeadLetter) {
-        long nowMs = ctx.nowMs();
-        if (Transfer.hops(m) >= Transfer.MAX_HOPS) {
-            Map<String, Object> reason = new LinkedHashMap<>();
-            reason.put(DeadLetterReasons.DEAD_LETTER_REASON, DeadLetterReasons.MAX_HOPS_REASON);
-            reason.put(DeadLetterReasons.DEAD_LETTER_DESCRIPTION, DeadLetterReasons.MAX_HOPS_DESCRIPTION);
-            addDirect(owner.transferDeadLetter, seq, m.withApplicationProperties(reason), enqueuedTimeMs, nowMs);
-            return;
-        }
-        Transfer t = new Transfer(ctx.log().nextRecordId(), seq, enqueuedTimeMs, fromDeadLetter, m, owner);
-        ctx.log().transferAdded(this, t);
-        addTransfer(t);
-        ctx.afterSync(() -> forwardNow(t));
+        transfers.transferOut(owner, m, seq, enqueuedTimeMs, fromDeadLetter);
     }
 
     /**
@@ -791,14 +721,7 @@ public final class Partition {
      * holds them.
      */
     public SubQueueState viaOwner(String preferredSubscription) {
-        if (queue != null) {
-            return queue;
-        }
-        SubQueueState preferred = preferredSubscription == null ? null : subscription(preferredSubscription);
-        if (preferred != null) {
-            return preferred;
-        }
-        return subscriptions.isEmpty() ? null : subscriptions.values().iterator().next();
+        return transfers.viaOwner(preferredSubscription);
     }
 
     /**
@@ -809,9 +732,7 @@ public final class Partition {
      * same shard command as the transaction's settlements, they are its commit record for the destination.
      */
     public void sendVia(SubQueueState owner, String destination, List<Message> messages, long nowMs) {
-        for (Message m : messages) {
-            park(new Transfer(ctx.log().nextRecordId(), -1, nowMs, false, m, owner, destination, -1));
-        }
+        transfers.sendVia(owner, destination, messages, nowMs);
     }
 
     /**
@@ -820,83 +741,27 @@ public final class Partition {
      * number {@code reservedSeq} that the destination's partition reserved for it.
      */
     public void scheduleVia(SubQueueState owner, String destination, Message m, long reservedSeq, long nowMs) {
-        park(new Transfer(ctx.log().nextRecordId(), -1, nowMs, false, m, owner, destination, reservedSeq));
-    }
-
-    private void park(Transfer t) {
-        ctx.log().transferAdded(this, t);
-        addTransfer(t);
-        ctx.afterSync(() -> forwardNow(t));
-        ctx.markDirty(this);
-    }
-
-    private void addTransfer(Transfer t) {
-        transfers.put(t.recordId, t);
-        t.owner.transferCount++;
-        t.owner.transferBytes += t.sizeBytes;
-    }
-
-    private void removeTransfer(Transfer t) {
-        if (transfers.remove(t.recordId) == t) {
-            t.owner.transferCount--;
-            t.owner.transferBytes -= t.sizeBytes;
-        }
-        t.done = true;
-        if (t.isScheduled()) {
-            ctx.cancel(t);
-        }
+        transfers.scheduleVia(owner, destination, m, reservedSeq, nowMs);
     }
 
     /** Hands a pending transfer to the forwarder; without a destination (forwarding switched off) it stays here. */
     void forwardNow(Transfer t) {
-        if (t.done || transfers.get(t.recordId) != t) {
-            return;
-        }
-        if (t.destination() == null || forwarder == null) {
-            SubQueueState target = t.fromDeadLetter ? t.owner.deadLetter : t.owner;
-            long expires = t.fromDeadLetter ? Long.MAX_VALUE
-                    : expiresAt(t.enqueuedTimeMs, t.message, t.owner.settings.timeToLiveMs());
-            addDirect(target, t.sequenceNumber, t.message, t.enqueuedTimeMs, expires);
-            removeTransfer(t);
-            ctx.log().transferRemoved(t);
-            return;
-        }
-        forwarder.forward(t);
+        transfers.forwardNow(t);
     }
 
     /** The destination holds the forwarded message durably: the transfer is over. */
     public void transferDone(Transfer t) {
-        if (t.done || transfers.get(t.recordId) != t) {
-            return;
-        }
-        removeTransfer(t);
-        ctx.log().transferRemoved(t);
+        transfers.transferDone(t);
     }
 
     /** The destination refused the message for good (missing, disabled, full): it goes to the transfer DLQ. */
     public void transferFailed(Transfer t, String reason, String description) {
-        if (t.done || transfers.get(t.recordId) != t) {
-            return;
-        }
-        Map<String, Object> props = new LinkedHashMap<>();
-        props.put(DeadLetterReasons.DEAD_LETTER_REASON, reason);
-        if (description != null) {
-            props.put(DeadLetterReasons.DEAD_LETTER_DESCRIPTION, description);
-        }
-        // a send-via message has no sequence number here yet: the transfer dead-letter queue gives it one
-        long seq = t.sequenceNumber >= 0 ? t.sequenceNumber : sequence.take();
-        ctx.markDirty(this);
-        addDirect(t.owner.transferDeadLetter, seq, t.message.withApplicationProperties(props),
-                t.enqueuedTimeMs, Long.MAX_VALUE);
-        removeTransfer(t);
-        ctx.log().transferRemoved(t);
+        transfers.transferFailed(t, reason, description);
     }
 
     /** The destination could not take the message right now: try again in a second. */
     public void retryTransferLater(Transfer t) {
-        if (!t.done && transfers.get(t.recordId) == t && !t.isScheduled()) {
-            ctx.schedule(t, ctx.nowMs() + 1_000);
-        }
+        transfers.retryTransferLater(t);
     }
 
     /**
@@ -904,7 +769,7 @@ public final class Partition {
      * after a crash) is acknowledged without a second copy.
      */
     public void acceptForwarded(Message m, String transferKey, long nowMs) {
-        acceptForwarded(List.of(m), transferKey, nowMs);
+        transfers.acceptForwarded(m, transferKey, nowMs);
     }
 
     /**
@@ -912,19 +777,7 @@ public final class Partition {
      * may carry it again when the answer was lost): a key seen before is acknowledged without a second copy.
      */
     public void acceptForwarded(List<Message> batch, String transferKey, long nowMs) {
-        onceByTransferKey(transferKey, nowMs, () -> send(batch, nowMs));
-    }
-
-    /** Runs {@code store} unless the transfer key was seen before, then remembers the key (after it stored). */
-    private void onceByTransferKey(String transferKey, long nowMs, Runnable store) {
-        DedupWindow w = transferKeys();
-        w.expire(nowMs);
-        if (w.containsKey(transferKey)) {
-            return;
-        }
-        store.run();
-        w.addKey(transferKey, nowMs);
-        ctx.markDirty(this);
+        transfers.acceptForwarded(batch, transferKey, nowMs);
     }
 
     /**
@@ -933,57 +786,24 @@ public final class Partition {
      * once (a transfer key seen before is acknowledged without a second copy).
      */
     public void acceptForwardedScheduled(Message m, long reservedSeq, String transferKey, long nowMs) {
-        long at = m.scheduledEnqueueTimeMs() != null ? m.scheduledEnqueueTimeMs() : nowMs;
-        // the number was taken (and checkpointed) when reserved
-        onceByTransferKey(transferKey, nowMs, () -> scheduleReserved(m, at, reservedSeq, nowMs));
+        transfers.acceptForwardedScheduled(m, reservedSeq, transferKey, nowMs);
     }
 
     /** Restores a pending transfer from the journal; false when its owner no longer exists. */
     public boolean restoreTransfer(long ownerEntityId, long recordId, long seq, long enqueuedTimeMs,
                                    boolean fromDeadLetter, Message m, String viaDestination, long reservedSeq) {
-        SubQueueState owner = queue != null ? queue
-                : viaDestination != null && ownerEntityId == entityId ? viaOwner(null)
-                : subscriptionByEntityId(ownerEntityId);
-        if (owner == null) {
-            return false;
-        }
-        addTransfer(new Transfer(recordId, seq, enqueuedTimeMs, fromDeadLetter, m, owner, viaDestination,
-                reservedSeq));
-        return true;
+        return transfers.restoreTransfer(ownerEntityId, recordId, seq, enqueuedTimeMs, fromDeadLetter, m,
+                viaDestination, reservedSeq);
     }
 
     /** Forgets a restored transfer whose DELETE record was replayed. */
     public void forgetTransferForReplay(long recordId) {
-        Transfer t = transfers.get(recordId);
-        if (t != null) {
-            removeTransfer(t);
-        }
+        transfers.forgetTransferForReplay(recordId);
     }
 
     /** Messages waiting to be forwarded from this partition. */
     public int transferCount() {
-        return transfers.size();
-    }
-
-    /** Puts a message straight into a sub-queue with a given sequence number (logged; a topic gets a body). */
-    private void addDirect(SubQueueState target, long seq, Message m, long enqueuedTimeMs, long expiresAtMs) {
-        Entry e;
-        if (!topic) {
-            e = target.newEntry(seq, ctx.log().nextRecordId(), enqueuedTimeMs, expiresAtMs, m, m.encodedSize());
-            e.owner = target;
-            ctx.log().entryAdded(e);
-            ctx.bodies().admit(e);
-        } else {
-            TopicBody body = new TopicBody(ctx.log().nextRecordId(), seq, enqueuedTimeMs, m);
-            body.references = 1;
-            ctx.log().topicBodyAdded(this, body);
-            ctx.bodies().admit(body);
-            e = target.newEntry(seq, ctx.log().nextRecordId(), enqueuedTimeMs, expiresAtMs, null, body.sizeBytes);
-            e.body = body;
-            e.owner = target;
-            ctx.log().entryAdded(e);
-        }
-        target.add(e, ctx.nowMs());
+        return transfers.transferCount();
     }
 
     // ------------------------------------------------------------------------------------------------ replay
@@ -1092,7 +912,7 @@ public final class Partition {
                 ctx.markDirty(this); // the next checkpoint deletes blocks that expired while the broker was down
             }
         }
-        for (Transfer t : transfers.values()) {
+        for (Transfer t : transfers.transfers.values()) {
             ctx.afterSync(() -> forwardNow(t));
         }
     }
