@@ -14,6 +14,8 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -30,7 +32,9 @@ class ClusterProcessTest {
     private static final String CONFIG = """
             {
               "UserConfig": {
-                "Namespaces": [ { "Name": "sbemulatorns", "Queues": [ { "Name": "cq" } ] } ],
+                "Namespaces": [ { "Name": "sbemulatorns", "Queues": [ { "Name": "cq" },
+                  { "Name": "lq", "Properties": { "LockDuration": "PT5S", "DefaultMessageTimeToLive": "PT1S",
+                    "DeadLetteringOnMessageExpiration": true } } ] } ],
                 "Logging": { "Type": "Console" }
               }
             }
@@ -56,6 +60,21 @@ class ClusterProcessTest {
         } catch (Exception e) {
             return -1;
         }
+    }
+
+    /** A peek-lock through REST, waiting up to {@code waitSeconds}: its status (201 when a message was locked). */
+    private static CompletableFuture<Integer> peekLock(BrokerProcess b, String queue, int waitSeconds)
+            throws Exception {
+        return HTTP.sendAsync(HttpRequest.newBuilder(URI.create(b.baseUrl() + "/" + queue
+                                + "/messages/head?timeout=" + waitSeconds))
+                        .header("Authorization", ConformanceBase.sasToken("http://localhost/" + queue))
+                        .timeout(Duration.ofSeconds(waitSeconds + 60))
+                        .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString())
+                .thenApply(HttpResponse::statusCode).exceptionally(e -> -1);
+    }
+
+    private static void signal(BrokerProcess b, String signal) throws Exception {
+        assertThat(new ProcessBuilder("kill", "-" + signal, Long.toString(b.pid())).start().waitFor()).isZero();
     }
 
     /** Receive-and-delete until the queue is empty; the bodies. */
@@ -195,6 +214,107 @@ class ClusterProcessTest {
                     assertThat(served(a)).as("the healed node serves its share again").isEqualTo(aHad));
             BrokerProcess now = servingNode(List.of(a, b), "cq", "after", Duration.ofSeconds(10));
             assertThat(drain(now, "cq")).containsExactlyInAnyOrder("before", "during", "after");
+        }
+    }
+
+    /**
+     * The database goes silent for the node serving a queue (packets dropped, nothing closed: its calls hang until
+     * their own timeouts): it stops handing out messages and serving its shards before the other node can take
+     * them, as it does when its connections are reset (the test above). Each peek-lock it answered, it answered
+     * before the other node took the shard, so no message was locked by both at once.
+     */
+    @Test
+    void aNodeWhoseDatabaseGoesSilentStopsDeliveringAndServingBeforeAnotherTakesItsShards() throws Exception {
+        TestPostgres pg = TestPostgres.sharedOrSkip();
+        String jdbc = pg.newDatabase();
+        String database = jdbc.substring(jdbc.lastIndexOf('/') + 1, jdbc.indexOf('?'));
+        try (TcpProxy pa = new TcpProxy("127.0.0.1", pg.port());
+             TcpProxy pb = new TcpProxy("127.0.0.1", pg.port());
+             BrokerProcess a = node("postgresql://buslane@127.0.0.1:" + pa.port() + "/" + database, "node-a");
+             BrokerProcess b = node("postgresql://buslane@127.0.0.1:" + pb.port() + "/" + database, "node-b")) {
+            awaitSpread(List.of(a, b));
+            BrokerProcess owner = servingNode(List.of(a, b), "cq", "m-0", Duration.ofSeconds(10));
+            assertThat(owner).isNotNull();
+            BrokerProcess other = owner == a ? b : a;
+            for (int i = 1; i < 80; i++) {
+                assertThat(send(owner, "cq", "m-" + i)).isEqualTo(201);
+            }
+            Set<Integer> ownerHad = served(owner);
+
+            (owner == a ? pa : pb).blackHole();
+            long cutAt = System.nanoTime();
+            List<Long> lockedByOwnerAtMs = new ArrayList<>();
+            long stoppedMs = -1;
+            long tookMs = -1;
+            long deadline = cutAt + Duration.ofSeconds(25).toNanos();
+            while (System.nanoTime() < deadline && (tookMs < 0 || (System.nanoTime() - cutAt) / 1_000_000 < tookMs
+                    + 2_000)) {
+                if (peekLock(owner, "cq", 1).get(30, TimeUnit.SECONDS) == 201) {
+                    lockedByOwnerAtMs.add((System.nanoTime() - cutAt) / 1_000_000);
+                }
+                long atMs = (System.nanoTime() - cutAt) / 1_000_000;
+                if (stoppedMs < 0 && served(owner).isEmpty()) {
+                    stoppedMs = atMs;
+                }
+                if (tookMs < 0 && served(other).containsAll(ownerHad)) {
+                    tookMs = atMs;
+                }
+                Thread.sleep(250); // slower than the messages last: the owner always has one to hand out
+            }
+            System.out.println("CLUSTER silent database: the owner locked " + lockedByOwnerAtMs.size()
+                    + " messages, the last " + (lockedByOwnerAtMs.isEmpty() ? -1
+                    : lockedByOwnerAtMs.get(lockedByOwnerAtMs.size() - 1)) + " ms after the cut; it stopped serving"
+                    + " after " + stoppedMs + " ms, the other node took its shards after " + tookMs + " ms");
+            assertThat(tookMs).as("the other node takes the shards").isPositive();
+            assertThat(stoppedMs).as("the cut-off node stops serving its shards").isPositive();
+            assertThat(stoppedMs).as("fencing: it stops before anyone else takes them").isLessThan(tookMs);
+            long took = tookMs;
+            assertThat(lockedByOwnerAtMs).as("messages the cut-off node locked after the other node took them")
+                    .allMatch(t -> t < took);
+        }
+    }
+
+    /**
+     * A node paused (SIGSTOP) past its lease while a receiver waits on it: the other node takes its shards and
+     * empties the queue; when the paused node resumes, the locks it held have run out meanwhile, and it must not hand
+     * those messages to the waiting receiver (the service never delivers a deleted message again). The messages are
+     * in the dead-letter queue, where a lock running out changes nothing that is stored, so no failing commit stops
+     * the stale delivery: only the lease check before each delivery does.
+     */
+    @Test
+    void aNodeResumedAfterAPausePastItsLeaseDeliversNothingTheOtherNodeServedMeanwhile() throws Exception {
+        TestPostgres pg = TestPostgres.sharedOrSkip();
+        String jdbc = pg.newDatabase();
+        String dlq = "lq/$DeadLetterQueue";
+        try (BrokerProcess a = node(TestPostgres.storageUrl(jdbc), "node-a");
+             BrokerProcess b = node(TestPostgres.storageUrl(jdbc), "node-b")) {
+            awaitSpread(List.of(a, b));
+            BrokerProcess owner = servingNode(List.of(a, b), "lq", "m-0", Duration.ofSeconds(10));
+            assertThat(owner).isNotNull();
+            BrokerProcess other = owner == a ? b : a;
+            for (int i = 1; i < 20; i++) {
+                assertThat(send(owner, "lq", "m-" + i)).isEqualTo(201);
+            }
+            for (int i = 0; i < 20; i++) { // each expired (TTL 1 s) into the dead-letter queue; locked there (5 s)
+                assertThat(peekLock(owner, dlq, 10).get(30, TimeUnit.SECONDS)).isEqualTo(201);
+            }
+            Set<Integer> ownerHad = served(owner);
+            CompletableFuture<Integer> waiting = peekLock(owner, dlq, 60);
+            Thread.sleep(500); // the receive is attached on the owner
+            signal(owner, "STOP");
+            try {
+                await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+                        .until(() -> served(other).containsAll(ownerHad));
+                assertThat(drain(other, dlq)).as("every message, its locks gone with the paused node").hasSize(20);
+                Thread.sleep(1_000);
+            } finally {
+                signal(owner, "CONT");
+            }
+            assertThat(waiting.get(90, TimeUnit.SECONDS)).as("the resumed node hands out a message the other node"
+                    + " delivered and deleted while it was paused").isNotEqualTo(201);
+            for (int i = 0; i < 3; i++) {
+                assertThat(peekLock(owner, dlq, 1).get(30, TimeUnit.SECONDS)).isNotEqualTo(201);
+            }
         }
     }
 }

@@ -12,7 +12,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A TCP proxy a test can cut: {@link #sever()} drops every connection through it and refuses new ones (a network
- * partition between a broker and its database), {@link #heal()} accepts again on the same port.
+ * partition between a broker and its database that the broker notices: its connections are reset),
+ * {@link #blackHole()} keeps every connection open and accepts new ones but forwards nothing in either direction
+ * (packets dropped: the broker notices only by its own timeouts), {@link #heal()} forwards again on the same port.
  */
 final class TcpProxy implements AutoCloseable {
 
@@ -21,6 +23,7 @@ final class TcpProxy implements AutoCloseable {
     private final int port;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private volatile ServerSocket server;
+    private volatile boolean silent;
 
     TcpProxy(String targetHost, int targetPort) throws IOException {
         this.targetHost = targetHost;
@@ -40,6 +43,11 @@ final class TcpProxy implements AutoCloseable {
             while (!s.isClosed()) {
                 try {
                     Socket client = s.accept();
+                    if (silent) {
+                        sockets.add(client); // held open, never answered
+                        swallow(client);
+                        continue;
+                    }
                     Socket upstream = new Socket(targetHost, targetPort);
                     sockets.add(client);
                     sockets.add(upstream);
@@ -60,6 +68,9 @@ final class TcpProxy implements AutoCloseable {
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 int n;
                 while ((n = in.read(buf)) >= 0) {
+                    if (silent) {
+                        continue; // dropped
+                    }
                     out.write(buf, 0, n);
                     out.flush();
                 }
@@ -74,6 +85,29 @@ final class TcpProxy implements AutoCloseable {
         t.start();
     }
 
+    /** Reads and drops what a held connection sends. */
+    private void swallow(Socket from) {
+        Thread t = new Thread(() -> {
+            byte[] buf = new byte[16384];
+            try (InputStream in = from.getInputStream()) {
+                while (in.read(buf) >= 0) {
+                    // dropped
+                }
+            } catch (IOException e) {
+                // the client gave up
+            } finally {
+                closeQuietly(from);
+            }
+        }, "tcp-proxy-swallow");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** Forwards nothing any more, in either direction, on the open connections and on new ones; closes nothing. */
+    void blackHole() {
+        silent = true;
+    }
+
     /** Drops every connection and refuses new ones. */
     void sever() {
         closeQuietly(server);
@@ -83,8 +117,20 @@ final class TcpProxy implements AutoCloseable {
         sockets.clear();
     }
 
-    /** Accepts connections again, on the same port. */
+    /**
+     * Forwards again: after {@link #sever()}, accepts connections again on the same port; after {@link #blackHole()},
+     * drops the connections that lost bytes (a peer whose packets were dropped that long has timed out) and forwards
+     * on new ones.
+     */
     void heal() throws IOException {
+        if (silent) {
+            for (Socket s : sockets) {
+                closeQuietly(s);
+            }
+            sockets.clear();
+            silent = false;
+            return;
+        }
         ServerSocket s = new ServerSocket();
         s.setReuseAddress(true);
         s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));

@@ -60,9 +60,13 @@ final class ShardOwnership {
             if (closed || serves(index)) {
                 return;
             }
-            Shard shard = new Shard(index, config.clock(), config.storage().openShard(index,
-                    config.residentBytesPerShard()), config.dedupHeapBytesPerWindow());
-            if (closed) {
+        }
+        // opened outside the lock: taking a journal can wait on its lease or on the database, and giving other
+        // shards up (the self-fence) must not wait for that
+        Shard shard = new Shard(index, config.clock(), config.storage().openShard(index,
+                config.residentBytesPerShard()), config.dedupHeapBytesPerWindow());
+        synchronized (lock) {
+            if (closed || serves(index)) {
                 shard.journal().close();
                 return;
             }

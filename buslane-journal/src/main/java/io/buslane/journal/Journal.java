@@ -93,6 +93,18 @@ public interface Journal extends AutoCloseable {
         return false;
     }
 
+    /**
+     * Whether this journal's owner may still act on what it holds only in memory: deliver a message, grant or renew
+     * a lock, accept a session. A journal only this process writes always may. A leased journal (PostgreSQL) may
+     * while it was not fenced and its lease, measured on this process's monotonic clock from when the last statement
+     * that extended it was sent, has a safety margin left ({@code PostgresOptions#SAFE_LEASE_PERCENT}): no other node
+     * can take the journal over before the lease has run out, so nothing is delivered by two nodes at once, also not
+     * after this process was paused or its database went silent. Cheap: asked before each delivery.
+     */
+    default boolean leaseHeld() {
+        return true;
+    }
+
     /** Number of records appended since opening (a cheap progress counter for metrics and tests). */
     long appendedCount();
 

@@ -34,6 +34,15 @@ public interface PartitionContext {
     default void onLockExpired() {
     }
 
+    /**
+     * Whether the shard may still act on what it holds only in memory: deliver a message, grant or renew a lock,
+     * accept a session (the journal's {@code leaseHeld}: always, except in cluster mode once the shard's lease may
+     * have passed to another node). Cheap: asked before each delivery and again when it is handed over.
+     */
+    default boolean leaseHeld() {
+        return true;
+    }
+
     /** The heap budget of each duplicate-detection window of a partition (see {@code DedupWindow}), in bytes. */
     long dedupHeapBudgetBytes();
 

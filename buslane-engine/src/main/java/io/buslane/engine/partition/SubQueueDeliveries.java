@@ -21,9 +21,19 @@ final class SubQueueDeliveries {
 
     private static final Logger LOG = LoggerFactory.getLogger(SubQueueState.class);
 
+    /** How soon deliveries held back while the shard's lease was not confirmed are tried again. */
+    static final long LEASE_RETRY_MS = 100;
+
     private final SubQueueState q;
     private final ArrayList<ConsumerSlot> consumers = new ArrayList<>();
     private int nextConsumer;
+    /** Tries the deliveries again once the lease is confirmed (armed while they are held back). */
+    private final EngineTimer leaseRetry = new EngineTimer() {
+        @Override
+        public void onTimer(long nowMs) {
+            pump();
+        }
+    };
 
     SubQueueDeliveries(SubQueueState q) {
         this.q = q;
@@ -33,9 +43,27 @@ final class SubQueueDeliveries {
         return q.partition.ctx;
     }
 
+    /**
+     * Whether deliveries may go on: not while the shard's lease may have passed to another node (cluster mode: its
+     * renewals did not get through, or this process was paused), so that no message is delivered by two nodes;
+     * they are tried again shortly (and at the next arrival, credit or settlement).
+     */
+    private boolean leaseHeld() {
+        if (ctx().leaseHeld()) {
+            return true;
+        }
+        if (!leaseRetry.isScheduled()) {
+            ctx().schedule(leaseRetry, ctx().nowMs() + LEASE_RETRY_MS);
+        }
+        return false;
+    }
+
     // ------------------------------------------------------------------------------------------------ delivery
 
     void pump() {
+        if (!leaseHeld()) {
+            return;
+        }
         if (q.sessionful()) {
             for (ConsumerSlot slot : consumers) {
                 if (slot.session != null) {
@@ -73,7 +101,7 @@ final class SubQueueDeliveries {
 
     void pumpSession(SessionEntry s) {
         ConsumerSlot slot = s.holder;
-        if (slot == null) {
+        if (slot == null || !leaseHeld()) {
             return;
         }
         long nowMs = ctx().nowMs();
@@ -130,8 +158,33 @@ final class SubQueueDeliveries {
             q.sessions.reindex(e.session);
         }
         ConsumerHandle consumer = slot.consumer;
-        ctx().afterSync(() -> consumer.deliver(view));
+        if (view.lockToken() == null) {
+            ctx().afterSync(() -> consumer.deliver(view)); // received and deleted: its removal is durable now
+        } else {
+            ctx().afterSync(() -> handOverLocked(consumer, view, e));
+        }
         return true;
+    }
+
+    /**
+     * Hands a locked message to its consumer, unless the shard's lease may have passed to another node since it was
+     * locked (the process was paused in between): then it is held back, its lock let go without counting a
+     * delivery and the credit returned, and it is delivered once the lease is confirmed.
+     */
+    private void handOverLocked(ConsumerHandle consumer, ReceivedMessage view, Entry e) {
+        if (ctx().leaseHeld()) {
+            consumer.deliver(view);
+            return;
+        }
+        consumer.releaseCredit();
+        if (e.owner == q && view.lockToken().equals(e.lockToken)) {
+            try {
+                q.settlements.release(e.lockToken, ctx().nowMs());
+            } catch (BrokerException lost) {
+                // its session's lock ran out meanwhile: the message is available again already
+            }
+        }
+        leaseHeld(); // arms the retry
     }
 
     // ------------------------------------------------------------------------------------------------ consumers
@@ -193,6 +246,7 @@ final class SubQueueDeliveries {
 
     ConsumerSlot acceptSession(String sessionId, ConsumerHandle consumer, long nowMs) {
         q.requireSessionful();
+        q.requireLease();
         SessionEntry s = q.sessions.forAccept(sessionId, nowMs);
         if (s.holder != null) {
             expireSessionLock(s); // held, but its lock ran out
@@ -209,6 +263,9 @@ final class SubQueueDeliveries {
     }
 
     void serveWaiters() {
+        if (!leaseHeld()) {
+            return;
+        }
         SessionTable.Acceptance a;
         while ((a = q.sessions.nextAcceptance()) != null) {
             SessionWaiter w = a.waiter();

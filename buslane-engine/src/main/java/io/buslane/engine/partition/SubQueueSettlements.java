@@ -117,6 +117,7 @@ final class SubQueueSettlements {
     }
 
     long renewLock(UUID lockToken, long nowMs) {
+        q.requireLease();
         Entry e = lockedEntry(lockToken, nowMs, true);
         if (e.session != null) {
             return e.session.lockedUntilMs;
@@ -396,6 +397,7 @@ final class SubQueueSettlements {
 
     List<ReceivedMessage> receiveDeferred(long[] sequenceNumbers, ReceiveMode mode, String sessionId,
                                           ConsumerHandle by, long nowMs) {
+        q.requireLease();
         List<Entry> found = new ArrayList<>(sequenceNumbers.length);
         for (long seq : sequenceNumbers) {
             Entry e = q.entry(seq);

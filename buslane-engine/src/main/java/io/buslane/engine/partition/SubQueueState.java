@@ -31,6 +31,20 @@ public final class SubQueueState {
             + "has already been removed from the queue, or was received by a different receiver instance.";
     /** What a lost session lock says (the service's text). */
     public static final String SESSION_LOCK_LOST_TEXT = SessionTable.SESSION_LOCK_LOST_TEXT;
+    /**
+     * Why a delivery, a lock or a session accept is refused (SERVER_BUSY, retried by the SDKs) while the shard's
+     * lease may have passed to another node (cluster mode: see {@link PartitionContext#leaseHeld}).
+     */
+    public static final String LEASE_NOT_HELD_TEXT = "This node could not confirm in time that it still serves the "
+            + "entity's partition (it may be moving to another node). Retry.";
+
+    /** Refuses, changing nothing, while the shard's lease may have passed to another node. */
+    void requireLease() {
+        if (!partition.ctx.leaseHeld()) {
+            throw new BrokerException(ErrorKind.SERVER_BUSY, LEASE_NOT_HELD_TEXT);
+        }
+    }
+
     /** Why a message of a dead-letter queue cannot be dead-lettered (the service's text is not known). */
     public static final String DEAD_LETTER_TWICE_TEXT = "The message is in a dead-letter queue already: it cannot be "
             + "dead-lettered again. Complete, abandon or defer it.";
@@ -451,6 +465,7 @@ public final class SubQueueState {
     /** Renews a session lock held by anyone; returns the new locked-until time. */
     public long renewSessionLock(String sessionId, long nowMs, ConsumerHandle by) {
         requireSessionful();
+        requireLease();
         return sessions.renew(sessionId, nowMs, settings.lockDurationMs(), by);
     }
 

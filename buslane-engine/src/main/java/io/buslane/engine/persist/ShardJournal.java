@@ -66,6 +66,11 @@ public final class ShardJournal {
         return new ShardReplayer(name, journal, log, bodies, lookup).replay();
     }
 
+    /** See {@link io.buslane.journal.Journal#leaseHeld}. */
+    public boolean leaseHeld() {
+        return journal.leaseHeld();
+    }
+
     /** True when records were appended since the last sync. */
     public boolean hasUnsynced() {
         return journal.appendedCount() != lastSyncedCount || journal.needsSync();

@@ -329,6 +329,11 @@ public final class Shard implements PartitionContext {
     }
 
     @Override
+    public boolean leaseHeld() {
+        return journal != null && journal.leaseHeld(); // a dormant shard (no journal) serves nothing
+    }
+
+    @Override
     public void afterSync(Runnable action) {
         // parked as it is (no wrapper per delivery); a failed cycle drops it: the deliveries of a failed cycle are
         // dropped, and their messages stay locked until the lock expires

@@ -27,6 +27,7 @@ public final class InMemoryJournal implements Journal {
     private final Map<Long, JournalRecord> liveUpdates = new HashMap<>();
     private long appended;
     private boolean compactOnReplay;
+    private volatile boolean leaseLost;
 
     @Override
     public synchronized void replay(ReplayHandler handler) {
@@ -87,6 +88,19 @@ public final class InMemoryJournal implements Journal {
     @Override
     public synchronized long appendedCount() {
         return appended;
+    }
+
+    /**
+     * For tests: this journal's lease may have run out ({@code true}) or is held again, as a leased journal's is
+     * when its renewals stop getting through or a process pause ends ({@link #leaseHeld}).
+     */
+    public void leaseLost(boolean lost) {
+        this.leaseLost = lost;
+    }
+
+    @Override
+    public boolean leaseHeld() {
+        return !leaseLost;
     }
 
     /** Drops records not yet synced, as a crash would. */

@@ -203,6 +203,17 @@ final class PostgresJournal implements SharedJournal {
         return leaseExtendedAtNanos;
     }
 
+    /** Not fenced, and the lease (from when the last statement that extended it was sent) has its margin left. */
+    @Override
+    public boolean leaseHeld() {
+        return fencedBy == null && (shared || System.nanoTime() - leaseExtendedAtNanos < factory.safeLeaseNanos());
+    }
+
+    /** The statement that took this journal (and set its lease) was sent at {@code startedNs}. */
+    void leaseTakenAt(long startedNs) {
+        leaseExtendedAtNanos = startedNs;
+    }
+
     /** A renewal sent at {@code startedNs} extended the lease. */
     void leaseExtended(long startedNs) {
         if (startedNs - leaseExtendedAtNanos > 0) {

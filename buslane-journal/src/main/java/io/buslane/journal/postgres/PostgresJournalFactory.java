@@ -38,6 +38,8 @@ public final class PostgresJournalFactory implements JournalFactory {
     private volatile String unavailable;
     private volatile boolean closed;
     private volatile boolean renewalPaused;
+    /** Whether {@link #open} waits for another node's live lease to run out (false: it fails at once). */
+    private volatile boolean waitForLeases = true;
     private volatile long leasesSecuredAtNanos = System.nanoTime();
 
     /**
@@ -65,6 +67,20 @@ public final class PostgresJournalFactory implements JournalFactory {
         renewer = new Thread(this::renewLoop, "buslane-pg-lease");
         renewer.setDaemon(true);
         renewer.start();
+    }
+
+    /**
+     * From now on {@link #open} does not wait while another node holds a live lease on the journal: it fails at once
+     * (cluster mode: the shard controller tries again next round with fresh membership, instead of waiting on a
+     * lease its owner keeps renewing).
+     */
+    public void takeWithoutWaiting() {
+        this.waitForLeases = false;
+    }
+
+    /** How long after the statement that last extended a lease was sent the journal may still be served. */
+    long safeLeaseNanos() {
+        return options.lease().toNanos() * PostgresOptions.SAFE_LEASE_PERCENT / 100;
     }
 
     PostgresOptions options() {
@@ -125,12 +141,24 @@ public final class PostgresJournalFactory implements JournalFactory {
             p.setProperty("password", options.password());
         }
         p.setProperty("ApplicationName", applicationName);
-        p.setProperty("connectTimeout", "5");
-        p.setProperty("loginTimeout", "10");
-        // a sync never waits on a silent database longer than this: its callers get a retriable error instead
-        p.setProperty("socketTimeout", "15");
+        // no call waits on a silent database for longer than a share of the lease (the shards stop serving on
+        // their own at SAFE_LEASE_PERCENT of it; these bound how long a cut-off node's threads stay stuck): its
+        // callers get a retriable error instead
+        String timeout = Integer.toString(timeoutSeconds(options.lease()));
+        p.setProperty("connectTimeout", timeout);
+        p.setProperty("loginTimeout", timeout);
+        p.setProperty("socketTimeout", timeout);
         p.setProperty("tcpKeepAlive", "true");
         return DriverManager.getConnection(options.jdbcUrl(), p);
+    }
+
+    /**
+     * The connect, login and socket timeout of every database connection, in whole seconds as pgjdbc takes them:
+     * 40 % of the lease, at least 1 s, at most 15 s (the 30 s default lease of a single node: 12 s; a 5 s cluster
+     * lease: 2 s).
+     */
+    static int timeoutSeconds(java.time.Duration lease) {
+        return (int) Math.max(1, Math.min(15, lease.toMillis() * 4 / 10 / 1000));
     }
 
     @Override
@@ -150,6 +178,7 @@ public final class PostgresJournalFactory implements JournalFactory {
                     JournalException.Reason.UNAVAILABLE);
         }
         PostgresJournal journal = new PostgresJournal(this, name, (int) taken[0], taken[1], taken[2], writer);
+        journal.leaseTakenAt(taken[3]);
         open.put(name, journal);
         return journal;
     }
@@ -210,10 +239,16 @@ public final class PostgresJournalFactory implements JournalFactory {
                     ensureAdmin();
                     admin.setAutoCommit(false);
                     try {
+                        long startedNs = System.nanoTime(); // the lease taken runs from no later than this
                         long[] taken = tryTake(name);
                         admin.commit();
                         if (taken.length == 3) {
-                            return taken;
+                            return new long[] {taken[0], taken[1], taken[2], startedNs};
+                        }
+                        if (!waitForLeases) {
+                            throw new JournalException("journal " + name + " is owned by node '" + ownerOf(name)
+                                    + "' whose lease runs " + taken[0] + " ms more: not taken now", null,
+                                    JournalException.Reason.UNAVAILABLE);
                         }
                         if (waitingSinceMs < 0 || System.currentTimeMillis() - waitingSinceMs > 10_000) {
                             waitingSinceMs = waitingSinceMs < 0 ? System.currentTimeMillis() : waitingSinceMs;

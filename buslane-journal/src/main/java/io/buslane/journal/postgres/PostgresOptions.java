@@ -23,6 +23,14 @@ import java.util.Objects;
 public record PostgresOptions(String jdbcUrl, String user, String password, String nodeId, Duration lease,
                               Path cacheDir) {
 
+    /**
+     * How much of a lease a node uses: once the statement that last extended a journal's lease was sent longer ago
+     * than this share of the lease, the node delivers nothing more from it and gives it up (another node can take it
+     * only once the whole lease has run out, measured by the database). The rest is the margin for the two clocks'
+     * rates and for a delivery already on its way.
+     */
+    public static final int SAFE_LEASE_PERCENT = 70;
+
     /** Default lease: a node that stops renewing loses its journals within this time. */
     public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
 

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Fenced ownership and failures of the PostgreSQL journal: two factories (two nodes) on one database, a takeover
@@ -78,6 +79,62 @@ class PostgresOwnershipTest {
             busy.close();
             idle.close();
         }
+    }
+
+    /**
+     * A journal is served only while the statement that last extended its lease was sent less than
+     * SAFE_LEASE_PERCENT of the lease ago (a paused process, a silent database): before any other node can take it.
+     */
+    @Test
+    void aJournalsLeaseCountsAsHeldOnlyWhileItsLastExtensionIsRecentEnough() throws Exception {
+        String url = TestPostgres.sharedOrSkip().newDatabase();
+        Duration lease = Duration.ofMillis(600);
+        try (PostgresJournalFactory a = factory(url, "node-a", lease)) {
+            Journal j = a.open("shard-0");
+            replay(j);
+            assertThat(j.leaseHeld()).isTrue();
+            a.pauseRenewalForTest(true);
+            long pausedAt = System.nanoTime();
+            await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10)).until(() -> !j.leaseHeld());
+            assertThat(Duration.ofNanos(System.nanoTime() - pausedAt)).as("given up well before the lease ends")
+                    .isLessThan(lease.multipliedBy(PostgresOptions.SAFE_LEASE_PERCENT + 10).dividedBy(100));
+            a.pauseRenewalForTest(false);
+            await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10)).until(j::leaseHeld);
+            j.append(JournalRecord.add(1, (byte) 1, bytes("m")));
+            a.pauseRenewalForTest(true);
+            j.sync(); // a commit extends the lease as well
+            assertThat(j.leaseHeld()).isTrue();
+            j.close();
+        }
+    }
+
+    /** Cluster mode: taking a journal another live node holds fails at once instead of waiting on its lease. */
+    @Test
+    void takingWithoutWaitingFailsAtOnceWhileAnotherNodesLeaseRuns() {
+        String url = TestPostgres.sharedOrSkip().newDatabase();
+        try (PostgresJournalFactory a = factory(url, "node-a", Duration.ofSeconds(30));
+             PostgresJournalFactory b = factory(url, "node-b", Duration.ofSeconds(30))) {
+            Journal ja = a.open("shard-0");
+            b.takeWithoutWaiting();
+            long started = System.nanoTime();
+            assertThatThrownBy(() -> b.open("shard-0")).isInstanceOf(JournalException.class)
+                    .hasMessageContaining("node-a").hasMessageContaining("not taken now")
+                    .satisfies(e -> assertThat(((JournalException) e).reason())
+                            .isEqualTo(JournalException.Reason.UNAVAILABLE));
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+            ja.close();
+            Journal jb = b.open("shard-0"); // given back: taken at once
+            jb.close();
+        }
+    }
+
+    /** No connection waits on a silent database for more than a share of the lease. */
+    @Test
+    void theDatabaseTimeoutsAreAShareOfTheLease() {
+        assertThat(PostgresJournalFactory.timeoutSeconds(Duration.ofSeconds(5))).isEqualTo(2);
+        assertThat(PostgresJournalFactory.timeoutSeconds(PostgresOptions.DEFAULT_LEASE)).isEqualTo(12);
+        assertThat(PostgresJournalFactory.timeoutSeconds(Duration.ofMillis(600))).isEqualTo(1);
+        assertThat(PostgresJournalFactory.timeoutSeconds(Duration.ofMinutes(5))).isEqualTo(15);
     }
 
     @Test

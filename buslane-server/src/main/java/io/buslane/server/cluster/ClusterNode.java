@@ -19,7 +19,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * This broker as one node of a cluster (docs/cluster.md): a thread that, every
  * tenth of a lease, applies the namespace changes other nodes made and runs one round of the {@link ShardController}
- * (heartbeat, placement, taking and giving up shards). Closing it gives every shard back at once.
+ * (heartbeat, placement, taking and giving up shards), and a timer of its own for the controller's self-fence, which
+ * no database call can hold up. Closing it gives every shard back at once.
  */
 public final class ClusterNode implements AutoCloseable, io.buslane.management.console.ClusterView {
 
@@ -32,6 +33,8 @@ public final class ClusterNode implements AutoCloseable, io.buslane.management.c
     private final PostgresMembership membership;
     private final ShardController controller;
     private final ScheduledExecutorService thread;
+    /** The self-fence's own timer: no database call on it, so a silent database cannot delay it. */
+    private final ScheduledExecutorService fence;
     private volatile String problem;
     /** Live node id → its cluster address, as of the last heartbeat. */
     private volatile Map<String, String> addresses = Map.of();
@@ -111,6 +114,11 @@ public final class ClusterNode implements AutoCloseable, io.buslane.management.c
             t.setDaemon(true);
             return t;
         });
+        this.fence = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "buslane-cluster-fence");
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     /**
@@ -135,9 +143,11 @@ public final class ClusterNode implements AutoCloseable, io.buslane.management.c
         node.client = new io.buslane.cluster.ClusterClient(vertx, node::addressOf, key, MAX_IN_FLIGHT,
                 java.time.Duration.ofSeconds(10));
         engine.cluster().remotePartitions(node.client);
+        journals.takeWithoutWaiting(); // a shard whose lease another node renewed is tried again next round
         node.round();
         long periodMs = ShardController.period(journals.lease()).toMillis();
         node.thread.scheduleWithFixedDelay(node::round, periodMs, periodMs, TimeUnit.MILLISECONDS);
+        node.fence.scheduleWithFixedDelay(node.controller::fenceIfCutOff, periodMs, periodMs, TimeUnit.MILLISECONDS);
         LOG.info("Node '{}' joined the cluster at {}: serving shards {} of {}; live nodes {}", nodeId, address,
                 node.servedShards(), engine.shardCount(), node.liveNodes());
         return node;
@@ -233,6 +243,7 @@ public final class ClusterNode implements AutoCloseable, io.buslane.management.c
     /** Leaves the cluster: every shard is given back at once (the others take them on their next round). */
     @Override
     public void close() {
+        fence.shutdownNow();
         thread.shutdownNow();
         try {
             thread.awaitTermination(10, TimeUnit.SECONDS);

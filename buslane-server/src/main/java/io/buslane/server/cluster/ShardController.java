@@ -1,5 +1,6 @@
 package io.buslane.server.cluster;
 
+import io.buslane.journal.postgres.PostgresOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -91,6 +92,21 @@ public final class ShardController {
         return moves.get();
     }
 
+    /**
+     * The self-fence, on its own timer ({@link ClusterNode} runs it every {@link #period}): stops serving every
+     * shard once this node's leases may run out before it could renew them. It makes no database call and never
+     * waits for a round (which may be stuck on a silent database for as long as its timeouts allow), so a node cut
+     * off from its database stops in time whatever its other threads are doing. (The shards themselves already
+     * deliver nothing on a lease that may have passed: {@code Journal.leaseHeld}.) Never throws.
+     */
+    public void fenceIfCutOff() {
+        try {
+            fenceIfLeasesMayRunOut("its leases were not renewed in time");
+        } catch (RuntimeException e) {
+            LOG.warn("Cluster self-fence check failed: {}", e.toString());
+        }
+    }
+
     /** One round: heartbeat, then take and give up shards. Never throws. */
     public synchronized void tick() {
         if (left) {
@@ -129,10 +145,23 @@ public final class ShardController {
                 }
                 String holder = leases.get(journalOf(k));
                 if (holder == null || holder.equals(nodeId)) {
-                    host.serve(k);
-                    moves.incrementAndGet();
+                    take(k);
                 }
             }
+        }
+    }
+
+    /**
+     * Takes a shard placed here whose lease looked free; a take that cannot happen now (another node renewed the
+     * lease meanwhile, or the database failed) is left for the next round, with fresh membership, and the round
+     * goes on with the other shards.
+     */
+    private void take(int shard) {
+        try {
+            host.serve(shard);
+            moves.incrementAndGet();
+        } catch (RuntimeException e) {
+            LOG.info("Shard {} not taken now, tried again next round: {}", shard, e.getMessage());
         }
     }
 
@@ -143,11 +172,13 @@ public final class ShardController {
 
     /**
      * Stops serving every shard when this node's leases may run out before it could renew them: the last renewal
-     * that succeeded started more than 70 % of a lease ago (renewals run every third of a lease).
+     * that succeeded started more than {@link PostgresOptions#SAFE_LEASE_PERCENT} % of a lease ago (renewals run
+     * every third of a lease). Runs on the round's thread and on the self-fence's timer, never holding the round's
+     * monitor.
      */
     private boolean fenceIfLeasesMayRunOut(String why) {
         long age = nanoTime.getAsLong() - members.leasesSecuredAtNanos();
-        if (age <= leaseNs * 7 / 10) {
+        if (age <= leaseNs * PostgresOptions.SAFE_LEASE_PERCENT / 100) {
             return false;
         }
         List<Thread> stopping = new ArrayList<>();

@@ -9,8 +9,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CountDownLatch;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /** The controller's decisions against a fake database and a fake engine, on a manual nano clock. */
 class ShardControllerTest {
@@ -28,8 +30,12 @@ class ShardControllerTest {
         final String id;
         final Db db;
         final Set<Integer> served = new TreeSet<>();
-        long now;
-        long securedAt;
+        volatile long now;
+        volatile long securedAt;
+        /** When set, heartbeats wait on it: a database that has gone silent instead of refusing. */
+        volatile CountDownLatch silent;
+        /** Shards whose next take fails (another node renewed its lease meanwhile, or the database failed). */
+        final Set<Integer> failNextTake = new TreeSet<>();
         final ShardController controller;
 
         Node(String id, Db db) {
@@ -50,6 +56,9 @@ class ShardControllerTest {
 
         @Override
         public synchronized void serve(int shard) {
+            if (failNextTake.remove(shard)) {
+                throw new IllegalStateException("journal shard-" + shard + " is owned by node 'node-x': not taken now");
+            }
             db.leases.put(ShardController.journalOf(shard), id);
             served.add(shard);
         }
@@ -61,7 +70,21 @@ class ShardControllerTest {
         }
 
         @Override
-        public synchronized List<String> heartbeat() {
+        public List<String> heartbeat() {
+            CountDownLatch wait = silent;
+            if (wait != null) {
+                try {
+                    wait.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            synchronized (this) {
+                return heartbeatAnswered();
+            }
+        }
+
+        private List<String> heartbeatAnswered() {
             if (db.down) {
                 throw new IllegalStateException("database down");
             }
@@ -157,6 +180,40 @@ class ShardControllerTest {
         Node again = new Node("node-a", db);
         again.controller.tick();
         assertThat(again.served).hasSize(12);
+    }
+
+    @Test
+    void theSelfFenceStopsEveryShardWhileARoundIsStuckOnASilentDatabase() throws Exception {
+        Db db = new Db();
+        Node a = new Node("node-a", db);
+        a.controller.tick();
+        assertThat(a.served).hasSize(12);
+        a.silent = new CountDownLatch(1); // black-holed: the next heartbeat waits as long as its socket timeout
+        Thread round = new Thread(a.controller::tick, "stuck-round");
+        round.start();
+        try {
+            a.now += LEASE.toNanos() / 2;
+            a.controller.fenceIfCutOff();
+            assertThat(a.served).as("half a lease after the last renewal it still serves").hasSize(12);
+            a.now += LEASE.toNanos() / 4;
+            assertTimeoutPreemptively(Duration.ofSeconds(5), a.controller::fenceIfCutOff,
+                    "the self-fence must not wait for the stuck round");
+            assertThat(a.served).as("75 % of a lease after the last renewal it serves nothing").isEmpty();
+        } finally {
+            a.silent.countDown();
+            round.join(5_000);
+        }
+    }
+
+    @Test
+    void aTakeThatCannotHappenNowIsTriedAgainNextRoundAndTheRoundGoesOn() {
+        Db db = new Db();
+        Node a = new Node("node-a", db);
+        a.failNextTake.add(3);
+        a.controller.tick();
+        assertThat(a.served).as("every other shard is taken in the same round").hasSize(11).doesNotContain(3);
+        a.controller.tick();
+        assertThat(a.served).hasSize(12);
     }
 
     @Test
