@@ -52,6 +52,28 @@ final class ClusterProbe {
         return out;
     }
 
+    /**
+     * The shards a node serves now, from its {@code /health} whether healthy (200) or not (503, e.g. cut off from the
+     * database: the body still lists what it serves); null when it does not answer.
+     */
+    static java.util.Set<Integer> servedIfAnswered(BrokerProcess b) {
+        try {
+            HttpResponse<String> res = HTTP.send(HttpRequest.newBuilder(URI.create(b.baseUrl() + "/health"))
+                    .timeout(Duration.ofSeconds(3)).build(), HttpResponse.BodyHandlers.ofString());
+            Matcher m = SERVED.matcher(res.body());
+            if (!m.find()) {
+                return null;
+            }
+            java.util.Set<Integer> out = new java.util.TreeSet<>();
+            for (String s : m.group(1).isEmpty() ? new String[0] : m.group(1).split(",")) {
+                out.add(Integer.parseInt(s));
+            }
+            return out;
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
     /** How many live nodes a node sees. */
     static int liveNodes(BrokerProcess b) {
         String health = get(b, "/health", false);

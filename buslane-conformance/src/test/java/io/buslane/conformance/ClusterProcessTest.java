@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -71,6 +72,17 @@ class ClusterProcessTest {
                         .timeout(Duration.ofSeconds(waitSeconds + 60))
                         .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString())
                 .thenApply(HttpResponse::statusCode).exceptionally(e -> -1);
+    }
+
+    /** The entity's description from the administration API (with its runtime counts), or "" when unanswered. */
+    private static String description(BrokerProcess b, String entity) {
+        try {
+            return HTTP.send(HttpRequest.newBuilder(URI.create(b.baseUrl() + "/" + entity + "?api-version=2021-05"))
+                    .header("Authorization", ConformanceBase.sasToken("http://localhost/" + entity))
+                    .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString()).body();
+        } catch (Exception e) {
+            return "";
+        }
     }
 
     private static void signal(BrokerProcess b, String signal) throws Exception {
@@ -194,7 +206,8 @@ class ClusterProcessTest {
             long bTookNs = -1;
             long deadline = cutAt + Duration.ofSeconds(20).toNanos();
             while (System.nanoTime() < deadline && (aStoppedNs < 0 || bTookNs < 0)) {
-                if (aStoppedNs < 0 && served(a).isEmpty()) {
+                Set<Integer> aServes = ClusterProbe.servedIfAnswered(a); // its /health answers 503 meanwhile
+                if (aStoppedNs < 0 && aServes != null && aServes.isEmpty()) {
                     aStoppedNs = System.nanoTime() - cutAt;
                 }
                 if (bTookNs < 0 && served(b).containsAll(aHad)) {
@@ -243,32 +256,49 @@ class ClusterProcessTest {
 
             (owner == a ? pa : pb).blackHole();
             long cutAt = System.nanoTime();
+            AtomicLong stoppedMs = new AtomicLong(-1);
+            AtomicLong tookMs = new AtomicLong(-1);
+            Thread watch = new Thread(() -> { // who serves what, apart from the receives below (they may wait)
+                while (tookMs.get() < 0 || stoppedMs.get() < 0) {
+                    long atMs = (System.nanoTime() - cutAt) / 1_000_000;
+                    Set<Integer> ownerServes = ClusterProbe.servedIfAnswered(owner);
+                    if (stoppedMs.get() < 0 && ownerServes != null && ownerServes.isEmpty()) {
+                        stoppedMs.set(atMs);
+                    }
+                    Set<Integer> otherServes = ClusterProbe.servedIfAnswered(other);
+                    if (tookMs.get() < 0 && otherServes != null && otherServes.containsAll(ownerHad)) {
+                        tookMs.set(atMs);
+                    }
+                    if (atMs > 25_000) {
+                        return;
+                    }
+                    try {
+                        Thread.sleep(50);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            }, "cluster-watch");
+            watch.start();
             List<Long> lockedByOwnerAtMs = new ArrayList<>();
-            long stoppedMs = -1;
-            long tookMs = -1;
             long deadline = cutAt + Duration.ofSeconds(25).toNanos();
-            while (System.nanoTime() < deadline && (tookMs < 0 || (System.nanoTime() - cutAt) / 1_000_000 < tookMs
-                    + 2_000)) {
+            while (System.nanoTime() < deadline && (tookMs.get() < 0
+                    || (System.nanoTime() - cutAt) / 1_000_000 < tookMs.get() + 2_000)) {
                 if (peekLock(owner, "cq", 1).get(30, TimeUnit.SECONDS) == 201) {
                     lockedByOwnerAtMs.add((System.nanoTime() - cutAt) / 1_000_000);
                 }
-                long atMs = (System.nanoTime() - cutAt) / 1_000_000;
-                if (stoppedMs < 0 && served(owner).isEmpty()) {
-                    stoppedMs = atMs;
-                }
-                if (tookMs < 0 && served(other).containsAll(ownerHad)) {
-                    tookMs = atMs;
-                }
                 Thread.sleep(250); // slower than the messages last: the owner always has one to hand out
             }
+            watch.join(30_000);
             System.out.println("CLUSTER silent database: the owner locked " + lockedByOwnerAtMs.size()
                     + " messages, the last " + (lockedByOwnerAtMs.isEmpty() ? -1
                     : lockedByOwnerAtMs.get(lockedByOwnerAtMs.size() - 1)) + " ms after the cut; it stopped serving"
                     + " after " + stoppedMs + " ms, the other node took its shards after " + tookMs + " ms");
-            assertThat(tookMs).as("the other node takes the shards").isPositive();
-            assertThat(stoppedMs).as("the cut-off node stops serving its shards").isPositive();
-            assertThat(stoppedMs).as("fencing: it stops before anyone else takes them").isLessThan(tookMs);
-            long took = tookMs;
+            assertThat(tookMs.get()).as("the other node takes the shards").isPositive();
+            assertThat(stoppedMs.get()).as("the cut-off node stops serving its shards").isPositive();
+            assertThat(stoppedMs.get()).as("fencing: it stops before anyone else takes them")
+                    .isLessThan(tookMs.get());
+            long took = tookMs.get();
             assertThat(lockedByOwnerAtMs).as("messages the cut-off node locked after the other node took them")
                     .allMatch(t -> t < took);
         }
@@ -295,12 +325,19 @@ class ClusterProcessTest {
             for (int i = 1; i < 20; i++) {
                 assertThat(send(owner, "lq", "m-" + i)).isEqualTo(201);
             }
-            for (int i = 0; i < 20; i++) { // each expired (TTL 1 s) into the dead-letter queue; locked there (5 s)
-                assertThat(peekLock(owner, dlq, 10).get(30, TimeUnit.SECONDS)).isEqualTo(201);
+            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> description(owner, "lq").contains("DeadLetterMessageCount>20<"));
+            List<CompletableFuture<Integer>> locking = new ArrayList<>();
+            for (int i = 0; i < 20; i++) { // all at once, well within their 5 s locks
+                locking.add(peekLock(owner, dlq, 10));
+            }
+            for (CompletableFuture<Integer> l : locking) {
+                assertThat(l.get(30, TimeUnit.SECONDS)).isEqualTo(201);
             }
             Set<Integer> ownerHad = served(owner);
             CompletableFuture<Integer> waiting = peekLock(owner, dlq, 60);
             Thread.sleep(500); // the receive is attached on the owner
+            assertThat(waiting).as("the receiver waits: every message is locked").isNotDone();
             signal(owner, "STOP");
             try {
                 await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))

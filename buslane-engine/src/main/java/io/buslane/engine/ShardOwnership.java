@@ -71,7 +71,16 @@ final class ShardOwnership {
                 return;
             }
             shard.onFatal(shards.fatalListener());
-            namespace.replaceShard(shards.all(), shard);
+            try {
+                namespace.replaceShard(shards.all(), shard);
+            } catch (RuntimeException e) {
+                // the replay failed (the database stalled, say): the slot gets its placeholder back and the journal
+                // is closed (its lease given back), so that the shard is taken again later, here or elsewhere,
+                // instead of looking served with no thread running it
+                namespace.replaceShard(shards.all(), dormant(config, index));
+                shard.journal().close();
+                throw e;
+            }
             if (config.threadingMode() == ThreadingMode.DEDICATED) {
                 shard.start();
             }

@@ -16,6 +16,8 @@ public final class JournalException extends RuntimeException {
         UNAVAILABLE,
         /** Another node took the journal over: this instance will never write again. */
         FENCED,
+        /** Another node holds a live lease on the journal: not taken now (cluster mode: tried again later). */
+        LEASED,
         /** A {@link SharedJournal}: another node wrote first; nothing was stored; read again and retry. */
         CONFLICT,
         /** Any other failure. */

@@ -248,6 +248,11 @@ final class SessionTable {
 
     // ------------------------------------------------------------------------------------------------ waiters
 
+    /** Whether a receiver waits for the next available session. */
+    boolean hasWaiters() {
+        return !waiters.isEmpty();
+    }
+
     /** Queues a receiver waiting for the next available session. */
     void addWaiter(SessionWaiter waiter) {
         waiters.addLast(waiter);

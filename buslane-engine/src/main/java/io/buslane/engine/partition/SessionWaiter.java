@@ -24,4 +24,12 @@ public interface SessionWaiter {
      */
     default void onFailed(io.buslane.common.error.BrokerException error) {
     }
+
+    /**
+     * Called on the shard thread instead of {@link #onAccepted} when the session the partition granted this (claimed)
+     * waiter had to be let go again before the answer (the shard's lease may have passed to another node): the
+     * waiter fails with {@code error} (retriable).
+     */
+    default void onGrantWithdrawn(io.buslane.common.error.BrokerException error) {
+    }
 }

@@ -52,7 +52,7 @@ final class SubQueueDeliveries {
         if (ctx().leaseHeld()) {
             return true;
         }
-        if (!leaseRetry.isScheduled()) {
+        if (!leaseRetry.isScheduled() && (!consumers.isEmpty() || q.sessions.hasWaiters())) {
             ctx().schedule(leaseRetry, ctx().nowMs() + LEASE_RETRY_MS);
         }
         return false;
@@ -272,8 +272,22 @@ final class SubQueueDeliveries {
             ConsumerSlot slot = addConsumer(w.consumer());
             long lockedUntilMs = q.sessions.lock(a.session(), slot, ctx().nowMs(), q.settings.lockDurationMs());
             String id = a.session().id;
-            ctx().afterSync(() -> w.onAccepted(slot, id, lockedUntilMs));
+            ctx().afterSync(() -> handOverSession(w, slot, id, lockedUntilMs));
         }
+    }
+
+    /**
+     * Answers an accept-next waiter with the session it was granted, unless the shard's lease may have passed to
+     * another node since (as {@link #handOverLocked} does for a message): then the session is let go again and the
+     * accept fails retriably (SERVER_BUSY: the SDKs accept again), as a named accept on that lease would.
+     */
+    private void handOverSession(SessionWaiter w, ConsumerSlot slot, String id, long lockedUntilMs) {
+        if (ctx().leaseHeld()) {
+            w.onAccepted(slot, id, lockedUntilMs);
+            return;
+        }
+        removeConsumer(slot); // the session is released, no delivery counted
+        w.onGrantWithdrawn(new BrokerException(ErrorKind.SERVER_BUSY, SubQueueState.LEASE_NOT_HELD_TEXT));
     }
 
     void pumpSessionOf(ConsumerSlot slot) {

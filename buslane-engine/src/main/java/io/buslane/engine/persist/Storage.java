@@ -1,6 +1,7 @@
 package io.buslane.engine.persist;
 
 import io.buslane.journal.DataDirectoryLayout;
+import io.buslane.journal.Journal;
 import io.buslane.journal.JournalFactory;
 
 import java.util.Objects;
@@ -92,7 +93,13 @@ public final class Storage implements AutoCloseable {
         io.buslane.engine.dedup.DedupRunStore dedupRuns = caches != null
                 ? new FileDedupRunStore(caches.resolve(FileDedupRunStore.DIRECTORY).resolve(name))
                 : io.buslane.engine.dedup.DedupRunStore.inHeap();
-        return new ShardJournal(name, journals.open(name), residentBudgetBytes, dedupRuns, this::spaceRanOut);
+        Journal journal = journals.open(name);
+        try {
+            return new ShardJournal(name, journal, residentBudgetBytes, dedupRuns, this::spaceRanOut);
+        } catch (RuntimeException e) {
+            journal.close(); // not left open (in cluster mode: its lease renewed) with nothing using it
+            throw e;
+        }
     }
 
     /** Problems of the storage for the broker's health report (empty when none). */

@@ -43,4 +43,9 @@ abstract class OnceWaiter implements SessionWaiter {
             result.completeExceptionally(error);
         }
     }
+
+    @Override
+    public void onGrantWithdrawn(BrokerException error) {
+        result.completeExceptionally(error); // claimed by the grant being withdrawn: nobody else answers it
+    }
 }

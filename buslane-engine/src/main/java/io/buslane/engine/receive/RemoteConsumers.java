@@ -244,7 +244,7 @@ public final class RemoteConsumers {
         @Override
         public void releaseCredit() {
             acquired--;
-            if (ending) {
+            if (ending || !got.isEmpty()) { // given back with messages in hand (a hand-over held back): answer
                 ref.shard().afterSync(this::maybeFinish); // not now: the pump that gave it back is still running
             }
         }

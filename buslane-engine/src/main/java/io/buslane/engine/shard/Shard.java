@@ -64,6 +64,8 @@ public final class Shard implements PartitionContext {
     private final int index;
     private final Clock clock;
     private final ShardJournal journal;
+    /** The journal's lease as of the current cycle (see {@link #leaseHeld}); shard thread only. */
+    private boolean leaseHeld;
     private final JournalPartitionLog log;
     private final MessageBodies bodies;
     private final io.buslane.engine.partition.ResidentSessionStates states;
@@ -328,8 +330,17 @@ public final class Shard implements PartitionContext {
         return states;
     }
 
+    /**
+     * The journal's lease as of this cycle: read once when the cycle starts (for its commands and timers) and again
+     * after its sync (for the hand-overs), so that the deliveries of one cycle all see the same answer (a session's
+     * messages are never handed over out of order because the lease lapsed between two of them).
+     */
     @Override
     public boolean leaseHeld() {
+        return leaseHeld;
+    }
+
+    private boolean readLease() {
         return journal != null && journal.leaseHeld(); // a dormant shard (no journal) serves nothing
     }
 
@@ -372,6 +383,7 @@ public final class Shard implements PartitionContext {
     /** Runs one duty cycle; returns the amount of work done (0 when idle). */
     public int doWork() {
         nowMs = Math.max(nowMs, clock.epochMillis());
+        leaseHeld = readLease();
         int work = timers.advance(nowMs, fire);
         Runnable command;
         int drained = 0;
@@ -421,6 +433,7 @@ public final class Shard implements PartitionContext {
         if (pending.isEmpty()) {
             return synced;
         }
+        leaseHeld = readLease();
         Object[] actions = pending.toArray();
         pending.clear();
         for (Object action : actions) {
@@ -444,6 +457,7 @@ public final class Shard implements PartitionContext {
     /** Runs start-up work (replay and the first checkpoints) on the caller's thread before {@link #start}. */
     public void runStartup(Runnable action) {
         nowMs = Math.max(nowMs, clock.epochMillis());
+        leaseHeld = readLease();
         action.run();
         // a shard taken from a node whose clock ran ahead: never stamp a time earlier than one it stored
         nowMs = Math.max(nowMs, log.clockFloorMs());

@@ -86,6 +86,25 @@ class LeaseGateTest {
     }
 
     @Test
+    void aSessionGrantedJustBeforeTheLeaseLapsedIsNotHandedOverAndTheAcceptFailsRetriably() {
+        try (EngineHarness h = new EngineHarness(1)) {
+            InMemoryJournal journal = h.journals.journal("shard-0");
+            h.queue(QueueProperties.builder("s").requiresSession(true).build());
+            h.send("s", EngineHarness.text("x", "session-1"));
+            EntityAddress s = EntityAddress.parse("s");
+            CompletableFuture<Receiver> waiting = h.engine.acceptSession(s, null, ReceiveMode.PEEK_LOCK, 60_000,
+                    h.sink()); // granted in the shard's next cycle, answered when that cycle ends
+            h.engine.queue("s").partitions()[0].shard().submit(() -> journal.leaseLost(true)); // a pause, between
+            h.engine.runUntilIdle();
+            refusedForTheLease(waiting, h); // no session handed over on a lease that lapsed
+
+            journal.leaseLost(false);
+            Receiver again = h.await(h.engine.acceptSession(s, null, ReceiveMode.PEEK_LOCK, 60_000, h.sink()));
+            assertThat(again.sessionId()).as("the session was let go: the retry gets it").isEqualTo("session-1");
+        }
+    }
+
+    @Test
     void locksAndSessionAcceptsAreRefusedRetriablyAndChangeNothing() {
         try (EngineHarness h = new EngineHarness(1)) {
             InMemoryJournal journal = h.journals.journal("shard-0");
@@ -120,6 +139,10 @@ class LeaseGateTest {
             accepted.addCredit(1);
             h.engine.runUntilIdle();
             assertThat(next.take()).extracting(EngineHarness::text).containsExactly("x");
+            journal.leaseLost(true);
+            refusedForTheLease(h.engine.renewSessionLock(s, "session-1", accepted), h);
+            journal.leaseLost(false);
+            assertThat(h.await(h.engine.renewSessionLock(s, "session-1", accepted))).isPositive();
             assertThat(h.await(h.engine.renewLock(Q, locked.lockToken()))).isPositive();
             assertThat(h.await(h.engine.receiveDeferred(Q, new long[] {deferred.sequenceNumber()},
                     ReceiveMode.PEEK_LOCK, null))).extracting(EngineHarness::text).containsExactly("deferred");

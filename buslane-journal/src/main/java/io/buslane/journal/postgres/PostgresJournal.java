@@ -237,7 +237,12 @@ final class PostgresJournal implements SharedJournal {
         try {
             Connection c = writer();
             if (uncertainUpTo >= 0) {
-                long stored = syncedPosition(c);
+                long stored = syncedPositionIfStillOwned(c);
+                if (stored == FENCED) { // taken over meanwhile: its position says nothing about this node's batch
+                    pending.clear();
+                    fence(factory.ownerOf(name));
+                    throw fenced();
+                }
                 pending.removeIf(p -> p.position() <= stored);
                 uncertainUpTo = -1;
                 if (pending.isEmpty()) {
@@ -338,6 +343,24 @@ final class PostgresJournal implements SharedJournal {
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return rs.getLong(1);
+            }
+        }
+    }
+
+    /** What {@link #syncedPositionIfStillOwned} answers when another node took the journal over. */
+    private static final long FENCED = Long.MIN_VALUE;
+
+    /**
+     * How far this journal's commits reached, read after a commit whose answer was lost; {@link #FENCED} when the
+     * epoch moved since this node took it (another node's commits moved the position then, not this node's).
+     */
+    private long syncedPositionIfStillOwned(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT synced_position, epoch FROM buslane_journal WHERE journal_id = ?")) {
+            ps.setInt(1, journalId);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(2) == epoch ? rs.getLong(1) : FENCED;
             }
         }
     }
@@ -561,7 +584,7 @@ final class PostgresJournal implements SharedJournal {
             throw new SQLException("not reconnecting yet: the last attempt failed less than a second ago", "08001");
         }
         try {
-            Connection c = factory.connect(applicationName);
+            Connection c = shared ? factory.connectLeaseBound(applicationName) : factory.connect(applicationName);
             connectFailed = false;
             return c;
         } catch (SQLException e) {

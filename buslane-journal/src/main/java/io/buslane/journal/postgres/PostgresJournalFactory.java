@@ -50,8 +50,10 @@ public final class PostgresJournalFactory implements JournalFactory {
     public PostgresJournalFactory(PostgresOptions options) {
         this.options = options;
         try {
-            admin = connect("buslane-owner");
+            admin = connect("buslane-owner"); // long timeouts while migrating: another node may migrate first
             int found = PostgresSchema.migrate(admin);
+            closeQuietly(admin);
+            admin = connectLeaseBound("buslane-owner");
             if (found < PostgresSchema.currentVersion()) {
                 LOG.info("PostgreSQL storage {}: schema {} -> {}", options.describe(), found,
                         PostgresSchema.currentVersion());
@@ -131,8 +133,29 @@ public final class PostgresJournalFactory implements JournalFactory {
         return names;
     }
 
-    /** A new connection to the database (autocommit on). */
+    /**
+     * A new connection to the database (autocommit on) for a shard journal's commits, replay and reads, and for
+     * migrating the schema: a silent database fails its calls after 15 s (connect 5 s, login 10 s). A commit that
+     * waits that long delays only its own shard, which delivers nothing on a lease that may have passed meanwhile
+     * ({@link PostgresJournal#leaseHeld}); a slow disk is not taken for an outage.
+     */
     Connection connect(String applicationName) throws SQLException {
+        return connect(applicationName, 5, 10, 15);
+    }
+
+    /**
+     * A new connection for what keeps this node's standing: taking journals and renewing their leases, the
+     * membership heartbeat, the shared namespace journal. Its connect, login and socket timeouts are all
+     * {@link #timeoutSeconds} of the lease, so that a cut-off node's threads are not stuck for longer than a share
+     * of the lease (the shards themselves stop serving at SAFE_LEASE_PERCENT of it, whatever these threads do).
+     */
+    Connection connectLeaseBound(String applicationName) throws SQLException {
+        int timeout = timeoutSeconds(options.lease());
+        return connect(applicationName, timeout, timeout, timeout);
+    }
+
+    private Connection connect(String applicationName, int connectSeconds, int loginSeconds, int socketSeconds)
+            throws SQLException {
         Properties p = new Properties();
         if (options.user() != null) {
             p.setProperty("user", options.user());
@@ -141,21 +164,18 @@ public final class PostgresJournalFactory implements JournalFactory {
             p.setProperty("password", options.password());
         }
         p.setProperty("ApplicationName", applicationName);
-        // no call waits on a silent database for longer than a share of the lease (the shards stop serving on
-        // their own at SAFE_LEASE_PERCENT of it; these bound how long a cut-off node's threads stay stuck): its
-        // callers get a retriable error instead
-        String timeout = Integer.toString(timeoutSeconds(options.lease()));
-        p.setProperty("connectTimeout", timeout);
-        p.setProperty("loginTimeout", timeout);
-        p.setProperty("socketTimeout", timeout);
+        // a silent database fails a call after these (its callers get a retriable error)
+        p.setProperty("connectTimeout", Integer.toString(connectSeconds));
+        p.setProperty("loginTimeout", Integer.toString(loginSeconds));
+        p.setProperty("socketTimeout", Integer.toString(socketSeconds));
         p.setProperty("tcpKeepAlive", "true");
         return DriverManager.getConnection(options.jdbcUrl(), p);
     }
 
     /**
-     * The connect, login and socket timeout of every database connection, in whole seconds as pgjdbc takes them:
-     * 40 % of the lease, at least 1 s, at most 15 s (the 30 s default lease of a single node: 12 s; a 5 s cluster
-     * lease: 2 s).
+     * The connect, login and socket timeout of the connections that keep a node's standing
+     * ({@link #connectLeaseBound}), in whole seconds as pgjdbc takes them: 40 % of the lease, at least 1 s, at most
+     * 15 s (the 30 s default lease of a single node: 12 s; a 5 s cluster lease: 2 s).
      */
     static int timeoutSeconds(java.time.Duration lease) {
         return (int) Math.max(1, Math.min(15, lease.toMillis() * 4 / 10 / 1000));
@@ -248,7 +268,7 @@ public final class PostgresJournalFactory implements JournalFactory {
                         if (!waitForLeases) {
                             throw new JournalException("journal " + name + " is owned by node '" + ownerOf(name)
                                     + "' whose lease runs " + taken[0] + " ms more: not taken now", null,
-                                    JournalException.Reason.UNAVAILABLE);
+                                    JournalException.Reason.LEASED);
                         }
                         if (waitingSinceMs < 0 || System.currentTimeMillis() - waitingSinceMs > 10_000) {
                             waitingSinceMs = waitingSinceMs < 0 ? System.currentTimeMillis() : waitingSinceMs;
@@ -323,7 +343,7 @@ public final class PostgresJournalFactory implements JournalFactory {
 
     private void ensureAdmin() throws SQLException {
         if (admin == null || admin.isClosed()) {
-            admin = connect("buslane-owner");
+            admin = connectLeaseBound("buslane-owner");
         }
     }
 

@@ -110,7 +110,7 @@ public final class PostgresMembership implements AutoCloseable {
 
     private Connection connection() throws SQLException {
         if (connection == null || connection.isClosed()) {
-            connection = factory.connect("buslane-membership");
+            connection = factory.connectLeaseBound("buslane-membership");
         }
         return connection;
     }

@@ -154,12 +154,17 @@ public final class ClusterNode implements AutoCloseable, io.buslane.management.c
     }
 
     private void round() {
-        try {
-            engine.cluster().refreshNamespace();
-            problem = null;
-        } catch (RuntimeException e) {
-            problem = "The cluster's namespace could not be read: " + e.getMessage();
-            LOG.warn("{}", problem);
+        if (controller.cutOff()) {
+            // the namespace's lock, which giving shards up takes too, is not held while waiting on a silent database
+            problem = "This node is cut off from the database: its leases could not be renewed in time.";
+        } else {
+            try {
+                engine.cluster().refreshNamespace();
+                problem = null;
+            } catch (RuntimeException e) {
+                problem = "The cluster's namespace could not be read: " + e.getMessage();
+                LOG.warn("{}", problem);
+            }
         }
         controller.tick();
         refreshDirectory();

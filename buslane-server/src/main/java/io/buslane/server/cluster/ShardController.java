@@ -1,5 +1,6 @@
 package io.buslane.server.cluster;
 
+import io.buslane.journal.JournalException;
 import io.buslane.journal.postgres.PostgresOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -107,6 +108,15 @@ public final class ShardController {
         }
     }
 
+    /**
+     * Whether this node's leases may run out before it could renew them (the self-fence's condition): nothing
+     * should then wait on the database while holding what giving shards up needs.
+     */
+    public boolean cutOff() {
+        return nanoTime.getAsLong() - members.leasesSecuredAtNanos() > leaseNs * PostgresOptions.SAFE_LEASE_PERCENT
+                / 100;
+    }
+
     /** One round: heartbeat, then take and give up shards. Never throws. */
     public synchronized void tick() {
         if (left) {
@@ -160,8 +170,14 @@ public final class ShardController {
         try {
             host.serve(shard);
             moves.incrementAndGet();
+        } catch (JournalException e) {
+            if (e.reason() == JournalException.Reason.LEASED) {
+                LOG.info("Shard {} not taken now, tried again next round: {}", shard, e.getMessage());
+            } else {
+                LOG.warn("Shard {} could not be taken, tried again next round: {}", shard, e.toString());
+            }
         } catch (RuntimeException e) {
-            LOG.info("Shard {} not taken now, tried again next round: {}", shard, e.getMessage());
+            LOG.warn("Shard {} could not be taken, tried again next round", shard, e);
         }
     }
 
@@ -177,10 +193,10 @@ public final class ShardController {
      * monitor.
      */
     private boolean fenceIfLeasesMayRunOut(String why) {
-        long age = nanoTime.getAsLong() - members.leasesSecuredAtNanos();
-        if (age <= leaseNs * PostgresOptions.SAFE_LEASE_PERCENT / 100) {
+        if (!cutOff()) {
             return false;
         }
+        long age = nanoTime.getAsLong() - members.leasesSecuredAtNanos();
         List<Thread> stopping = new ArrayList<>();
         for (int k = 0; k < host.shardCount(); k++) {
             if (host.serves(k)) {
