@@ -41,6 +41,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+import java.util.function.IntPredicate;
 
 /**
  * The Service Bus engine: the namespace of queues, topics and subscriptions, and every messaging operation on
@@ -101,7 +102,7 @@ public final class Engine implements AutoCloseable {
      * starts those shards; the others are dormant until {@link EngineCluster#serveShard} (cluster mode: other nodes
      * serve them).
      */
-    public static Engine start(EngineConfig config, java.util.function.IntPredicate servedAtStart) {
+    public static Engine start(EngineConfig config, IntPredicate servedAtStart) {
         return start(config, servedAtStart, config.storage().openMeta());
     }
 
@@ -114,7 +115,7 @@ public final class Engine implements AutoCloseable {
         return start(config, shard -> false, config.storage().openSharedMeta());
     }
 
-    private static Engine start(EngineConfig config, java.util.function.IntPredicate servedAtStart,
+    private static Engine start(EngineConfig config, IntPredicate servedAtStart,
                                 MetaJournal meta) {
         RecoveredNamespace recovered = RecoveredNamespace.read(meta);
         int shardCount = recovered.shardCount() > 0 ? recovered.shardCount() : config.shardCount();

@@ -1,5 +1,8 @@
 package io.buslane.journal;
 
+import java.util.Arrays;
+import java.util.Objects;
+
 /**
  * An append-only log of records for one single writer (a shard, or the namespace metadata).
  *
@@ -32,8 +35,8 @@ public interface Journal extends AutoCloseable {
      * @throws JournalException when the record cannot be written (e.g. the disk is full)
      */
     default void append(RecordKind kind, long id, byte type, byte[] payload, int offset, int length) {
-        java.util.Objects.checkFromIndexSize(offset, length, payload.length);
-        append(new JournalRecord(kind, id, type, java.util.Arrays.copyOfRange(payload, offset, offset + length)));
+        Objects.checkFromIndexSize(offset, length, payload.length);
+        append(new JournalRecord(kind, id, type, Arrays.copyOfRange(payload, offset, offset + length)));
     }
 
     /**

@@ -1,5 +1,7 @@
 package io.buslane.journal;
 
+import java.util.Objects;
+
 /**
  * The journal could not append or sync: a full or failing disk, an unreachable database, or a journal whose
  * ownership another node took over. Nothing after it is durable.
@@ -32,7 +34,7 @@ public final class JournalException extends RuntimeException {
 
     public JournalException(String message, Throwable cause, Reason reason) {
         super(message, cause);
-        this.reason = java.util.Objects.requireNonNull(reason, "reason");
+        this.reason = Objects.requireNonNull(reason, "reason");
     }
 
     public Reason reason() {

@@ -1,5 +1,8 @@
 package io.buslane.journal;
 
+import java.nio.file.Path;
+import java.util.List;
+
 /** Opens the journals of one broker by name ({@code meta}, {@code shard-0}, ...). Thread-safe. */
 public interface JournalFactory extends AutoCloseable {
 
@@ -33,15 +36,15 @@ public interface JournalFactory extends AutoCloseable {
     }
 
     /** Problems for the broker's health report (empty when none). */
-    default java.util.List<String> healthProblems() {
-        return java.util.List.of();
+    default List<String> healthProblems() {
+        return List.of();
     }
 
     /**
      * A local directory for caches that are rebuilt on every start (the dedup windows' spilled key runs), or null
      * to keep them in the heap.
      */
-    default java.nio.file.Path cacheDirectory() {
+    default Path cacheDirectory() {
         return null;
     }
 

@@ -16,6 +16,7 @@ import io.buslane.journal.file.FileJournalFactory;
 import io.buslane.journal.file.FileJournalOptions;
 import io.buslane.journal.file.SyncPolicy;
 import io.buslane.journal.memory.InMemoryJournalFactory;
+import io.buslane.journal.postgres.PostgresJournalFactory;
 import io.buslane.management.HttpGuard;
 import io.buslane.management.atom.AdminApi;
 import io.buslane.management.console.ConsoleApi;
@@ -35,6 +36,8 @@ import io.vertx.core.VertxOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.file.Files;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -112,8 +115,8 @@ public final class Broker implements AutoCloseable {
         BrokerMetrics metrics = new BrokerMetrics();
         JournalFactory journals;
         if (options.postgres() != null) {
-            java.nio.file.Files.createDirectories(options.postgres().cacheDir());
-            journals = new io.buslane.journal.postgres.PostgresJournalFactory(options.postgres());
+            Files.createDirectories(options.postgres().cacheDir());
+            journals = new PostgresJournalFactory(options.postgres());
             LOG.info("Storage: PostgreSQL at {} (node '{}', lease {} ms); {} keeps caches only",
                     options.postgres().describe(), options.postgres().nodeId(), options.postgres().lease().toMillis(),
                     options.postgres().cacheDir());
@@ -144,7 +147,7 @@ public final class Broker implements AutoCloseable {
                     : Engine.start(engineConfig);
             if (options.clusterAddress() != null) {
                 cluster = ClusterNode.start(options.postgres().nodeId(), engine,
-                        (io.buslane.journal.postgres.PostgresJournalFactory) journals, options.clusterAddress(), vertx,
+                        (PostgresJournalFactory) journals, options.clusterAddress(), vertx,
                         options.clusterSecret());
                 health.addCheck(cluster::healthProblems);
                 health.cluster(cluster);
@@ -251,7 +254,7 @@ public final class Broker implements AutoCloseable {
         if (options.sasKeys().isEmpty()) {
             return new CbsAuthorizer(SasValidator.emulatorDefault());
         }
-        java.util.List<SasRule> rules = new java.util.ArrayList<>();
+        List<SasRule> rules = new ArrayList<>();
         for (String spec : options.sasKeys()) {
             rules.add(SasRule.parseSpec(spec));
         }

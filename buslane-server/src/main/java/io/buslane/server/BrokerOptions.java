@@ -2,8 +2,11 @@ package io.buslane.server;
 
 import io.buslane.amqp.transport.AmqpLimits;
 import io.buslane.amqp.transport.AmqpOptions;
+import io.buslane.journal.postgres.PostgresOptions;
 
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
 
 /**
  * Everything a broker is started with, validated once. Immutable.
@@ -29,15 +32,15 @@ import java.nio.file.Path;
  *                       node-to-node channel)
  */
 public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDir, Path configFile, int shards,
-                            boolean syncEnabled, boolean inMemory, java.util.List<String> sasKeys,
+                            boolean syncEnabled, boolean inMemory, List<String> sasKeys,
                             boolean insecure, int maxConnections, AmqpLimits amqpLimits, int eventLoops,
-                            io.buslane.journal.postgres.PostgresOptions postgres, String clusterAddress,
-                            String clusterSecret, HttpLimits httpLimits, java.util.Set<String> proxyProtocolFrom) {
+                            PostgresOptions postgres, String clusterAddress,
+                            String clusterSecret, HttpLimits httpLimits, Set<String> proxyProtocolFrom) {
 
     public BrokerOptions {
-        sasKeys = sasKeys == null ? java.util.List.of() : java.util.List.copyOf(sasKeys);
+        sasKeys = sasKeys == null ? List.of() : List.copyOf(sasKeys);
         httpLimits = httpLimits == null ? HttpLimits.DEFAULTS : httpLimits;
-        proxyProtocolFrom = proxyProtocolFrom == null ? java.util.Set.of() : java.util.Set.copyOf(proxyProtocolFrom);
+        proxyProtocolFrom = proxyProtocolFrom == null ? Set.of() : Set.copyOf(proxyProtocolFrom);
         if (maxConnections < 1) {
             throw new IllegalArgumentException("--max-connections must be at least 1, was " + maxConnections);
         }
@@ -58,9 +61,9 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
 
     /** Options with the default HTTP limits. */
     public BrokerOptions(String host, int amqpPort, int httpPort, Path dataDir, Path configFile, int shards,
-                         boolean syncEnabled, boolean inMemory, java.util.List<String> sasKeys, boolean insecure,
+                         boolean syncEnabled, boolean inMemory, List<String> sasKeys, boolean insecure,
                          int maxConnections, AmqpLimits amqpLimits, int eventLoops,
-                         io.buslane.journal.postgres.PostgresOptions postgres, String clusterAddress,
+                         PostgresOptions postgres, String clusterAddress,
                          String clusterSecret) {
         this(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys, insecure,
                 maxConnections, amqpLimits, eventLoops, postgres, clusterAddress, clusterSecret, null, null);
@@ -74,7 +77,7 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
     }
 
     /** These options with the PROXY protocol on the AMQP ports from the balancers at {@code addresses}. */
-    public BrokerOptions withProxyProtocolFrom(java.util.Set<String> addresses) {
+    public BrokerOptions withProxyProtocolFrom(Set<String> addresses) {
         return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
                 insecure, maxConnections, amqpLimits, eventLoops, postgres, clusterAddress, clusterSecret, httpLimits,
                 addresses);
@@ -82,14 +85,14 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
 
     /** Options that keep the journals in files (or in memory). */
     public BrokerOptions(String host, int amqpPort, int httpPort, Path dataDir, Path configFile, int shards,
-                         boolean syncEnabled, boolean inMemory, java.util.List<String> sasKeys, boolean insecure,
+                         boolean syncEnabled, boolean inMemory, List<String> sasKeys, boolean insecure,
                          int maxConnections, AmqpLimits amqpLimits, int eventLoops) {
         this(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys, insecure,
                 maxConnections, amqpLimits, eventLoops, null, null, null);
     }
 
     /** These options with the journals in PostgreSQL. */
-    public BrokerOptions withPostgres(io.buslane.journal.postgres.PostgresOptions options) {
+    public BrokerOptions withPostgres(PostgresOptions options) {
         return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
                 insecure, maxConnections, amqpLimits, eventLoops, options, clusterAddress, clusterSecret, httpLimits,
                 proxyProtocolFrom);
@@ -107,7 +110,7 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
 
     /** Options with the default connection limits and event loops. */
     public BrokerOptions(String host, int amqpPort, int httpPort, Path dataDir, Path configFile, int shards,
-                         boolean syncEnabled, boolean inMemory, java.util.List<String> sasKeys, boolean insecure,
+                         boolean syncEnabled, boolean inMemory, List<String> sasKeys, boolean insecure,
                          int maxConnections) {
         this(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys, insecure,
                 maxConnections, AmqpLimits.defaults(), AmqpOptions.defaultEventLoops());

@@ -1,5 +1,6 @@
 package io.buslane.server;
 
+import io.buslane.amqp.transport.AmqpServer;
 import io.buslane.common.time.Clock;
 import io.buslane.server.ops.Health;
 import io.vertx.core.Context;
@@ -141,7 +142,7 @@ final class HttpEndpoint implements AutoCloseable {
         options.setEnabledSecureTransportProtocols(ssl.getEnabledSecureTransportProtocols());
         ssl.getEnabledCipherSuites().forEach(options::addEnabledCipherSuite);
         Vertx vertx = context.owner();
-        int pool = io.buslane.amqp.transport.AmqpServer.eventLoopCount(vertx);
+        int pool = AmqpServer.eventLoopCount(vertx);
         // HTTPS (its handshakes, AMQP over WebSockets) on a loop of its own, off the HTTP loop that answers /health:
         // Vert.x hands each deployment the next loop in turn, and one on the HTTP loop is deployed again
         for (int attempt = 0; ; attempt++) {
@@ -173,7 +174,7 @@ final class HttpEndpoint implements AutoCloseable {
                     return s.listen();
                 }
             }).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-            if (attempt >= pool || !io.buslane.amqp.transport.AmqpServer.sameLoop(loop[0], this.context)) {
+            if (attempt >= pool || !AmqpServer.sameLoop(loop[0], this.context)) {
                 https = bound[0];
                 tlsContext = loop[0];
                 return;

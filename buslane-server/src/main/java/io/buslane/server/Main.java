@@ -2,15 +2,22 @@ package io.buslane.server;
 
 import io.buslane.amqp.transport.AmqpLimits;
 import io.buslane.amqp.transport.AmqpOptions;
+import io.buslane.journal.postgres.PostgresOptions;
 import io.buslane.server.config.ConfigException;
+import io.buslane.server.tls.TlsMaterial;
 import io.buslane.server.tls.TlsOptions;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
 import java.io.PrintStream;
+import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -106,7 +113,7 @@ public final class Main implements Callable<Integer> {
     @Option(names = "--sas-key", description = "A SAS rule NAME=KEY with all rights, or NAME:RIGHTS=KEY with chosen "
             + "rights (Manage, Send, Listen, comma-separated); repeatable. Default: the "
             + "emulator's RootManageSharedAccessKey=SAS_KEY_VALUE.")
-    java.util.List<String> sasKeys;
+    List<String> sasKeys;
 
     @Option(names = "--insecure", description = "Accept any SAS token without validating it.")
     boolean insecure;
@@ -119,7 +126,7 @@ public final class Main implements Callable<Integer> {
             description = "IP addresses of TCP balancers that send the PROXY protocol header (HAProxy send-proxy or "
                     + "send-proxy-v2): the AMQP and AMQPS ports then take connections from them only, and count and "
                     + "log the client's address the header carries.")
-    java.util.List<String> proxyProtocolFrom;
+    List<String> proxyProtocolFrom;
 
     @Option(names = "--http-max-connections", defaultValue = "1000",
             description = "HTTP connections accepted at once, and as many again on HTTPS (default: ${DEFAULT-VALUE}).")
@@ -249,16 +256,16 @@ public final class Main implements Callable<Integer> {
                     eventLoops != null ? eventLoops : AmqpOptions.defaultEventLoops());
             if (storage != null && !storage.isBlank()) {
                 double lease = leaseSeconds != null ? leaseSeconds : clusterAddress != null ? 5 : 30;
-                options = options.withPostgres(io.buslane.journal.postgres.PostgresOptions.parse(storage,
+                options = options.withPostgres(PostgresOptions.parse(storage,
                         nodeId != null ? nodeId : defaultNodeId(amqpPort),
-                        java.time.Duration.ofMillis((long) (lease * 1000)), dataDir.toAbsolutePath()));
+                        Duration.ofMillis((long) (lease * 1000)), dataDir.toAbsolutePath()));
             }
             if (clusterAddress != null) {
                 options = options.withCluster(clusterAddress, clusterSecret);
             }
             options = options.withHttpLimits(new HttpLimits(httpMaxConnections, httpIdleTimeoutSeconds * 1000));
             if (proxyProtocolFrom != null) {
-                options = options.withProxyProtocolFrom(new java.util.HashSet<>(proxyProtocolFrom));
+                options = options.withProxyProtocolFrom(new HashSet<>(proxyProtocolFrom));
             }
         } catch (IllegalArgumentException e) {
             System.err.println(e.getMessage());
@@ -302,15 +309,15 @@ public final class Main implements Callable<Integer> {
     static String defaultNodeId(int amqpPort) {
         String host;
         try {
-            host = java.net.InetAddress.getLocalHost().getHostName();
-        } catch (java.io.IOException e) {
+            host = InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
             host = "localhost";
         }
         return host + ":" + amqpPort;
     }
 
     public static void main(String[] args) {
-        io.buslane.server.tls.TlsMaterial.refuseClientRenegotiation(); // before any TLS handshake of the process
+        TlsMaterial.refuseClientRenegotiation(); // before any TLS handshake of the process
         int code = new CommandLine(new Main()).execute(args);
         if (code != 0) {
             System.exit(code);

@@ -1,5 +1,7 @@
 package io.buslane.server;
 
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.Engine;
 import io.buslane.engine.namespace.QueueEntity;
 import io.buslane.engine.namespace.SubscriptionEntity;
@@ -17,6 +19,7 @@ import org.slf4j.LoggerFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /**
  * Makes the namespace contain a configured topology: creates what is missing and updates what differs. Entities
@@ -109,9 +112,9 @@ final class TopologyApplier {
         try {
             f.join();
             return 1;
-        } catch (java.util.concurrent.CompletionException e) {
-            if (e.getCause() instanceof io.buslane.common.error.BrokerException be
-                    && be.kind() == io.buslane.common.error.ErrorKind.ENTITY_ALREADY_EXISTS) {
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof BrokerException be
+                    && be.kind() == ErrorKind.ENTITY_ALREADY_EXISTS) {
                 return 0;
             }
             throw e;

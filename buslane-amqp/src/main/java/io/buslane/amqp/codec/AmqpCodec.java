@@ -5,6 +5,7 @@ import io.buslane.engine.message.Described;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
 import io.buslane.engine.message.Unsigned;
+import io.buslane.engine.partition.Transfer;
 
 import java.time.Instant;
 import java.util.Date;
@@ -68,7 +69,7 @@ public final class AmqpCodec {
     public static final String PARTITION_KEY = "x-opt-partition-key";
     public static final String VIA_PARTITION_KEY = "x-opt-via-partition-key";
     /** The engine's internal auto-forwarding hop count: never accepted from or shown to clients. */
-    public static final String TRANSFER_HOP_COUNT = io.buslane.engine.partition.Transfer.HOP_COUNT;
+    public static final String TRANSFER_HOP_COUNT = Transfer.HOP_COUNT;
 
     /** The priority of a message that states none (AMQP's default). */
     static final int DEFAULT_PRIORITY = 4;

@@ -48,7 +48,7 @@ final class AmqpValues {
             return v;
         }
         if (v instanceof Symbol s) {
-            return new io.buslane.engine.message.Symbol(s.toString());
+            return new io.buslane.engine.message.Symbol(s.toString()); // CHECKSTYLE:FQN proton's Symbol is imported
         }
         if (v instanceof Binary b) {
             return b.getArray() == null ? new byte[0]
@@ -78,6 +78,7 @@ final class AmqpValues {
         if (v instanceof Decimal128 d) {
             return Decimal.decimal128(d.getMostSignificantBits(), d.getLeastSignificantBits());
         }
+        // CHECKSTYLE:FQN proton's Symbol is imported
         if (v instanceof io.buslane.engine.message.Symbol || v instanceof Unsigned || v instanceof Instant
                 || v instanceof Described || v instanceof Decimal) {
             return v;
@@ -126,7 +127,7 @@ final class AmqpValues {
                 || v instanceof Character || v instanceof UUID) {
             return v;
         }
-        if (v instanceof io.buslane.engine.message.Symbol s) {
+        if (v instanceof io.buslane.engine.message.Symbol s) { // CHECKSTYLE:FQN proton's Symbol is imported
             return Symbol.valueOf(s.value());
         }
         if (v instanceof Unsigned u) {

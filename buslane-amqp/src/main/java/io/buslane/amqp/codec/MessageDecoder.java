@@ -2,6 +2,7 @@ package io.buslane.amqp.codec;
 
 import io.buslane.engine.message.Message;
 
+import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -109,7 +110,7 @@ final class MessageDecoder {
             return Arrays.copyOfRange(encoded, s.bodyStart, end);
         }
         int footerLength = s.footerEnd - s.footerStart;
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(end - Math.min(s.bodyStart,
+        ByteArrayOutputStream out = new ByteArrayOutputStream(end - Math.min(s.bodyStart,
                 s.footerStart));
         if (s.footerStart < s.bodyStart) {
             out.write(encoded, s.bodyStart, end - s.bodyStart);

@@ -16,6 +16,7 @@ import org.apache.qpid.proton.amqp.DescribedType;
 import org.apache.qpid.proton.amqp.Symbol;
 import org.apache.qpid.proton.amqp.messaging.Accepted;
 import org.apache.qpid.proton.amqp.messaging.Modified;
+import org.apache.qpid.proton.amqp.messaging.Outcome;
 import org.apache.qpid.proton.amqp.messaging.Rejected;
 import org.apache.qpid.proton.amqp.messaging.Released;
 import org.apache.qpid.proton.amqp.messaging.Source;
@@ -27,6 +28,7 @@ import org.apache.qpid.proton.codec.ReadableBuffer;
 import org.apache.qpid.proton.engine.Delivery;
 import org.apache.qpid.proton.engine.EndpointState;
 import org.apache.qpid.proton.engine.Sender;
+import org.apache.qpid.proton.engine.impl.SenderImpl;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -71,8 +73,8 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
      * The engine receiver once the attach is answered, or null when it was refused: what a {@code $management}
      * request naming this link while its session is still being accepted waits for.
      */
-    private final java.util.concurrent.CompletableFuture<Receiver> attached =
-            new java.util.concurrent.CompletableFuture<>();
+    private final CompletableFuture<Receiver> attached =
+            new CompletableFuture<>();
     private long granted;
     private long arrived;
     private boolean draining;
@@ -236,7 +238,7 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
      * The engine receiver once this link's attach is answered (completed on the connection's loop), or null when
      * the attach was refused or abandoned.
      */
-    public java.util.concurrent.CompletableFuture<Receiver> attachedReceiver() {
+    public CompletableFuture<Receiver> attachedReceiver() {
         return attached;
     }
 
@@ -267,7 +269,7 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
                     granted -= returned;
                 }
                 if (!closed && sender.getDrain()) {
-                    if (sender.getCredit() == 0 && sender instanceof org.apache.qpid.proton.engine.impl.SenderImpl s) {
+                    if (sender.getCredit() == 0 && sender instanceof SenderImpl s) {
                         // transfers used the credit up: proton-j writes a drain's flow only when it drains some
                         // credit, and AMQP (2.6.7) still owes the receiver that flow; one local unit to drain
                         // makes it write the flow (link-credit 0, delivery-count from the transport's own count)
@@ -407,7 +409,7 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
     private void stageSettlement(Delivery d, UUID token, TransactionalState txn) {
         Object outcome = txn.getOutcome();
         TransactionalBatch.Settle settle;
-        org.apache.qpid.proton.amqp.messaging.Outcome echo;
+        Outcome echo;
         if (outcome instanceof Accepted) {
             settle = new TransactionalBatch.Settle(address, token, TransactionalBatch.SettleKind.COMPLETE, null,
                     null, null);

@@ -10,6 +10,8 @@ import org.apache.qpid.proton.engine.Delivery;
 import org.apache.qpid.proton.engine.Receiver;
 import org.apache.qpid.proton.engine.Session;
 
+import java.util.concurrent.CompletableFuture;
+
 /**
  * What a link handler may ask of its connection: the engine and the connection's transactions, its grants and
  * clock, and running work on the connection's event loop. The connection ({@code AmqpConnection}) implements it;
@@ -29,7 +31,8 @@ public interface LinkContext {
      * null when no such link is open: resolves the {@code associated-link-name} of a {@code $management} request.
      * A link whose attach is still being answered (a session being accepted) completes once it is decided.
      */
-    java.util.concurrent.CompletableFuture<io.buslane.engine.receive.Receiver> receiverOfLink(String linkName);
+    // CHECKSTYLE:FQN proton's Receiver is imported
+    CompletableFuture<io.buslane.engine.receive.Receiver> receiverOfLink(String linkName);
 
     /** Validates the tokens put on {@code $cbs}. */
     CbsAuthorizer authorizer();

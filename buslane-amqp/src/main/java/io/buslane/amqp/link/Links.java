@@ -7,6 +7,7 @@ import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import org.apache.qpid.proton.amqp.Symbol;
 import org.apache.qpid.proton.amqp.transport.ErrorCondition;
+import org.apache.qpid.proton.engine.Connection;
 import org.apache.qpid.proton.engine.EndpointState;
 import org.apache.qpid.proton.engine.Link;
 import org.apache.qpid.proton.engine.Receiver;
@@ -50,7 +51,7 @@ public final class Links {
      * names entities in errors ({@code sb://host/queue}); null when the client sent none.
      */
     public static String hostOf(Link link) {
-        org.apache.qpid.proton.engine.Connection c = link.getSession() == null ? null
+        Connection c = link.getSession() == null ? null
                 : link.getSession().getConnection();
         String h = c == null ? null : c.getRemoteHostname();
         if (h == null || h.isEmpty()) {

@@ -11,6 +11,7 @@ import org.apache.qpid.proton.amqp.UnsignedLong;
 import org.apache.qpid.proton.amqp.messaging.Accepted;
 import org.apache.qpid.proton.amqp.messaging.Rejected;
 import org.apache.qpid.proton.amqp.transaction.TransactionalState;
+import org.apache.qpid.proton.amqp.transport.DeliveryState;
 import org.apache.qpid.proton.amqp.transport.ErrorCondition;
 import org.apache.qpid.proton.amqp.transport.ReceiverSettleMode;
 import org.apache.qpid.proton.engine.Delivery;
@@ -194,7 +195,7 @@ public final class ProducerLink implements LinkHandler {
         settle(d, answer);
     }
 
-    private void settle(Delivery d, org.apache.qpid.proton.amqp.transport.DeliveryState outcome) {
+    private void settle(Delivery d, DeliveryState outcome) {
         if (!d.remotelySettled()) {
             d.disposition(outcome);
         }

@@ -7,6 +7,7 @@ import org.apache.qpid.proton.engine.Sender;
 import org.apache.qpid.proton.engine.Session;
 import org.apache.qpid.proton.message.Message;
 
+import java.nio.BufferOverflowException;
 import java.nio.ByteBuffer;
 
 /**
@@ -58,7 +59,7 @@ public final class ReplyLink implements LinkHandler {
             try {
                 size = response.encode(buffer, 0, buffer.length);
                 break;
-            } catch (java.nio.BufferOverflowException e) {
+            } catch (BufferOverflowException e) {
                 buffer = new byte[buffer.length * 4];
             }
         }

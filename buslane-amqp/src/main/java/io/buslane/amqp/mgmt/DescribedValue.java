@@ -3,6 +3,7 @@ package io.buslane.amqp.mgmt;
 import org.apache.qpid.proton.amqp.DescribedType;
 import org.apache.qpid.proton.amqp.UnsignedLong;
 
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
@@ -20,7 +21,7 @@ public final class DescribedValue implements DescribedType {
 
     public DescribedValue(UnsignedLong descriptor, List<?> described) {
         this.descriptor = Objects.requireNonNull(descriptor, "descriptor");
-        this.described = Collections.unmodifiableList(new java.util.ArrayList<Object>(described));
+        this.described = Collections.unmodifiableList(new ArrayList<Object>(described));
     }
 
     public DescribedValue(long descriptor, List<?> described) {

@@ -6,7 +6,16 @@ import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.api.ReceiveMode;
 import org.apache.qpid.proton.amqp.Binary;
 import org.apache.qpid.proton.amqp.Symbol;
+import org.apache.qpid.proton.amqp.UnsignedByte;
+import org.apache.qpid.proton.amqp.UnsignedInteger;
+import org.apache.qpid.proton.amqp.UnsignedLong;
+import org.apache.qpid.proton.amqp.UnsignedShort;
+import java.lang.reflect.Array;
+import java.math.BigInteger;
+import java.nio.ByteBuffer;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Date;
 import java.util.LinkedHashMap;
@@ -109,7 +118,7 @@ final class ManagementArgs {
 
     /** Any integral Number (int, long, uint, ulong, ubyte, ...) as a long. */
     static long integral(String key, Object v) {
-        if (v instanceof org.apache.qpid.proton.amqp.UnsignedLong u) {
+        if (v instanceof UnsignedLong u) {
             if (u.longValue() < 0) {
                 throw new BrokerException(ErrorKind.ARGUMENT_OUT_OF_RANGE, "The '" + key + "' value " + u
                         + " is out of range.");
@@ -117,10 +126,10 @@ final class ManagementArgs {
             return u.longValue();
         }
         if (v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte
-                || v instanceof org.apache.qpid.proton.amqp.UnsignedInteger
-                || v instanceof org.apache.qpid.proton.amqp.UnsignedShort
-                || v instanceof org.apache.qpid.proton.amqp.UnsignedByte
-                || v instanceof java.math.BigInteger) {
+                || v instanceof UnsignedInteger
+                || v instanceof UnsignedShort
+                || v instanceof UnsignedByte
+                || v instanceof BigInteger) {
             return ((Number) v).longValue();
         }
         if (v instanceof Number n) {
@@ -178,7 +187,7 @@ final class ManagementArgs {
         if (v instanceof Date d) {
             return d.getTime();
         }
-        if (v instanceof java.time.Instant i) {
+        if (v instanceof Instant i) {
             return i.toEpochMilli();
         }
         if (v instanceof Number) {
@@ -201,7 +210,7 @@ final class ManagementArgs {
         if (v instanceof byte[] bytes) {
             return bytes.clone();
         }
-        if (v instanceof java.nio.ByteBuffer buf) {
+        if (v instanceof ByteBuffer buf) {
             byte[] out = new byte[buf.remaining()];
             buf.duplicate().get(out);
             return out;
@@ -212,16 +221,16 @@ final class ManagementArgs {
     /** The elements of an AMQP array or list (a single non-collection value reads as one element). */
     static List<Object> elements(Object v, String key) {
         if (v instanceof Object[] array) {
-            return java.util.Arrays.asList(array);
+            return Arrays.asList(array);
         }
         if (v instanceof Collection<?> c) {
             return new ArrayList<>(c);
         }
         if (v.getClass().isArray()) {
-            int n = java.lang.reflect.Array.getLength(v);
+            int n = Array.getLength(v);
             List<Object> out = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
-                out.add(java.lang.reflect.Array.get(v, i));
+                out.add(Array.get(v, i));
             }
             return out;
         }

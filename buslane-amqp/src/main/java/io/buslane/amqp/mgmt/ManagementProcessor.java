@@ -15,6 +15,8 @@ import io.buslane.engine.txn.TransactionalBatch.SettleKind;
 import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
+import io.buslane.engine.receive.Receiver;
+import io.buslane.engine.txn.TransactionalBatch;
 import org.apache.qpid.proton.amqp.Binary;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -122,7 +124,7 @@ public final class ManagementProcessor {
      */
     @FunctionalInterface
     public interface LinkReceivers {
-        CompletableFuture<io.buslane.engine.receive.Receiver> receiverOf(String linkName);
+        CompletableFuture<Receiver> receiverOf(String linkName);
     }
 
     /** Who a request acts for: the link it names, on the connection it came from. */
@@ -134,7 +136,7 @@ public final class ManagementProcessor {
          * A link whose attach is still being answered (the SDK may use it as soon as it sent the attach) is waited
          * for.
          */
-        CompletableFuture<io.buslane.engine.receive.Receiver> sessionHolder() {
+        CompletableFuture<Receiver> sessionHolder() {
             if (links == null || associatedLinkName == null) {
                 return CompletableFuture.completedFuture(null);
             }
@@ -244,7 +246,7 @@ public final class ManagementProcessor {
         long[] sequenceNumbers = ManagementArgs.longs(args, SEQUENCE_NUMBERS);
         ReceiveMode mode = ManagementArgs.receiveMode(args);
         String sessionId = ManagementArgs.optionalSessionId(args);
-        CompletableFuture<io.buslane.engine.receive.Receiver> holder = sessionId == null
+        CompletableFuture<Receiver> holder = sessionId == null
                 ? CompletableFuture.completedFuture(null) : caller.sessionHolder();
         return holder.thenCompose(h -> engine.receiveDeferred(entity, sequenceNumbers, mode, sessionId, h))
                 .thenApply(received -> {
@@ -625,7 +627,7 @@ public final class ManagementProcessor {
                                                               TransactionScope txn) {
         Disposition d = disposition(args);
         for (UUID token : d.tokens()) {
-            txn.stageSettlement(new io.buslane.engine.txn.TransactionalBatch.Settle(entity, token, d.kind(), d.props(),
+            txn.stageSettlement(new TransactionalBatch.Settle(entity, token, d.kind(), d.props(),
                     d.reason(), d.description()));
         }
         return ManagementResponse.ok();

@@ -51,6 +51,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -228,7 +229,8 @@ public final class AmqpConnection implements LinkContext {
     }
 
     @Override
-    public java.util.concurrent.CompletableFuture<io.buslane.engine.receive.Receiver> receiverOfLink(
+    // CHECKSTYLE:FQN proton's Receiver is imported
+    public CompletableFuture<io.buslane.engine.receive.Receiver> receiverOfLink(
             String linkName) {
         for (Link link = connection.linkHead(null, null); link != null; link = link.next(null, null)) {
             if (!(link instanceof Sender) || !linkName.equals(link.getName())
@@ -236,13 +238,13 @@ public final class AmqpConnection implements LinkContext {
                 continue;
             }
             if (link.getLocalState() == EndpointState.ACTIVE) {
-                return java.util.concurrent.CompletableFuture.completedFuture(consumer.engineReceiver());
+                return CompletableFuture.completedFuture(consumer.engineReceiver());
             }
             if (link.getLocalState() == EndpointState.UNINITIALIZED && link.getRemoteState() != EndpointState.CLOSED) {
                 return consumer.attachedReceiver(); // its session is being accepted: answered once it is decided
             }
         }
-        return java.util.concurrent.CompletableFuture.completedFuture(null);
+        return CompletableFuture.completedFuture(null);
     }
 
     @Override

@@ -1,5 +1,10 @@
 package io.buslane.amqp.transport;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.Set;
+import java.util.stream.Collectors;
+
 /**
  * Settings of the AMQP listener. Immutable.
  *
@@ -15,14 +20,14 @@ package io.buslane.amqp.transport;
  */
 public record AmqpOptions(String host, int port, int maxFrameSize, int idleTimeoutMs, int maxConnections,
                           boolean requireAuth, AmqpLimits limits, int eventLoops,
-                          java.util.Set<String> proxyProtocolFrom) {
+                          Set<String> proxyProtocolFrom) {
 
     public AmqpOptions {
         if (eventLoops < 1) {
             throw new IllegalArgumentException("eventLoops must be at least 1, was " + eventLoops);
         }
-        proxyProtocolFrom = proxyProtocolFrom == null ? java.util.Set.of() : proxyProtocolFrom.stream()
-                .map(AmqpOptions::normalisedAddress).collect(java.util.stream.Collectors.toUnmodifiableSet());
+        proxyProtocolFrom = proxyProtocolFrom == null ? Set.of() : proxyProtocolFrom.stream()
+                .map(AmqpOptions::normalisedAddress).collect(Collectors.toUnmodifiableSet());
     }
 
     /**
@@ -40,8 +45,8 @@ public record AmqpOptions(String host, int port, int maxFrameSize, int idleTimeo
             throw new IllegalArgumentException("--proxy-protocol-from takes IP addresses, not '" + address + "'");
         }
         try {
-            return java.net.InetAddress.getByName(a).getHostAddress();
-        } catch (java.net.UnknownHostException e) {
+            return InetAddress.getByName(a).getHostAddress();
+        } catch (UnknownHostException e) {
             throw new IllegalArgumentException("--proxy-protocol-from: '" + address + "' is not an IP address");
         }
     }
@@ -57,7 +62,7 @@ public record AmqpOptions(String host, int port, int maxFrameSize, int idleTimeo
      * AMQP and AMQPS connection must then come from one of them and start with the header, and the client's address
      * it carries is the one the throttle and the logs use. Empty: off.
      */
-    public AmqpOptions withProxyProtocolFrom(java.util.Set<String> addresses) {
+    public AmqpOptions withProxyProtocolFrom(Set<String> addresses) {
         return new AmqpOptions(host, port, maxFrameSize, idleTimeoutMs, maxConnections, requireAuth, limits,
                 eventLoops, addresses);
     }

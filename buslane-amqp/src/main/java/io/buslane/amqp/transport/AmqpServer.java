@@ -10,10 +10,13 @@ import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.ServerWebSocket;
+import io.vertx.core.internal.ContextInternal;
+import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.ServerSSLOptions;
+import io.vertx.core.net.SocketAddress;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,6 +24,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -141,7 +145,7 @@ public final class AmqpServer implements AutoCloseable {
     /** The event loops of {@code vertx}: how many deployments the round robin takes to come back to one. */
     public static int eventLoopCount(Vertx vertx) {
         int n = 0;
-        for (var ignored : ((io.vertx.core.internal.VertxInternal) vertx).nettyEventLoopGroup()) {
+        for (var ignored : ((VertxInternal) vertx).nettyEventLoopGroup()) {
             n++;
         }
         return n;
@@ -149,8 +153,8 @@ public final class AmqpServer implements AutoCloseable {
 
     /** Whether two contexts run on one event loop (thread). */
     public static boolean sameLoop(Context a, Context b) {
-        return ((io.vertx.core.internal.ContextInternal) a).nettyEventLoop()
-                == ((io.vertx.core.internal.ContextInternal) b).nettyEventLoop();
+        return ((ContextInternal) a).nettyEventLoop()
+                == ((ContextInternal) b).nettyEventLoop();
     }
 
     /** One listener on one event loop, with the connections it accepted. */
@@ -216,7 +220,7 @@ public final class AmqpServer implements AutoCloseable {
     private void accept(NetSocket socket, Context context, Listener listener) {
         if (!options.proxyProtocolFrom().isEmpty()) {
             // the header is taken from the configured balancers only: anyone else could claim any address
-            io.vertx.core.net.SocketAddress peer = socket.remoteAddress(true);
+            SocketAddress peer = socket.remoteAddress(true);
             String from = peer == null ? null : peer.hostAddress() != null ? peer.hostAddress() : peer.host();
             String normalised;
             try {
@@ -267,7 +271,7 @@ public final class AmqpServer implements AutoCloseable {
     List<String> openRemoteHosts() throws Exception {
         List<String> out = new CopyOnWriteArrayList<>();
         for (Listener l : listeners) {
-            java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+            CompletableFuture<Void> done = new CompletableFuture<>();
             l.loop().runOnContext(v -> {
                 for (AmqpConnection c : l.open) {
                     if (!c.isClosed()) {
@@ -284,7 +288,7 @@ public final class AmqpServer implements AutoCloseable {
     /** Runs each loop's idle-buffer sweep now, for connections quiet for {@code quietNs} (tests); waits for it. */
     void sweepNow(long quietNs) throws Exception {
         for (Listener l : listeners) { // plain listeners only (tests)
-            java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+            CompletableFuture<Void> done = new CompletableFuture<>();
             l.loop().runOnContext(v -> {
                 l.sweep(quietNs);
                 done.complete(null);

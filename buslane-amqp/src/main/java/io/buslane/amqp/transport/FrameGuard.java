@@ -1,5 +1,6 @@
 package io.buslane.amqp.transport;
 
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -121,7 +122,7 @@ final class FrameGuard {
             while (need > headLength && off < end) {
                 int n = Math.min(need - headLength, end - off);
                 if (head.length < need) {
-                    head = java.util.Arrays.copyOf(head, Math.max(need, head.length * 2));
+                    head = Arrays.copyOf(head, Math.max(need, head.length * 2));
                 }
                 System.arraycopy(bytes, off, head, headLength, n);
                 headLength += n;

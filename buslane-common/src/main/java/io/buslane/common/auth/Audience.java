@@ -6,6 +6,7 @@ import io.buslane.common.address.CanonicalAddress;
 import io.buslane.common.error.BrokerException;
 
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -116,7 +117,7 @@ public record Audience(String host, String path, String entity, boolean collecti
     }
 
     private static String fold(String s) {
-        return s.toLowerCase(java.util.Locale.ROOT);
+        return s.toLowerCase(Locale.ROOT);
     }
 
     /** Parses and normalises a URI or bare path without decoding it (see the class comment). */

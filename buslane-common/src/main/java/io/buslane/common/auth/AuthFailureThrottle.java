@@ -2,6 +2,7 @@ package io.buslane.common.auth;
 
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -95,7 +96,7 @@ public final class AuthFailureThrottle {
         if (remoteAddress == null) {
             return null;
         }
-        return remoteAddress + "\n" + (keyName == null ? "" : keyName.toLowerCase(java.util.Locale.ROOT));
+        return remoteAddress + "\n" + (keyName == null ? "" : keyName.toLowerCase(Locale.ROOT));
     }
 
     /** Whether {@code remoteKey} may present a credential now; a null key (address unknown) always may. */

@@ -1,5 +1,6 @@
 package io.buslane.common.auth;
 
+import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
 
@@ -54,7 +55,7 @@ public record SasRule(String keyName, String key, Set<Right> rights) {
         if (colon < 0) {
             return new SasRule(head, key, Set.of(Right.MANAGE));
         }
-        java.util.EnumSet<Right> rights = java.util.EnumSet.noneOf(Right.class);
+        EnumSet<Right> rights = EnumSet.noneOf(Right.class);
         for (String r : head.substring(colon + 1).split(",", -1)) {
             rights.add(Right.parse(r));
         }

@@ -1,5 +1,7 @@
 package io.buslane.engine.dedup;
 
+import java.util.Arrays;
+
 /**
  * Where a {@link DedupWindow} keeps the keys it moved out of the heap: immutable runs of (hash high, hash low, time)
  * sorted by hash. Runs are a cache rebuilt from the journal's key blocks on every start, so they need no sync and
@@ -44,7 +46,7 @@ public interface DedupRunStore {
             @Override
             public void add(long hi, long lo, long timeMs) {
                 if (n * 3 == keys.length) {
-                    keys = java.util.Arrays.copyOf(keys, keys.length * 2);
+                    keys = Arrays.copyOf(keys, keys.length * 2);
                 }
                 keys[n * 3] = hi;
                 keys[n * 3 + 1] = lo;
@@ -57,7 +59,7 @@ public interface DedupRunStore {
                 if (n == 0) {
                     return null;
                 }
-                long[] k = java.util.Arrays.copyOf(keys, n * 3);
+                long[] k = Arrays.copyOf(keys, n * 3);
                 int count = n;
                 keys = null;
                 return new Run() {

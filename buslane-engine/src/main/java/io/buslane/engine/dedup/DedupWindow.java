@@ -6,6 +6,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.PriorityQueue;
+import java.util.function.LongConsumer;
 
 /**
  * The keys a partition remembered within a time window, for duplicate detection (MessageId, plus the partition key
@@ -826,7 +827,7 @@ public final class DedupWindow {
     }
 
     /** Receives the record ids of blocks whose keys have all expired, and forgets them. */
-    public void expiredBlocks(long nowMs, java.util.function.LongConsumer sink) {
+    public void expiredBlocks(long nowMs, LongConsumer sink) {
         while (!ringBlocks.isEmpty() && expired(ringBlocks.peekFirst()[1], nowMs)) {
             sink.accept(ringBlocks.pollFirst()[0]);
         }
@@ -836,7 +837,7 @@ public final class DedupWindow {
     }
 
     /** Receives the record ids of every block (the window is being dropped), forgets them and deletes the runs. */
-    public void allBlocks(java.util.function.LongConsumer sink) {
+    public void allBlocks(LongConsumer sink) {
         while (!ringBlocks.isEmpty()) {
             sink.accept(ringBlocks.pollFirst()[0]);
         }

@@ -2,8 +2,14 @@ package io.buslane.engine.entity;
 
 import io.buslane.common.auth.Right;
 
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * A shared access authorization rule of a queue or topic (the admin API's {@code SharedAccessAuthorizationRule}):
@@ -35,7 +41,7 @@ public record AuthorizationRule(String keyName, String primaryKey, String second
             throw new IllegalArgumentException("The authorization rule '" + keyName + "' must grant at least one of "
                     + "Listen, Send and Manage.");
         }
-        rights = java.util.Collections.unmodifiableSet(new java.util.LinkedHashSet<>(rights)); // the order given
+        rights = Collections.unmodifiableSet(new LinkedHashSet<>(rights)); // the order given
         claimType = claimType == null || claimType.isEmpty() ? SHARED_ACCESS_KEY : claimType;
         claimValue = claimValue == null || claimValue.isEmpty() ? "None" : claimValue;
     }
@@ -54,22 +60,22 @@ public record AuthorizationRule(String keyName, String primaryKey, String second
     }
 
     /** Whether a token signed with {@code key} was signed by this rule (either key; constant time per key). */
-    public boolean signedBy(java.util.function.Predicate<String> matchesKey) {
+    public boolean signedBy(Predicate<String> matchesKey) {
         boolean primary = matchesKey.test(primaryKey);
         boolean secondary = secondaryKey != null && matchesKey.test(secondaryKey);
         return primary | secondary;
     }
 
     /** Rejects more rules than the service allows on one entity (12) and key names used twice. */
-    public static java.util.List<AuthorizationRule> checkList(java.util.List<AuthorizationRule> rules) {
-        java.util.List<AuthorizationRule> list = rules == null ? java.util.List.of() : java.util.List.copyOf(rules);
+    public static List<AuthorizationRule> checkList(List<AuthorizationRule> rules) {
+        List<AuthorizationRule> list = rules == null ? List.of() : List.copyOf(rules);
         if (list.size() > Limits.MAX_AUTHORIZATION_RULES) {
             throw new IllegalArgumentException("An entity can have at most " + Limits.MAX_AUTHORIZATION_RULES
                     + " authorization rules, " + list.size() + " were given.");
         }
-        java.util.Set<String> names = new java.util.HashSet<>();
+        Set<String> names = new HashSet<>();
         for (AuthorizationRule r : list) {
-            if (!names.add(r.keyName().toLowerCase(java.util.Locale.ROOT))) {
+            if (!names.add(r.keyName().toLowerCase(Locale.ROOT))) {
                 throw new IllegalArgumentException("The authorization rule name '" + r.keyName()
                         + "' is used twice.");
             }

@@ -1,6 +1,7 @@
 package io.buslane.engine.entity;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -24,7 +25,7 @@ public record QueueProperties(
         boolean enableBatchedOperations,
         String userMetadata,
         int maxMessageSizeInKilobytes,
-        java.util.List<AuthorizationRule> authorizationRules,
+        List<AuthorizationRule> authorizationRules,
         String forwardToAddress,
         String forwardDeadLetteredMessagesToAddress) {
 
@@ -104,7 +105,7 @@ public record QueueProperties(
         private boolean enableBatchedOperations = true;
         private String userMetadata;
         private int maxMessageSizeInKilobytes = Limits.DEFAULT_MAX_MESSAGE_SIZE_KB;
-        private java.util.List<AuthorizationRule> authorizationRules = java.util.List.of();
+        private List<AuthorizationRule> authorizationRules = List.of();
         private String forwardToAddress;
         private String forwardDeadLetteredMessagesToAddress;
 
@@ -131,7 +132,7 @@ public record QueueProperties(
         public Builder enableBatchedOperations(boolean v) { this.enableBatchedOperations = v; return this; }
         public Builder userMetadata(String v) { this.userMetadata = v; return this; }
         public Builder maxMessageSizeInKilobytes(int v) { this.maxMessageSizeInKilobytes = v; return this; }
-        public Builder authorizationRules(java.util.List<AuthorizationRule> v) {
+        public Builder authorizationRules(List<AuthorizationRule> v) {
             this.authorizationRules = v; return this; }
         /** {@code ForwardTo} as the client wrote it ({@link ForwardAddress}), or null. */
         public Builder forwardToAddress(String v) { this.forwardToAddress = v; return this; }

@@ -1,5 +1,6 @@
 package io.buslane.engine.entity;
 
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -30,7 +31,7 @@ public record RuleProperties(String name, Filter filter, String sqlAction, Map<S
 
     /** An immutable copy keeping the order; null is empty. */
     private static Map<String, Object> copyOf(Map<String, Object> p) {
-        return p == null || p.isEmpty() ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(p));
+        return p == null || p.isEmpty() ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(p));
     }
 
     /** The {@code $Default} rule: a TrueFilter without action. */
@@ -73,7 +74,7 @@ public record RuleProperties(String name, Filter filter, String sqlAction, Map<S
                                     String subject, String sessionId, String replyToSessionId, String contentType,
                                     Map<String, Object> properties) implements Filter {
         public CorrelationFilter {
-            properties = properties == null ? Map.of() : java.util.Collections.unmodifiableMap(
+            properties = properties == null ? Map.of() : Collections.unmodifiableMap(
                     new LinkedHashMap<>(properties));
         }
     }

@@ -1,6 +1,7 @@
 package io.buslane.engine.entity;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 /** A topic's description, validated against the cloud's ranges. Immutable. */
@@ -17,7 +18,7 @@ public record TopicProperties(
         boolean enableBatchedOperations,
         String userMetadata,
         int maxMessageSizeInKilobytes,
-        java.util.List<AuthorizationRule> authorizationRules) {
+        List<AuthorizationRule> authorizationRules) {
 
     public TopicProperties {
         authorizationRules = AuthorizationRule.checkList(authorizationRules);
@@ -67,7 +68,7 @@ public record TopicProperties(
         private boolean enableBatchedOperations = true;
         private String userMetadata;
         private int maxMessageSizeInKilobytes = Limits.DEFAULT_MAX_MESSAGE_SIZE_KB;
-        private java.util.List<AuthorizationRule> authorizationRules = java.util.List.of();
+        private List<AuthorizationRule> authorizationRules = List.of();
 
         private Builder(String name) {
             this.name = name;
@@ -86,7 +87,7 @@ public record TopicProperties(
         public Builder enableBatchedOperations(boolean v) { this.enableBatchedOperations = v; return this; }
         public Builder userMetadata(String v) { this.userMetadata = v; return this; }
         public Builder maxMessageSizeInKilobytes(int v) { this.maxMessageSizeInKilobytes = v; return this; }
-        public Builder authorizationRules(java.util.List<AuthorizationRule> v) {
+        public Builder authorizationRules(List<AuthorizationRule> v) {
             this.authorizationRules = v; return this; }
 
         public TopicProperties build() {

@@ -11,12 +11,16 @@ import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
+import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * One partition of a queue or topic: its sequence counter, its scheduled messages, and the sub-queues that hold
@@ -280,7 +284,7 @@ public final class Partition {
         String[] keys = new String[messages.size()];
         int n = 0;
         long incoming = 0;
-        java.util.Set<String> inThisSend = duplicates == null ? null : new java.util.HashSet<>();
+        Set<String> inThisSend = duplicates == null ? null : new HashSet<>();
         if (duplicates != null) {
             duplicates.expire(nowMs);
         }
@@ -299,7 +303,7 @@ public final class Partition {
                     + "exceeded for '" + entityPath + "'. Size of entity in bytes: " + sizeBytes()
                     + ", max entity size in bytes: " + maxSizeBytes + ".");
         }
-        return new Admission(this, messages, java.util.Arrays.copyOf(admitted, n), java.util.Arrays.copyOf(keys, n));
+        return new Admission(this, messages, Arrays.copyOf(admitted, n), Arrays.copyOf(keys, n));
     }
 
     /**
@@ -669,7 +673,7 @@ public final class Partition {
         Object id = m.messageId();
         String key;
         if (id instanceof byte[] b) {
-            key = "b:" + java.util.HexFormat.of().formatHex(b);
+            key = "b:" + HexFormat.of().formatHex(b);
         } else if (id instanceof String str) {
             key = "s:" + str;
         } else {

@@ -1,6 +1,7 @@
 package io.buslane.engine.partition;
 
 import java.util.ArrayDeque;
+import java.util.Comparator;
 import java.util.PriorityQueue;
 
 /**
@@ -19,7 +20,7 @@ final class ReadyQueue {
     static final byte IN_FIFO = 1;
     static final byte IN_HEAP = 2;
 
-    private static final java.util.Comparator<Entry> BY_SEQUENCE = (a, b) -> Long.compareUnsigned(a.seq, b.seq);
+    private static final Comparator<Entry> BY_SEQUENCE = (a, b) -> Long.compareUnsigned(a.seq, b.seq);
 
     private final ArrayDeque<Entry> fifo = new ArrayDeque<>(1);
     /** Created by the first returned message. */

@@ -1,5 +1,7 @@
 package io.buslane.engine.partition;
 
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -29,9 +31,9 @@ public final class ResidentSessionStates {
     private final LongFunction<byte[]> reader;
     private final LinkedHashMap<SessionEntry, Boolean> lru = new LinkedHashMap<>(16, 0.75f, true);
     /** States written in the current cycle: evictable only once its sync succeeded. */
-    private final java.util.ArrayList<SessionEntry> cycle = new java.util.ArrayList<>();
+    private final ArrayList<SessionEntry> cycle = new ArrayList<>();
     /** States of a cycle whose sync failed: their records may not be on disk, so they are never evicted. */
-    private final java.util.HashSet<SessionEntry> pinned = new java.util.HashSet<>();
+    private final HashSet<SessionEntry> pinned = new HashSet<>();
     private long residentBytes;
     private long reads;
 

@@ -5,6 +5,7 @@ import io.buslane.common.error.ErrorKind;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -288,7 +289,7 @@ final class SessionTable {
     }
 
     /** Fails every waiting accept (this node stops serving the partition). */
-    void failWaiters(io.buslane.common.error.BrokerException error) {
+    void failWaiters(BrokerException error) {
         for (SessionWaiter w : new ArrayList<>(waiters)) {
             w.onFailed(error);
         }
@@ -373,7 +374,7 @@ final class SessionTable {
     List<String> ids(long stateUpdatedSinceMs, String afterId, int limit) {
         List<String> ids = new ArrayList<>(Math.min(limit, 1024));
         boolean all = stateUpdatedSinceMs == Long.MIN_VALUE;
-        java.util.Collection<SessionEntry> from = afterId == null ? byId.values()
+        Collection<SessionEntry> from = afterId == null ? byId.values()
                 : byId.tailMap(afterId, false).values();
         for (SessionEntry s : from) {
             if (ids.size() >= limit) {

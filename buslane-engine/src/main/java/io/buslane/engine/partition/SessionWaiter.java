@@ -1,5 +1,7 @@
 package io.buslane.engine.partition;
 
+import io.buslane.common.error.BrokerException;
+
 /**
  * A pending "accept the next available session" request, registered with every partition of an entity; the
  * first partition with a free session claims it. Thread-safe (claimed with a compare-and-set).
@@ -22,7 +24,7 @@ public interface SessionWaiter {
      * Called on the shard thread when a partition it waits on stops being served by this node (cluster mode); the
      * waiter should fail (if it can still be claimed) rather than wait for a timer that may never fire.
      */
-    default void onFailed(io.buslane.common.error.BrokerException error) {
+    default void onFailed(BrokerException error) {
     }
 
     /**
@@ -30,6 +32,6 @@ public interface SessionWaiter {
      * waiter had to be let go again before the answer (the shard's lease may have passed to another node): the
      * waiter fails with {@code error} (retriable).
      */
-    default void onGrantWithdrawn(io.buslane.common.error.BrokerException error) {
+    default void onGrantWithdrawn(BrokerException error) {
     }
 }

@@ -5,6 +5,8 @@ import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.api.ReceiveMode;
 import io.buslane.engine.api.RuntimeCounts;
 import io.buslane.engine.api.SubQueue;
+import io.buslane.engine.entity.RuleProperties;
+import io.buslane.engine.filter.RuleSet;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
 
@@ -13,6 +15,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Consumer;
 
 /**
  * One receivable queue of one partition: a queue's or a subscription's main queue, dead-letter queue or
@@ -65,7 +68,7 @@ public final class SubQueueState {
     final SubQueueSettlements settlements = new SubQueueSettlements(this);
     private long messageCount;
     private long sizeBytes;
-    private io.buslane.engine.filter.RuleSet rules = io.buslane.engine.filter.RuleSet.EMPTY;
+    private RuleSet rules = RuleSet.EMPTY;
     /** Auto-forwarding of a main queue (null: none); set by the engine on the shard thread. */
     String forwardTo;
     String forwardDeadLetteredMessagesTo;
@@ -146,11 +149,11 @@ public final class SubQueueState {
     }
 
     /** Compiles the subscription's rules (once per change, not per message). */
-    void setRules(List<io.buslane.engine.entity.RuleProperties> newRules) {
-        this.rules = io.buslane.engine.filter.RuleSet.compile(newRules);
+    void setRules(List<RuleProperties> newRules) {
+        this.rules = RuleSet.compile(newRules);
     }
 
-    io.buslane.engine.filter.RuleSet rules() {
+    RuleSet rules() {
         return rules;
     }
 
@@ -454,7 +457,7 @@ public final class SubQueueState {
     }
 
     /** Drops all state without logging (the partition is being dropped and its records deleted). */
-    void forEachEntry(java.util.function.Consumer<Entry> action) {
+    void forEachEntry(Consumer<Entry> action) {
         for (Entry e : bySeq.snapshot()) {
             action.accept(e);
         }
@@ -515,7 +518,7 @@ public final class SubQueueState {
     }
 
     /** Reports the records of every session state (used when a partition's records are rewritten). */
-    void forEachSession(java.util.function.Consumer<SessionEntry> action) {
+    void forEachSession(Consumer<SessionEntry> action) {
         sessions.forEach(action);
     }
 

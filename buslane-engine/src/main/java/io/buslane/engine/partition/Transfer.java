@@ -2,6 +2,9 @@ package io.buslane.engine.partition;
 
 import io.buslane.engine.message.Message;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
+
 /**
  * A message waiting to be auto-forwarded from a queue or subscription (or from its dead-letter queue) to another
  * entity; counted as {@code TransferMessageCount}. It is journaled before it is forwarded and deleted only once the
@@ -121,7 +124,7 @@ public final class Transfer extends EngineTimer {
         if (viaDestination != null) {
             return message; // sent to the destination, only through this entity: not a forward
         }
-        java.util.Map<String, Object> ann = new java.util.LinkedHashMap<>(message.annotations());
+        Map<String, Object> ann = new LinkedHashMap<>(message.annotations());
         ann.put(HOP_COUNT, hops(message) + 1);
         ann.putIfAbsent(Message.ENQUEUED_SEQUENCE_NUMBER, sequenceNumber);
         ann.remove(Message.WAS_SCHEDULED); // enqueued at the destination as it arrives, never scheduled there

@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.List;
 import java.util.EnumSet;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 
 /**
  * Stateless and thread-safe. Encodes entity descriptions (queues, topics, subscriptions, rules) for the journal;
@@ -174,7 +175,7 @@ public final class EntityCodec {
         List<AuthorizationRule> ordered = new ArrayList<>(n);
         for (AuthorizationRule a : rules) {
             int count = r.readVarInt();
-            Set<Right> inOrder = new java.util.LinkedHashSet<>();
+            Set<Right> inOrder = new LinkedHashSet<>();
             for (int k = 0; k < count; k++) {
                 int bit = r.readUnsignedByte();
                 for (Right right : Right.values()) {

@@ -11,6 +11,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.UUID;
 import java.util.stream.Stream;
 
 /**
@@ -31,7 +32,7 @@ final class FileDedupRunStore implements DedupRunStore {
     private static final long CHUNK_MASK = (1L << CHUNK_SHIFT) - 1;
 
     private final Path directory;
-    private final String prefix = java.util.UUID.randomUUID().toString().substring(0, 8);
+    private final String prefix = UUID.randomUUID().toString().substring(0, 8);
     private long nextFile;
 
     FileDedupRunStore(Path directory) {

@@ -25,6 +25,10 @@ import io.buslane.engine.persist.record.TransferRecord;
 import io.buslane.journal.Journal;
 import io.buslane.journal.JournalRecord;
 import io.buslane.journal.RecordKind;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.UncheckedIOException;
 
 /**
  * Turns a shard's partition state changes into records of the shard's journal (one class per record type, in
@@ -35,7 +39,7 @@ public final class JournalPartitionLog implements PartitionLog {
 
     private final Journal journal;
     private final MessageBodies bodies;
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(JournalPartitionLog.class);
+    private static final Logger LOG = LoggerFactory.getLogger(JournalPartitionLog.class);
 
     private final DedupRunStore dedupRuns;
     private boolean dedupRunsFailing;
@@ -165,7 +169,7 @@ public final class JournalPartitionLog implements PartitionLog {
         try {
             spill(p, window);
             dedupRunsFailing = false;
-        } catch (java.io.UncheckedIOException e) {
+        } catch (UncheckedIOException e) {
             // the keys stay in the heap (beyond the budget) until the store works again; nothing is lost
             if (!dedupRunsFailing) {
                 LOG.warn("Cannot move remembered message ids out of the heap: {}", e.getMessage());

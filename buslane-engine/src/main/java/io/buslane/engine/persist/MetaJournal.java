@@ -5,8 +5,10 @@ import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.entity.SubscriptionProperties;
 import io.buslane.engine.entity.TopicProperties;
 import io.buslane.journal.Journal;
+import io.buslane.journal.JournalException;
 import io.buslane.journal.JournalRecord;
 import io.buslane.journal.RecordKind;
+import io.buslane.journal.SharedJournal;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -51,12 +53,12 @@ public final class MetaJournal {
 
     /** Whether several nodes write this namespace journal (cluster mode). */
     public boolean shared() {
-        return journal instanceof io.buslane.journal.SharedJournal;
+        return journal instanceof SharedJournal;
     }
 
     /** Cluster mode: whether another node changed the namespace since this node last read or wrote it. */
     public boolean changedElsewhere() {
-        return journal instanceof io.buslane.journal.SharedJournal j && j.changedElsewhere();
+        return journal instanceof SharedJournal j && j.changedElsewhere();
     }
 
     /** Delivers the stored namespace to {@code handler}; a shared journal may be read any number of times. */
@@ -155,8 +157,8 @@ public final class MetaJournal {
     public void sync() {
         try {
             journal.sync();
-        } catch (io.buslane.journal.JournalException e) {
-            if (e.reason() == io.buslane.journal.JournalException.Reason.CONFLICT) {
+        } catch (JournalException e) {
+            if (e.reason() == JournalException.Reason.CONFLICT) {
                 throw new ConflictException(e.getMessage());
             }
             throw e;

@@ -2,6 +2,7 @@ package io.buslane.engine.persist;
 
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
+import io.buslane.engine.dedup.DedupRunStore;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.partition.MessageBodies;
 import io.buslane.engine.partition.Partition;
@@ -36,7 +37,7 @@ public final class ShardJournal {
      *                            {@link MessageBodies}
      */
     ShardJournal(String name, Journal journal, long residentBudgetBytes) {
-        this(name, journal, residentBudgetBytes, io.buslane.engine.dedup.DedupRunStore.inHeap(), () -> { });
+        this(name, journal, residentBudgetBytes, DedupRunStore.inHeap(), () -> { });
     }
 
     /**
@@ -44,7 +45,7 @@ public final class ShardJournal {
      * @param onDiskFull run when a sync fails for lack of space (the storage reads the free space again)
      */
     ShardJournal(String name, Journal journal, long residentBudgetBytes,
-                 io.buslane.engine.dedup.DedupRunStore dedupRuns, Runnable onDiskFull) {
+                 DedupRunStore dedupRuns, Runnable onDiskFull) {
         this.name = name;
         this.journal = journal;
         this.onDiskFull = onDiskFull;

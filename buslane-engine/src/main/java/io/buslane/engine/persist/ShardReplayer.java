@@ -25,6 +25,8 @@ import org.slf4j.LoggerFactory;
 
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BiFunction;
@@ -57,9 +59,9 @@ public final class ShardReplayer {
     private final Map<Long, long[]> scheduled = new HashMap<>();
     private final Map<Long, Partition> scheduledPartition = new HashMap<>();
     private final Map<Long, SessionRef> sessionStates = new HashMap<>();
-    private final Set<Long> orphanRecords = new java.util.LinkedHashSet<>();
+    private final Set<Long> orphanRecords = new LinkedHashSet<>();
     private final Map<Long, Partition> transferPartition = new HashMap<>();
-    private final Map<Long, KeyBlock> keyBlocks = new java.util.LinkedHashMap<>();
+    private final Map<Long, KeyBlock> keyBlocks = new LinkedHashMap<>();
     private long maxRecordId;
     private long metaNextRecordId;
     private boolean metaSeen;

@@ -1,9 +1,15 @@
 package io.buslane.engine.persist;
 
+import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
+import io.buslane.engine.dedup.DedupRunStore;
+import io.buslane.engine.partition.MessageBodies;
 import io.buslane.journal.DataDirectoryLayout;
 import io.buslane.journal.Journal;
 import io.buslane.journal.JournalFactory;
 
+import java.nio.file.Path;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -47,7 +53,7 @@ public final class Storage implements AutoCloseable {
     public void requireFreeSpace(long nowNs) {
         String unavailable = journals.unavailableReason();
         if (unavailable != null) {
-            throw new io.buslane.common.error.BrokerException(io.buslane.common.error.ErrorKind.SERVER_BUSY,
+            throw new BrokerException(ErrorKind.SERVER_BUSY,
                     unavailable + " The message was not stored; retry later.");
         }
         if (nowNs - spaceCheckedAtNs > SPACE_CHECK_INTERVAL_NS || spaceCheckedAtNs == Long.MIN_VALUE) {
@@ -56,7 +62,7 @@ public final class Storage implements AutoCloseable {
         }
         long free = usableBytes;
         if (free < minFreeBytes) {
-            throw new io.buslane.common.error.BrokerException(io.buslane.common.error.ErrorKind.QUOTA_EXCEEDED,
+            throw new BrokerException(ErrorKind.QUOTA_EXCEEDED,
                     "The broker's disk is full: " + (free / (1024 * 1024)) + " MB free, at least "
                             + (minFreeBytes / (1024 * 1024)) + " MB must stay free. The message was not stored; "
                             + "free disk space and retry.");
@@ -79,7 +85,7 @@ public final class Storage implements AutoCloseable {
 
     /** Opens shard {@code index}'s journal with the default resident budget. */
     public ShardJournal openShard(int index) {
-        return openShard(index, io.buslane.engine.partition.MessageBodies.DEFAULT_BUDGET_BYTES);
+        return openShard(index, MessageBodies.DEFAULT_BUDGET_BYTES);
     }
 
     /**
@@ -89,10 +95,10 @@ public final class Storage implements AutoCloseable {
      */
     public ShardJournal openShard(int index, long residentBudgetBytes) {
         String name = DataDirectoryLayout.shardJournal(index);
-        java.nio.file.Path caches = journals.cacheDirectory();
-        io.buslane.engine.dedup.DedupRunStore dedupRuns = caches != null
+        Path caches = journals.cacheDirectory();
+        DedupRunStore dedupRuns = caches != null
                 ? new FileDedupRunStore(caches.resolve(FileDedupRunStore.DIRECTORY).resolve(name))
-                : io.buslane.engine.dedup.DedupRunStore.inHeap();
+                : DedupRunStore.inHeap();
         Journal journal = journals.open(name);
         try {
             return new ShardJournal(name, journal, residentBudgetBytes, dedupRuns, this::spaceRanOut);
@@ -103,7 +109,7 @@ public final class Storage implements AutoCloseable {
     }
 
     /** Problems of the storage for the broker's health report (empty when none). */
-    public java.util.List<String> healthProblems() {
+    public List<String> healthProblems() {
         return journals.healthProblems();
     }
 

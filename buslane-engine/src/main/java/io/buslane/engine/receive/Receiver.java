@@ -1,6 +1,7 @@
 package io.buslane.engine.receive;
 
 import io.buslane.common.error.BrokerException;
+import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.api.EngineStats;
 import io.buslane.engine.api.EntityAddress;
 import io.buslane.engine.api.ReceiveMode;
@@ -64,7 +65,7 @@ public final class Receiver implements ConsumerHandle {
     }
 
     /** The session holder the owner node keeps for this receiver (cluster mode), or null. */
-    public java.util.UUID remoteSessionHolder() {
+    public UUID remoteSessionHolder() {
         PartitionFeed[] f = feeds;
         return f != null && f.length == 1 ? f[0].holder() : null;
     }
@@ -189,7 +190,7 @@ public final class Receiver implements ConsumerHandle {
         String sid = sessionId;
         if (sid == null) {
             return CompletableFuture.failedFuture(new BrokerException(
-                    io.buslane.common.error.ErrorKind.INVALID_OPERATION, "The receiver holds no session."));
+                    ErrorKind.INVALID_OPERATION, "The receiver holds no session."));
         }
         return sessions.renewSessionLock(address, sid, this).thenApply(until -> {
             sessionLockedUntilMs = until;

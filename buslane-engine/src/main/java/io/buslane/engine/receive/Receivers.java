@@ -18,6 +18,7 @@ import io.buslane.engine.remote.PartitionOp;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -81,7 +82,7 @@ public final class Receivers {
         return !directory.servedHere(ref.shard());
     }
 
-    private RemoteFeed feed(Receiver receiver, PartitionRef ref, int partitions, java.util.UUID holder) {
+    private RemoteFeed feed(Receiver receiver, PartitionRef ref, int partitions, UUID holder) {
         return new RemoteFeed(receiver, directory.remote(), ref.shard().index(), receiver.address().toString(),
                 ref.partition().index(), holder, partitions == 1 ? RemoteFeed.WAIT_MS
                 : RemoteFeed.SHARED_CREDIT_WAIT_MS);

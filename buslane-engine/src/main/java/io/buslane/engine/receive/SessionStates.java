@@ -14,9 +14,14 @@ import io.buslane.engine.routing.PartitionDirectory;
 import io.buslane.engine.remote.PartitionOp;
 
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.IntFunction;
+import java.util.function.Supplier;
 
 /** Operations on a session by id: its lock, its state, and the list of sessions of an entity. */
 public final class SessionStates {
@@ -51,7 +56,7 @@ public final class SessionStates {
             }
             PartitionRef ref = directory.forSession(source.partitions(), sessionId);
             PartitionOp.OnSubQueue<T> value = op.apply(ref.partition().index());
-            java.util.function.Supplier<T> local = () -> value.apply(Source.subQueue(ref, address),
+            Supplier<T> local = () -> value.apply(Source.subQueue(ref, address),
                     ref.shard().nowMs(), by);
             return carried ? directory.call(ref, () -> value, local) : ref.shard().call(local);
         } catch (BrokerException e) {
@@ -79,7 +84,7 @@ public final class SessionStates {
     }
 
     /** The owner's holder a carried operation is for: the remote session holder of {@code by}, or null for any. */
-    private static java.util.UUID holderOf(Receiver by) {
+    private static UUID holderOf(Receiver by) {
         return by == null ? null : by.remoteSessionHolder();
     }
 
@@ -186,10 +191,10 @@ public final class SessionStates {
      * there, so that the next page (skip + top) walks on from that id instead of skipping again from the first
      * session. A few thousand entries at most, the oldest dropped first.
      */
-    private final java.util.Map<String, String> cursors = java.util.Collections.synchronizedMap(
-            new java.util.LinkedHashMap<>(64, 0.75f, true) {
+    private final Map<String, String> cursors = Collections.synchronizedMap(
+            new LinkedHashMap<>(64, 0.75f, true) {
                 @Override
-                protected boolean removeEldestEntry(java.util.Map.Entry<String, String> eldest) {
+                protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
                     return size() > 4096;
                 }
             });

@@ -19,6 +19,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.IntFunction;
+import java.util.function.Supplier;
 
 /**
  * Settlement of locked messages by lock token (complete, abandon, release, defer, dead-letter, renew), from a
@@ -122,7 +123,7 @@ public final class Settlements {
                 UUID holder = by == null ? null : by.remoteSessionHolder();
                 PartitionOp.ReceiveDeferred op = new PartitionOp.ReceiveDeferred(address.toString(),
                         ref.partition().index(), seqs, mode, sessionId, holder);
-                java.util.function.Supplier<List<ReceivedMessage>> local = () -> op.apply(Source.subQueue(ref,
+                Supplier<List<ReceivedMessage>> local = () -> op.apply(Source.subQueue(ref,
                         address), ref.shard().nowMs(), by);
                 all.add(by != null && holder == null ? ref.shard().call(local) : directory.call(ref, () -> op,
                         local));

@@ -5,6 +5,7 @@ import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.namespace.PartitionRef;
 import io.buslane.engine.namespace.ShardPlacement;
+import io.buslane.engine.partition.Partition;
 import io.buslane.engine.partition.SequenceCounter;
 import io.buslane.engine.shard.Shard;
 import io.buslane.engine.remote.PartitionOp;
@@ -15,6 +16,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
 import java.util.function.IntFunction;
 import java.util.function.Supplier;
 
@@ -77,7 +79,7 @@ public final class PartitionDirectory implements ShardPlacement {
 
     /** As {@link PartitionRef#onAll}, each partition local or remote as {@link #call} decides. */
     public <T> CompletableFuture<List<T>> onAll(PartitionRef[] refs, IntFunction<? extends PartitionOp<T>> op,
-                                                java.util.function.Function<io.buslane.engine.partition.Partition, T>
+                                                Function<Partition, T>
                                                         action) {
         List<CompletableFuture<T>> all = new ArrayList<>(refs.length);
         for (int i = 0; i < refs.length; i++) {

@@ -26,9 +26,11 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.function.BiFunction;
 
 /**
  * The send side of the engine: resolves the target of a send (a queue or a topic), validates and completes the
@@ -186,10 +188,10 @@ public final class SendRouter implements Forwarding {
         Message first = batch.get(0);
         for (int i = 1; i < batch.size(); i++) {
             Message m = batch.get(i);
-            if (!java.util.Objects.equals(first.sessionId(), m.sessionId())
-                    || !java.util.Objects.equals(first.partitionKey(), m.partitionKey())
-                    || !java.util.Objects.equals(first.viaPartitionKey(), m.viaPartitionKey())
-                    || (target.dedup() && !java.util.Objects.equals(first.messageId(), m.messageId()))) {
+            if (!Objects.equals(first.sessionId(), m.sessionId())
+                    || !Objects.equals(first.partitionKey(), m.partitionKey())
+                    || !Objects.equals(first.viaPartitionKey(), m.viaPartitionKey())
+                    || (target.dedup() && !Objects.equals(first.messageId(), m.messageId()))) {
                 throw new BrokerException(ErrorKind.INVALID_OPERATION, DISTINCT_KEYS_TEXT);
             }
         }
@@ -243,7 +245,7 @@ public final class SendRouter implements Forwarding {
      */
     private CompletableFuture<long[]> onEachScheduled(
             String entityPath, List<Message> messages, boolean assignIds,
-            java.util.function.BiFunction<PartitionRef, Message, CompletableFuture<Long>> onPartition) {
+            BiFunction<PartitionRef, Message, CompletableFuture<Long>> onPartition) {
         try {
             SendTarget target = target(entityPath);
             target.requireSendable();

@@ -9,6 +9,7 @@ import io.buslane.engine.partition.MessageBodies;
 import io.buslane.engine.partition.Partition;
 import io.buslane.engine.partition.PartitionContext;
 import io.buslane.engine.partition.PartitionLog;
+import io.buslane.engine.partition.ResidentSessionStates;
 import io.buslane.engine.persist.JournalPartitionLog;
 import io.buslane.engine.persist.ShardJournal;
 import io.buslane.engine.timer.TimerNode;
@@ -58,7 +59,7 @@ public final class Shard implements PartitionContext {
      */
     static long sessionStateBudgetBytes() {
         return Long.getLong(SESSION_STATE_BYTES_PROPERTY,
-                io.buslane.engine.partition.ResidentSessionStates.DEFAULT_BUDGET_BYTES);
+                ResidentSessionStates.DEFAULT_BUDGET_BYTES);
     }
 
     private final int index;
@@ -68,7 +69,7 @@ public final class Shard implements PartitionContext {
     private boolean leaseHeld;
     private final JournalPartitionLog log;
     private final MessageBodies bodies;
-    private final io.buslane.engine.partition.ResidentSessionStates states;
+    private final ResidentSessionStates states;
     private final TimerWheel timers;
     private final ConcurrentLinkedQueue<Runnable> commands = new ConcurrentLinkedQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
@@ -85,7 +86,7 @@ public final class Shard implements PartitionContext {
     private volatile Thread thread;
     /** The error that ended the shard's thread, or null while it runs (or never ran). */
     private volatile Throwable fatal;
-    private volatile java.util.function.Consumer<Throwable> onFatal = e -> { };
+    private volatile Consumer<Throwable> onFatal = e -> { };
     /**
      * Why this shard takes no commands (cluster mode: another node serves it, or this node stopped serving it), or
      * null while it serves. Commands submitted then fail at once with SERVER_BUSY.
@@ -115,8 +116,8 @@ public final class Shard implements PartitionContext {
         this.journal = journal;
         this.log = journal == null ? null : journal.log();
         this.bodies = journal == null ? null : journal.bodies();
-        this.states = journal == null ? io.buslane.engine.partition.ResidentSessionStates.unlimited()
-                : new io.buslane.engine.partition.ResidentSessionStates(sessionStateBudgetBytes(),
+        this.states = journal == null ? ResidentSessionStates.unlimited()
+                : new ResidentSessionStates(sessionStateBudgetBytes(),
                         journal::readSessionState);
         this.nowMs = clock.epochMillis();
         this.timers = new TimerWheel(1, 64, nowMs);
@@ -326,7 +327,7 @@ public final class Shard implements PartitionContext {
     }
 
     @Override
-    public io.buslane.engine.partition.ResidentSessionStates sessionStates() {
+    public ResidentSessionStates sessionStates() {
         return states;
     }
 
@@ -476,7 +477,7 @@ public final class Shard implements PartitionContext {
     }
 
     /** Called once, on the shard's thread, if an error ends it (out of memory, a bug that throws an Error). */
-    public void onFatal(java.util.function.Consumer<Throwable> listener) {
+    public void onFatal(Consumer<Throwable> listener) {
         this.onFatal = listener;
     }
 

@@ -4,6 +4,7 @@ import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.api.EngineStats;
+import io.buslane.engine.api.SubQueue;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.namespace.Namespace;
 import io.buslane.engine.namespace.PartitionRef;
@@ -18,6 +19,9 @@ import io.buslane.engine.routing.SendTarget;
 import io.buslane.engine.shard.Shard;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -229,7 +233,7 @@ public final class TransactionCommit {
                 SubQueueState q = Source.subQueue(ref, s.address());
                 q.requireLock(s.lockToken(), now);
                 if (s.kind() == TransactionalBatch.SettleKind.DEAD_LETTER
-                        && q.kind() != io.buslane.engine.api.SubQueue.MAIN) {
+                        && q.kind() != SubQueue.MAIN) {
                     // refused here, before anything is applied, as the settlement itself would refuse it
                     throw new BrokerException(ErrorKind.INVALID_OPERATION, SubQueueState.DEAD_LETTER_TWICE_TEXT);
                 }
@@ -238,7 +242,7 @@ public final class TransactionCommit {
                 // sends and scheduled messages of the partition in one admission: one size check, one filter
                 List<Message> stored = new ArrayList<>(w.sends);
                 long[] reserved = new long[w.sends.size() + w.schedules.size()];
-                java.util.Arrays.fill(reserved, -1);
+                Arrays.fill(reserved, -1);
                 for (TransactionalBatch.Schedule s : w.schedules) {
                     reserved[stored.size()] = s.sequenceNumber();
                     stored.add(s.message()); // with its MessageId (identified)
@@ -324,8 +328,8 @@ public final class TransactionCommit {
      * command, applied and made durable at once. A transaction that would span partitions is refused here, before
      * anything is applied.
      */
-    private static void requireOnePartitionPerEntity(java.util.Collection<PartitionRef> refs) {
-        Map<Long, PartitionRef> byEntity = new java.util.HashMap<>();
+    private static void requireOnePartitionPerEntity(Collection<PartitionRef> refs) {
+        Map<Long, PartitionRef> byEntity = new HashMap<>();
         for (PartitionRef ref : refs) {
             PartitionRef seen = byEntity.putIfAbsent(ref.partition().entityId(), ref);
             if (seen != null && seen != ref) {

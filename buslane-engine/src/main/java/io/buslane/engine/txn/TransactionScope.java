@@ -1,5 +1,9 @@
 package io.buslane.engine.txn;
 
+import io.buslane.engine.message.Message;
+
+import java.util.List;
+
 /**
  * One transaction as a {@code $management} request carrying {@code transactional-state{txn-id}} sees it: the
  * settlements of {@code update-disposition} and the cancels of {@code cancel-scheduled-message} are staged,
@@ -18,7 +22,7 @@ public interface TransactionScope {
      * The messages were numbered ({@code Engine#reserveScheduled}): they are stored if the transaction commits. May
      * be called off-loop.
      */
-    void scheduled(String entityPath, java.util.List<io.buslane.engine.message.Message> messages,
+    void scheduled(String entityPath, List<Message> messages,
                    long[] sequenceNumbers);
 
     /** Stages a cancel of scheduled messages of {@code entityPath} until the commit. On the connection's loop. */

@@ -9,6 +9,7 @@ import io.buslane.engine.persist.ValueCodec;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /**
@@ -91,7 +92,7 @@ public final class TransactionalBatchCodec {
             EntityAddress address = EntityAddress.parse(r.readString());
             UUID token = new UUID(r.readLong(), r.readLong());
             TransactionalBatch.SettleKind kind = TransactionalBatch.SettleKind.ofCode(r.readVarInt());
-            java.util.Map<String, Object> props = r.readBoolean() ? ValueCodec.readStringMap(r) : null;
+            Map<String, Object> props = r.readBoolean() ? ValueCodec.readStringMap(r) : null;
             batch.addSettlement(new TransactionalBatch.Settle(address, token, kind, props, r.readString(),
                     r.readString()));
         }

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.WeakHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.function.Consumer;
 
 /**
  * The transactions of one connection (AMQP 1.0 §4.5 as Service Bus speaks it, wire protocol §8): declared on a
@@ -353,7 +354,7 @@ public final class Transactions {
      * The transaction {@code id} as seen by {@code $management} requests of a link whose via entity is {@code via}
      * (or null); {@code toLoop} runs a task on the connection's loop (for completions arriving from the engine).
      */
-    public TransactionScope scope(TxnId id, String via, java.util.function.Consumer<Runnable> toLoop) {
+    public TransactionScope scope(TxnId id, String via, Consumer<Runnable> toLoop) {
         return new TransactionScope() {
             @Override
             public void stageSettlement(TransactionalBatch.Settle settle) {

@@ -2,6 +2,7 @@ package io.buslane.journal.memory;
 
 import io.buslane.journal.Journal;
 import io.buslane.journal.JournalFactory;
+import io.buslane.journal.SharedJournal;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,7 +23,7 @@ public final class InMemoryJournalFactory implements JournalFactory {
 
     /** A view of the named journal for one node of several sharing it (a new view per call). */
     @Override
-    public io.buslane.journal.SharedJournal openShared(String name) {
+    public SharedJournal openShared(String name) {
         return new InMemorySharedJournal(journal(name), versions.computeIfAbsent(name, n -> new long[1]));
     }
 

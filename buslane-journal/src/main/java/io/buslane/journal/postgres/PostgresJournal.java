@@ -5,6 +5,8 @@ import io.buslane.journal.JournalRecord;
 import io.buslane.journal.RecordKind;
 import io.buslane.journal.ReplayHandler;
 import io.buslane.journal.SharedJournal;
+import org.postgresql.PGConnection;
+import org.slf4j.LoggerFactory;
 
 import java.sql.Array;
 import java.sql.Connection;
@@ -12,7 +14,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.Map;
 
 /**
@@ -139,7 +144,7 @@ final class PostgresJournal implements SharedJournal {
     void fence(String by) {
         if (fencedBy == null) {
             fencedBy = by == null ? "another node" : by;
-            org.slf4j.LoggerFactory.getLogger(PostgresJournal.class).error("Journal {} was taken over by node '{}; "
+            LoggerFactory.getLogger(PostgresJournal.class).error("Journal {} was taken over by node '{}; "
                     + "this node stops serving it (its epoch was {})", name, fencedBy, epoch);
         }
     }
@@ -466,15 +471,15 @@ final class PostgresJournal implements SharedJournal {
             Positioned[] rows = pending.toArray(new Positioned[0]);
             // Only ids that a later record of the batch updates or deletes need their rows tracked: usually few
             // (a completion deletes a message of an earlier batch), so most ADDs cost no map entry.
-            java.util.HashSet<Long> touched = new java.util.HashSet<>();
+            HashSet<Long> touched = new HashSet<>();
             for (Positioned p : rows) {
                 if (p.record().kind() != RecordKind.ADD) {
                     touched.add(p.record().id());
                 }
             }
             Map<Long, ArrayList<Integer>> rowsOfId = new HashMap<>();
-            java.util.LinkedHashSet<Long> deleted = new java.util.LinkedHashSet<>();
-            java.util.LinkedHashSet<Long> replaced = new java.util.LinkedHashSet<>();
+            LinkedHashSet<Long> deleted = new LinkedHashSet<>();
+            LinkedHashSet<Long> replaced = new LinkedHashSet<>();
             for (int i = 0; i < rows.length; i++) {
                 JournalRecord r = rows[i].record();
                 if (r.kind() == RecordKind.ADD) {
@@ -524,7 +529,7 @@ final class PostgresJournal implements SharedJournal {
                     ends.stream().mapToLong(Long::longValue).toArray());
         }
 
-        private static long[] toArray(java.util.Collection<Long> ids) {
+        private static long[] toArray(Collection<Long> ids) {
             long[] a = new long[ids.size()];
             int i = 0;
             for (long id : ids) {
@@ -558,7 +563,7 @@ final class PostgresJournal implements SharedJournal {
 
     /** An array parameter from a primitive array, which pgjdbc sends in its binary form. */
     private static Array array(Connection c, String type, Object elements) throws SQLException {
-        return c.unwrap(org.postgresql.PGConnection.class).createArrayOf(type, elements);
+        return c.unwrap(PGConnection.class).createArrayOf(type, elements);
     }
 
     /** Connection-level and retriable failures (classes 08, 53, 57P, 40 and a lost socket) clear by themselves. */

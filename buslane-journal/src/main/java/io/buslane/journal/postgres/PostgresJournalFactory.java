@@ -3,6 +3,7 @@ package io.buslane.journal.postgres;
 import io.buslane.journal.Journal;
 import io.buslane.journal.JournalException;
 import io.buslane.journal.JournalFactory;
+import io.buslane.journal.SharedJournal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -12,10 +13,13 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -95,12 +99,12 @@ public final class PostgresJournalFactory implements JournalFactory {
      * @param address   where other nodes reach this one
      * @param deadAfter a node whose last heartbeat is older than this counts as gone
      */
-    public PostgresMembership membership(String address, java.time.Duration deadAfter) {
+    public PostgresMembership membership(String address, Duration deadAfter) {
         return new PostgresMembership(this, options.nodeId(), address, deadAfter);
     }
 
     /** This node's lease on its journals, as configured. */
-    public java.time.Duration lease() {
+    public Duration lease() {
         return options.lease();
     }
 
@@ -123,8 +127,8 @@ public final class PostgresJournalFactory implements JournalFactory {
     }
 
     /** The names of the journals this node has open and still owns (not fenced). */
-    public java.util.Set<String> ownedJournals() {
-        java.util.Set<String> names = new java.util.TreeSet<>();
+    public Set<String> ownedJournals() {
+        Set<String> names = new TreeSet<>();
         for (PostgresJournal j : open.values()) {
             if (j.fencedBy() == null && !j.shared()) {
                 names.add(j.name());
@@ -177,7 +181,7 @@ public final class PostgresJournalFactory implements JournalFactory {
      * ({@link #connectLeaseBound}), in whole seconds as pgjdbc takes them: 40 % of the lease, at least 1 s, at most
      * 15 s (the 30 s default lease of a single node: 12 s; a 5 s cluster lease: 2 s).
      */
-    static int timeoutSeconds(java.time.Duration lease) {
+    static int timeoutSeconds(Duration lease) {
         return (int) Math.max(1, Math.min(15, lease.toMillis() * 4 / 10 / 1000));
     }
 
@@ -208,7 +212,7 @@ public final class PostgresJournalFactory implements JournalFactory {
      * commit is conditional on the journal's position being the one this node last read or wrote.
      */
     @Override
-    public io.buslane.journal.SharedJournal openShared(String name) {
+    public SharedJournal openShared(String name) {
         if (closed) {
             throw new IllegalStateException("closed");
         }

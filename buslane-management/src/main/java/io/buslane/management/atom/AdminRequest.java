@@ -2,6 +2,7 @@ package io.buslane.management.atom;
 
 import io.buslane.common.auth.Grant;
 
+import java.util.Collections;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
@@ -40,7 +41,7 @@ record AdminRequest(String method, String rawPath, AdminPath path, Map<String, S
         method = method.toUpperCase(Locale.ROOT);
         TreeMap<String, String> q = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
         q.putAll(query);
-        query = java.util.Collections.unmodifiableMap(q);
+        query = Collections.unmodifiableMap(q);
         body = body == null ? new byte[0] : body;
         supplementary = supplementary == null ? Supplementary.NONE : supplementary;
     }

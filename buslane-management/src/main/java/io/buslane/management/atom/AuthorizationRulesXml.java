@@ -6,8 +6,10 @@ import org.w3c.dom.Element;
 
 import java.security.SecureRandom;
 import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 
@@ -40,7 +42,7 @@ final class AuthorizationRulesXml {
                         + "supported, found '" + type + "'.");
             }
             Fields f = new Fields(r);
-            Set<Right> rights = new java.util.LinkedHashSet<>(); // kept in the order sent, as the service echoes it
+            Set<Right> rights = new LinkedHashSet<>(); // kept in the order sent, as the service echoes it
             Element rightsElement = AtomReader.child(r, "Rights");
             if (rightsElement != null) {
                 for (Element a : AtomReader.children(rightsElement, "AccessRights")) {
@@ -71,7 +73,7 @@ final class AuthorizationRulesXml {
         }
         try {
             return OffsetDateTime.parse(text.trim()).toInstant().toEpochMilli();
-        } catch (java.time.format.DateTimeParseException e) {
+        } catch (DateTimeParseException e) {
             throw new IllegalArgumentException("The authorization rule time '" + text + "' is not an ISO-8601 "
                     + "date and time.", e);
         }

@@ -11,6 +11,7 @@ import io.buslane.engine.entity.SubscriptionProperties;
 import io.buslane.engine.entity.TopicProperties;
 import org.w3c.dom.Element;
 
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -70,7 +71,7 @@ final class DescriptionReader {
         }
         long sixteenth = maxSizeInMegabytes / DescriptionWriter.PARTITIONS;
         boolean echo = currentMegabytes > 0 && sixteenth == currentMegabytes;
-        boolean serviceSum = java.util.Arrays.stream(DescriptionWriter.PARTITIONED_SIZES)
+        boolean serviceSum = Arrays.stream(DescriptionWriter.PARTITIONED_SIZES)
                 .anyMatch(v -> v == sixteenth);
         return echo || serviceSum ? sixteenth : maxSizeInMegabytes;
     }

@@ -2,6 +2,7 @@ package io.buslane.management.atom;
 
 import io.buslane.engine.namespace.QueueEntity;
 import io.buslane.engine.api.RuntimeCounts;
+import io.buslane.engine.entity.Limits;
 import io.buslane.engine.namespace.SubscriptionEntity;
 import io.buslane.engine.namespace.TopicEntity;
 import io.buslane.engine.entity.QueueProperties;
@@ -61,7 +62,7 @@ final class DescriptionWriter {
     }
 
     /** The partitions of a partitioned entity, each holding up to MaxSizeInMegabytes. */
-    static final int PARTITIONS = io.buslane.engine.entity.Limits.PARTITION_COUNT;
+    static final int PARTITIONS = Limits.PARTITION_COUNT;
     /** The sizes the service offers per partition (1 to 5 GB), whose sums it reports for a partitioned entity. */
     static final long[] PARTITIONED_SIZES = {1024, 2048, 3072, 4096, 5120};
 

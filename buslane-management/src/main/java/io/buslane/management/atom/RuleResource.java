@@ -10,7 +10,9 @@ import io.buslane.management.Await;
 import org.w3c.dom.Element;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * Rules: {@code GET/PUT/DELETE /{topic}/Subscriptions/{sub}/Rules/{rule}} and {@code GET .../Rules} (in the order
@@ -68,7 +70,7 @@ final class RuleResource {
     AdminResponse list(AdminRequest r) {
         SubscriptionEntity s = SubscriptionResource.require(engine, r.path());
         List<RuleProperties> all = new ArrayList<>(s.rules());
-        all.sort(java.util.Comparator.comparing(rule -> rule.name().toLowerCase(java.util.Locale.ROOT)));
+        all.sort(Comparator.comparing(rule -> rule.name().toLowerCase(Locale.ROOT)));
         Page<RuleProperties> page = Page.of(all, r); // in name order, as the service lists them (and every list)
         List<AtomWriter.Entry> entries = new ArrayList<>();
         for (RuleProperties rule : page.items()) {

@@ -3,6 +3,7 @@ package io.buslane.management.atom;
 import io.buslane.engine.message.Decimal;
 import org.w3c.dom.Element;
 
+import java.math.BigDecimal;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.OffsetDateTime;
@@ -74,7 +75,7 @@ final class XmlValues {
             type = "double";
         } else if (value instanceof Float) {
             type = "float";
-        } else if (value instanceof java.math.BigDecimal d) {
+        } else if (value instanceof BigDecimal d) {
             type = "decimal";
             text = d.toPlainString();
         } else if (value instanceof Decimal d) {

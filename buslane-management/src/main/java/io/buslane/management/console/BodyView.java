@@ -114,6 +114,7 @@ final class BodyView {
     /** The single body section of verbatim AMQP sections, or null when they are not exactly one body section. */
     static Section decodeBody(byte[] sections) {
         try {
+            // CHECKSTYLE:FQN the engine's Message is imported
             org.apache.qpid.proton.message.Message m = org.apache.qpid.proton.message.Message.Factory.create();
             m.decode(sections, 0, sections.length);
             return m.getBody();

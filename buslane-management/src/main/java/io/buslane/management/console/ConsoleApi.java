@@ -20,6 +20,8 @@ import io.vertx.ext.web.handler.StaticHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 
 /**
@@ -163,7 +165,7 @@ public final class ConsoleApi {
 
     private JsonNode jsonBody(RoutingContext ctx) {
         String type = ctx.request().getHeader("Content-Type");
-        if (type == null || !type.toLowerCase(java.util.Locale.ROOT).startsWith("application/json")) {
+        if (type == null || !type.toLowerCase(Locale.ROOT).startsWith("application/json")) {
             throw new BrokerException(ErrorKind.ARGUMENT, "The request body must be application/json.");
         }
         try {
@@ -173,7 +175,7 @@ public final class ConsoleApi {
                 throw new BrokerException(ErrorKind.ARGUMENT, "The request body must be a JSON object.");
             }
             return node;
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new BrokerException(ErrorKind.ARGUMENT, "The request body is not valid JSON.");
         }
     }

@@ -21,9 +21,11 @@ import io.buslane.engine.entity.TopicProperties;
 import io.buslane.engine.message.Decimal;
 import io.buslane.engine.message.Described;
 import io.buslane.engine.message.Message;
+import io.buslane.engine.message.MessageState;
 import io.buslane.engine.message.ReceivedMessage;
 import io.buslane.engine.message.Symbol;
 import io.buslane.engine.message.Unsigned;
+import io.buslane.engine.namespace.PartitionRef;
 import io.buslane.management.Await;
 
 import java.nio.charset.StandardCharsets;
@@ -124,9 +126,9 @@ final class ConsoleService {
     }
 
     /** The shard of each partition (a cluster serves an entity's partitions where their shards are served). */
-    private static void putShards(ObjectNode n, io.buslane.engine.namespace.PartitionRef[] partitions) {
+    private static void putShards(ObjectNode n, PartitionRef[] partitions) {
         ArrayNode shards = n.putArray("shards");
-        for (io.buslane.engine.namespace.PartitionRef ref : partitions) {
+        for (PartitionRef ref : partitions) {
             shards.add(ref.shardIndex());
         }
     }
@@ -143,7 +145,7 @@ final class ConsoleService {
         ArrayNode live = out.putArray("liveNodes");
         view.liveNodes().forEach(live::add);
         ArrayNode shards = out.putArray("shards");
-        java.util.Map<Integer, String> owners = view.shardOwners();
+        Map<Integer, String> owners = view.shardOwners();
         for (int k = 0; k < engine.shardCount(); k++) {
             ObjectNode s = shards.addObject();
             s.put("shard", k);
@@ -476,7 +478,7 @@ final class ConsoleService {
         long seq = longValue(req, "sequenceNumber");
         List<ReceivedMessage> found = Await.result(engine.peek(EntityAddress.queueOrTopic(entity), seq, 1, null));
         if (found.isEmpty() || found.get(0).sequenceNumber() != seq
-                || found.get(0).state() != io.buslane.engine.message.MessageState.SCHEDULED) {
+                || found.get(0).state() != MessageState.SCHEDULED) {
             throw new BrokerException(ErrorKind.MESSAGE_NOT_FOUND, "No scheduled message with sequence number "
                     + seq + " exists in '" + entity + "'.");
         }
@@ -561,7 +563,7 @@ final class ConsoleService {
         if (address.subQueue() == SubQueue.MAIN) {
             List<ReceivedMessage> found = Await.result(engine.peek(address, seq, 1, null));
             if (!found.isEmpty() && found.get(0).sequenceNumber() == seq
-                    && found.get(0).state() == io.buslane.engine.message.MessageState.SCHEDULED) {
+                    && found.get(0).state() == MessageState.SCHEDULED) {
                 Await.result(engine.cancelScheduled(address.entityPath(), new long[] {seq}));
                 return;
             }

@@ -12,6 +12,7 @@ import io.buslane.common.time.Clock;
 
 import java.security.SecureRandom;
 import java.util.Base64;
+import java.util.Comparator;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -152,7 +153,7 @@ final class ConsoleSessions {
         int excess = sessions.size() - MAX_SESSIONS + 1;
         if (excess > 0) {
             sessions.entrySet().stream().sorted(Map.Entry.comparingByValue(
-                            java.util.Comparator.comparingLong(Session::expiresAtMs)))
+                            Comparator.comparingLong(Session::expiresAtMs)))
                     .limit(excess).map(Map.Entry::getKey).toList().forEach(sessions::remove);
         }
     }

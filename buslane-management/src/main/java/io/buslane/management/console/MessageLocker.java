@@ -13,6 +13,7 @@ import io.buslane.management.Await;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Function;
 
@@ -83,12 +84,12 @@ final class MessageLocker {
             while ((late = sink.messages.poll()) != null) {
                 held.add(late);
             }
-            List<java.util.concurrent.CompletableFuture<Void>> releases = new ArrayList<>();
+            List<CompletableFuture<Void>> releases = new ArrayList<>();
             for (ReceivedMessage other : held) {
                 releases.add(engine.release(address, other.lockToken()).exceptionally(e -> null));
             }
-            Await.result(java.util.concurrent.CompletableFuture.allOf(
-                    releases.toArray(new java.util.concurrent.CompletableFuture[0])));
+            Await.result(CompletableFuture.allOf(
+                    releases.toArray(new CompletableFuture[0])));
             if (receiver != null) {
                 receiver.close();
             }

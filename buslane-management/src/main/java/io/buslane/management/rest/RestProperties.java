@@ -14,6 +14,7 @@ import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
+import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -141,7 +142,7 @@ final class RestProperties {
             return quote(RFC1123_OUT.format(i));
         }
         if (value instanceof byte[] bytes) {
-            return quote(java.util.Base64.getEncoder().encodeToString(bytes));
+            return quote(Base64.getEncoder().encodeToString(bytes));
         }
         return quote(String.valueOf(value));
     }
@@ -154,7 +155,7 @@ final class RestProperties {
     /** A user property value from a batch's {@code UserProperties} JSON. */
     static Object fromJson(Object value) {
         if (value instanceof Number n && !(value instanceof Double) && !(value instanceof Float)
-                && !(value instanceof java.math.BigDecimal)) {
+                && !(value instanceof BigDecimal)) {
             long l = n.longValue();
             return l >= Integer.MIN_VALUE && l <= Integer.MAX_VALUE ? (Object) (int) l : (Object) l;
         }

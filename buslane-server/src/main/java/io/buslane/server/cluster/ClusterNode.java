@@ -1,11 +1,16 @@
 package io.buslane.server.cluster;
 
+import io.buslane.cluster.ClusterClient;
+import io.buslane.cluster.ClusterServer;
 import io.buslane.engine.Engine;
 import io.buslane.journal.postgres.PostgresJournalFactory;
 import io.buslane.journal.postgres.PostgresMembership;
+import io.buslane.management.console.ClusterView;
+import io.vertx.core.Vertx;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -22,7 +27,7 @@ import java.util.concurrent.TimeUnit;
  * (heartbeat, placement, taking and giving up shards), and a timer of its own for the controller's self-fence, which
  * no database call can hold up. Closing it gives every shard back at once.
  */
-public final class ClusterNode implements AutoCloseable, io.buslane.management.console.ClusterView {
+public final class ClusterNode implements AutoCloseable, ClusterView {
 
     private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
     /** Operations waiting for an answer per peer (and per incoming connection) before more are refused. */
@@ -40,8 +45,8 @@ public final class ClusterNode implements AutoCloseable, io.buslane.management.c
     private volatile Map<String, String> addresses = Map.of();
     /** Shard → the cluster address of the node serving it (live leases), as of the last round. */
     private volatile Map<Integer, String> shardAddresses = Map.of();
-    private io.buslane.cluster.ClusterServer server;
-    private io.buslane.cluster.ClusterClient client;
+    private ClusterServer server;
+    private ClusterClient client;
 
     private ClusterNode(String nodeId, Engine engine, PostgresJournalFactory journals, String address) {
         this.nodeId = nodeId;
@@ -128,11 +133,11 @@ public final class ClusterNode implements AutoCloseable, io.buslane.management.c
      * @param address where other nodes reach this one (recorded in the membership row)
      */
     public static ClusterNode start(String nodeId, Engine engine, PostgresJournalFactory journals, String address,
-                                    io.vertx.core.Vertx vertx, String secret) {
+                                    Vertx vertx, String secret) {
         ClusterNode node = new ClusterNode(nodeId, engine, journals, address);
-        byte[] key = secret.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] key = secret.getBytes(StandardCharsets.UTF_8);
         // the channel first: other nodes may carry operations here as soon as this node serves a shard
-        node.server = new io.buslane.cluster.ClusterServer(vertx, engine, key, MAX_IN_FLIGHT);
+        node.server = new ClusterServer(vertx, engine, key, MAX_IN_FLIGHT);
         int colon = address.lastIndexOf(':');
         try {
             node.server.listen("0.0.0.0", Integer.parseInt(address.substring(colon + 1)))
@@ -140,8 +145,8 @@ public final class ClusterNode implements AutoCloseable, io.buslane.management.c
         } catch (Exception e) {
             throw new IllegalStateException("Cannot listen on the cluster address " + address + ": " + e, e);
         }
-        node.client = new io.buslane.cluster.ClusterClient(vertx, node::addressOf, key, MAX_IN_FLIGHT,
-                java.time.Duration.ofSeconds(10));
+        node.client = new ClusterClient(vertx, node::addressOf, key, MAX_IN_FLIGHT,
+                Duration.ofSeconds(10));
         engine.cluster().remotePartitions(node.client);
         journals.takeWithoutWaiting(); // a shard whose lease another node renewed is tried again next round
         node.round();

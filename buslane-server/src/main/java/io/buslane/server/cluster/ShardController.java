@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /**
@@ -63,7 +64,7 @@ public final class ShardController {
     private final Host host;
     private final LongSupplier nanoTime;
     private volatile List<String> liveNodes = List.of();
-    private final java.util.concurrent.atomic.AtomicLong moves = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong moves = new AtomicLong();
     private boolean left;
 
     public ShardController(String nodeId, Duration lease, Members members, Host host, LongSupplier nanoTime) {

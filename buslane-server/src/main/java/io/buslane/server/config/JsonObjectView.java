@@ -8,6 +8,7 @@ import io.buslane.common.time.TimeSpans;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -224,7 +225,7 @@ final class JsonObjectView {
         return s.toLowerCase(Locale.ROOT);
     }
 
-    private static <T> Iterable<T> iterable(java.util.Iterator<T> it) {
+    private static <T> Iterable<T> iterable(Iterator<T> it) {
         return () -> it;
     }
 }

@@ -8,6 +8,7 @@ import io.buslane.engine.api.RuntimeCounts;
 import io.buslane.engine.namespace.SubscriptionEntity;
 import io.buslane.engine.namespace.TopicEntity;
 import io.buslane.journal.file.SyncListener;
+import io.buslane.server.cluster.ClusterNode;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -29,6 +30,7 @@ import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 import java.util.function.ToLongFunction;
 
 /**
@@ -146,7 +148,7 @@ public final class BrokerMetrics {
      * TLS: {@code buslane_tls_certificate_expiry_seconds}, the seconds until the certificate in use expires
      * (negative once it has), for an alert days ahead; the broker also logs a warning daily in its last 14 days.
      */
-    public void bindTlsCertificate(java.util.function.LongSupplier notAfterMs) {
+    public void bindTlsCertificate(LongSupplier notAfterMs) {
         Gauge.builder("buslane.tls.certificate.expiry", notAfterMs,
                         s -> (s.getAsLong() - System.currentTimeMillis()) / 1000.0)
                 .baseUnit("seconds")
@@ -155,14 +157,14 @@ public final class BrokerMetrics {
     }
 
     /** Cluster mode: the shards this node serves, the live nodes it sees and the shards it took or gave up. */
-    public void bindCluster(io.buslane.server.cluster.ClusterNode node) {
+    public void bindCluster(ClusterNode node) {
         Gauge.builder("buslane.cluster.shards.served", node, n -> n.servedShards().size())
                 .description("Shards this node serves").strongReference(true).register(registry);
         Gauge.builder("buslane.cluster.nodes.live", node, n -> n.liveNodes().size())
                 .description("Live nodes of the cluster as this node last saw them").strongReference(true)
                 .register(registry);
         counter("buslane.cluster.shard.moves", "Shards this node took or gave up", node,
-                io.buslane.server.cluster.ClusterNode::moves, Tags.empty());
+                ClusterNode::moves, Tags.empty());
     }
 
     /** Event loops not answering now, and how often one was found so. */

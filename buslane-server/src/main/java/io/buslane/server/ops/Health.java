@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.Engine;
 import io.buslane.engine.namespace.TopicEntity;
+import io.buslane.server.cluster.ClusterNode;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -40,7 +41,7 @@ public final class Health {
     private volatile int httpPort = -1;
     private final List<Supplier<List<String>>> checks = new CopyOnWriteArrayList<>();
 
-    private volatile io.buslane.server.cluster.ClusterNode cluster;
+    private volatile ClusterNode cluster;
 
     public Health(Clock clock) {
         this.clock = clock;
@@ -56,7 +57,7 @@ public final class Health {
     }
 
     /** Cluster mode: the node whose membership and shards the report shows. */
-    public void cluster(io.buslane.server.cluster.ClusterNode node) {
+    public void cluster(ClusterNode node) {
         this.cluster = node;
     }
 
@@ -107,7 +108,7 @@ public final class Health {
                 subscriptions += t.subscriptions().size();
             }
             entities.put("subscriptions", subscriptions);
-            io.buslane.server.cluster.ClusterNode c = cluster;
+            ClusterNode c = cluster;
             if (c != null) {
                 ObjectNode node = body.putObject("cluster");
                 node.put("node", c.nodeId());

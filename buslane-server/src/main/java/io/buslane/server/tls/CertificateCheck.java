@@ -15,6 +15,7 @@ import java.security.GeneralSecurityException;
 import java.security.PrivateKey;
 import java.security.SecureRandom;
 import java.security.Signature;
+import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
@@ -69,7 +70,7 @@ final class CertificateCheck {
             for (var c : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
                 out.add((X509Certificate) c);
             }
-        } catch (java.security.cert.CertificateException e) {
+        } catch (CertificateException e) {
             throw new IllegalArgumentException("the certificate file cannot be read: " + e.getMessage());
         }
         if (out.isEmpty()) {

@@ -6,14 +6,42 @@ import io.vertx.core.net.KeyCertOptions;
 import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.core.net.PfxOptions;
 import io.vertx.core.net.ServerSSLOptions;
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.asn1.x509.Extension;
+import org.bouncycastle.asn1.x509.GeneralName;
+import org.bouncycastle.asn1.x509.GeneralNames;
+import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
+import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
+import org.bouncycastle.operator.OperatorCreationException;
+import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.GeneralSecurityException;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.KeyStore;
+import java.security.PrivateKey;
+import java.security.SecureRandom;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.Date;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Consumer;
@@ -33,7 +61,7 @@ public final class TlsMaterial {
     static final String SELF_SIGNED_PASSWORD = "buslane-selfsigned.password";
     /** The store password of the self-signed material made by versions before the random one. */
     private static final String LEGACY_STORE_PASSWORD = "buslane";
-    private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
+    private static final SecureRandom RANDOM = new SecureRandom();
     static final String CIPHER_SUITES_PROPERTY = "buslane.tls.cipherSuites";
     private static final String RENEGOTIATION_PROPERTY = "jdk.tls.rejectClientInitiatedRenegotiation";
     private static final List<String> DEFAULT_CIPHER_SUITES = List.of(
@@ -71,7 +99,7 @@ public final class TlsMaterial {
             TlsMaterial m = new TlsMaterial(vertx, options.certFile(), options.keyFile(), null);
             m.certTime = Files.getLastModifiedTime(options.certFile());
             m.keyTime = Files.getLastModifiedTime(options.keyFile());
-            java.security.cert.X509Certificate leaf = CertificateCheck.validate(options.certFile(),
+            X509Certificate leaf = CertificateCheck.validate(options.certFile(),
                     options.keyFile(), System.currentTimeMillis());
             m.current = ssl(pem(options.certFile(), options.keyFile()));
             m.notAfterMs = leaf.getNotAfter().getTime();
@@ -95,9 +123,9 @@ public final class TlsMaterial {
                 .setPassword(password);
         TlsMaterial m = new TlsMaterial(vertx, null, null, ssl(pfx));
         try (var in = Files.newInputStream(certPem)) {
-            m.notAfterMs = ((java.security.cert.X509Certificate) java.security.cert.CertificateFactory
+            m.notAfterMs = ((X509Certificate) CertificateFactory
                     .getInstance("X.509").generateCertificate(in)).getNotAfter().getTime();
-        } catch (java.security.cert.CertificateException e) {
+        } catch (CertificateException e) {
             throw new IOException("cannot read " + certPem + ": " + e.getMessage(), e);
         }
         return m;
@@ -127,7 +155,7 @@ public final class TlsMaterial {
     public static List<String> cipherSuites() {
         String configured = System.getProperty(CIPHER_SUITES_PROPERTY);
         if (configured != null && !configured.isBlank()) {
-            return java.util.Arrays.stream(configured.split(",")).map(String::trim).filter(x -> !x.isEmpty())
+            return Arrays.stream(configured.split(",")).map(String::trim).filter(x -> !x.isEmpty())
                     .toList();
         }
         return DEFAULT_CIPHER_SUITES;
@@ -158,7 +186,7 @@ public final class TlsMaterial {
         }
         lastExpiryWarningMs = nowMs;
         LOG.warn("TLS certificate {} expires in {} days ({}); replace it (the broker re-reads it when the files "
-                + "change)", cert, Math.max(0, left / 86_400_000L), java.time.Instant.ofEpochMilli(notAfterMs));
+                + "change)", cert, Math.max(0, left / 86_400_000L), Instant.ofEpochMilli(notAfterMs));
     }
 
     /** The certificate as it is now. */
@@ -188,7 +216,7 @@ public final class TlsMaterial {
             }
             // checked before it is swapped in: one that cannot work (another key, expired, not yet valid, a broken
             // chain) is not handed to the listeners, which keep the previous one
-            java.security.cert.X509Certificate leaf;
+            X509Certificate leaf;
             try {
                 leaf = CertificateCheck.validate(cert, key, System.currentTimeMillis());
             } catch (IllegalArgumentException refused) {
@@ -227,36 +255,35 @@ public final class TlsMaterial {
         restrict(dir, "rwx------");
         Files.deleteIfExists(store);
         try {
-            java.security.KeyPairGenerator generator = java.security.KeyPairGenerator.getInstance("RSA");
+            KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
             generator.initialize(2048, RANDOM);
-            java.security.KeyPair pair = generator.generateKeyPair();
-            org.bouncycastle.asn1.x500.X500Name name = new org.bouncycastle.asn1.x500.X500Name("CN=localhost");
+            KeyPair pair = generator.generateKeyPair();
+            X500Name name = new X500Name("CN=localhost");
             long now = System.currentTimeMillis();
-            var builder = new org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder(name,
-                    new java.math.BigInteger(64, RANDOM).abs().add(java.math.BigInteger.ONE),
-                    new java.util.Date(now - 60_000), new java.util.Date(now + 3650L * 24 * 3600 * 1000), name,
+            var builder = new JcaX509v3CertificateBuilder(name,
+                    new BigInteger(64, RANDOM).abs().add(BigInteger.ONE),
+                    new Date(now - 60_000), new Date(now + 3650L * 24 * 3600 * 1000), name,
                     pair.getPublic());
-            builder.addExtension(org.bouncycastle.asn1.x509.Extension.subjectAlternativeName, false,
-                    new org.bouncycastle.asn1.x509.GeneralNames(new org.bouncycastle.asn1.x509.GeneralName[] {
-                        new org.bouncycastle.asn1.x509.GeneralName(org.bouncycastle.asn1.x509.GeneralName.dNSName,
+            builder.addExtension(Extension.subjectAlternativeName, false,
+                    new GeneralNames(new GeneralName[] {
+                        new GeneralName(GeneralName.dNSName,
                                 "localhost"),
-                        new org.bouncycastle.asn1.x509.GeneralName(org.bouncycastle.asn1.x509.GeneralName.iPAddress,
+                        new GeneralName(GeneralName.iPAddress,
                                 "127.0.0.1"),
-                        new org.bouncycastle.asn1.x509.GeneralName(org.bouncycastle.asn1.x509.GeneralName.iPAddress,
+                        new GeneralName(GeneralName.iPAddress,
                                 "::1")}));
-            var signer = new org.bouncycastle.operator.jcajce.JcaContentSignerBuilder("SHA256withRSA")
+            var signer = new JcaContentSignerBuilder("SHA256withRSA")
                     .build(pair.getPrivate());
-            java.security.cert.X509Certificate certificate = new org.bouncycastle.cert.jcajce
-                    .JcaX509CertificateConverter().getCertificate(builder.build(signer));
+            X509Certificate certificate = new JcaX509CertificateConverter().getCertificate(builder.build(signer));
             String password = newPassword();
             writeStore(store, pair.getPrivate(), certificate, password);
-            writePrivate(dir.resolve(SELF_SIGNED_PASSWORD), password.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            writePrivate(dir.resolve(SELF_SIGNED_PASSWORD), password.getBytes(StandardCharsets.UTF_8));
             String pem = "-----BEGIN CERTIFICATE-----\n"
-                    + java.util.Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(certificate.getEncoded())
+                    + Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(certificate.getEncoded())
                     + "\n-----END CERTIFICATE-----\n";
             Files.writeString(certPem, pem);
             restrict(certPem, "rw-r--r--");
-        } catch (java.security.GeneralSecurityException | org.bouncycastle.operator.OperatorCreationException e) {
+        } catch (GeneralSecurityException | OperatorCreationException e) {
             throw new IOException("could not make a self-signed certificate: " + e, e);
         }
         LOG.info("Made a self-signed certificate for localhost: {}", certPem);
@@ -276,30 +303,30 @@ public final class TlsMaterial {
             return Files.readString(passwordFile).strip();
         }
         try {
-            java.security.KeyStore legacy = java.security.KeyStore.getInstance("PKCS12");
+            KeyStore legacy = KeyStore.getInstance("PKCS12");
             try (var in = Files.newInputStream(store)) {
                 legacy.load(in, LEGACY_STORE_PASSWORD.toCharArray());
             }
             String alias = legacy.aliases().nextElement();
-            java.security.PrivateKey key = (java.security.PrivateKey) legacy.getKey(alias,
+            PrivateKey key = (PrivateKey) legacy.getKey(alias,
                     LEGACY_STORE_PASSWORD.toCharArray());
             String password = newPassword();
-            writeStore(store, key, (java.security.cert.X509Certificate) legacy.getCertificate(alias), password);
-            writePrivate(passwordFile, password.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            writeStore(store, key, (X509Certificate) legacy.getCertificate(alias), password);
+            writePrivate(passwordFile, password.getBytes(StandardCharsets.UTF_8));
             LOG.warn("The self-signed store {} had the constant password of earlier versions: re-encrypted under a "
                     + "random password in {} (files made private, the certificate kept)", store, passwordFile);
             return password;
-        } catch (java.security.GeneralSecurityException e) {
+        } catch (GeneralSecurityException e) {
             throw new IOException("cannot read the self-signed store " + store + ": " + e, e);
         }
     }
 
-    private static void writeStore(Path store, java.security.PrivateKey key, java.security.cert.X509Certificate cert,
-                                   String password) throws IOException, java.security.GeneralSecurityException {
-        java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
+    private static void writeStore(Path store, PrivateKey key, X509Certificate cert,
+                                   String password) throws IOException, GeneralSecurityException {
+        KeyStore ks = KeyStore.getInstance("PKCS12");
         ks.load(null, null);
-        ks.setKeyEntry("buslane", key, password.toCharArray(), new java.security.cert.Certificate[] {cert});
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        ks.setKeyEntry("buslane", key, password.toCharArray(), new Certificate[] {cert});
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
         ks.store(out, password.toCharArray());
         writePrivate(store, out.toByteArray());
     }
@@ -309,18 +336,18 @@ public final class TlsMaterial {
         Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
         Files.deleteIfExists(tmp);
         if (posix(file.getParent())) {
-            Files.createFile(tmp, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-                    java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+            Files.createFile(tmp, PosixFilePermissions.asFileAttribute(
+                    PosixFilePermissions.fromString("rw-------")));
         }
         Files.write(tmp, bytes);
-        Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING,
+                StandardCopyOption.ATOMIC_MOVE);
         restrict(file, "rw-------");
     }
 
     private static void restrict(Path path, String mode) throws IOException {
         if (Files.exists(path) && posix(path)) {
-            Files.setPosixFilePermissions(path, java.nio.file.attribute.PosixFilePermissions.fromString(mode));
+            Files.setPosixFilePermissions(path, PosixFilePermissions.fromString(mode));
         }
     }
 
@@ -335,14 +362,14 @@ public final class TlsMaterial {
     private static String newPassword() {
         byte[] bytes = new byte[24];
         RANDOM.nextBytes(bytes);
-        return java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
     }
 
     /** Warns when the operator's key file can be read by users other than its owner and group. */
     static void warnIfReadableByOthers(Path keyFile) {
         try {
             if (posix(keyFile.toAbsolutePath().getParent()) && Files.getPosixFilePermissions(keyFile)
-                    .contains(java.nio.file.attribute.PosixFilePermission.OTHERS_READ)) {
+                    .contains(PosixFilePermission.OTHERS_READ)) {
                 LOG.warn("The TLS key {} is readable by every user of this machine; make it private "
                         + "(chmod 600 {}).", keyFile, keyFile);
             }

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
 import java.util.HashMap;
+import java.util.HexFormat;
 
 /**
  * The system properties a filter reads with {@code sys.<name>} (names are case-insensitive) and, for the settable
@@ -73,7 +74,7 @@ enum SystemProperty {
     /** An AMQP message-id or correlation-id (string, uuid, ulong or binary) as the string the SDKs show. */
     private static String id(Object v) {
         if (v instanceof byte[] b) {
-            return java.util.HexFormat.of().formatHex(b);
+            return HexFormat.of().formatHex(b);
         }
         return text(v);
     }
