@@ -34,9 +34,16 @@ final class ClusterProbe {
 
     /** Starts a packaged node of a test cluster on {@code storage} with {@code shards} shards. */
     static BrokerProcess node(String config, String storage, String id, int shards) throws Exception {
+        BrokerProcess b = unstarted(config, storage, id, shards);
+        b.launch();
+        return b;
+    }
+
+    /** A packaged node of a test cluster, built but not started ({@link BrokerProcess#launch}). */
+    static BrokerProcess unstarted(String config, String storage, String id, int shards) throws Exception {
         return BrokerProcess.builder().config(config).args("--storage", storage, "--node-id", id,
                 "--cluster-address", "127.0.0.1:" + BrokerProcess.freePort(), "--cluster-secret", SECRET,
-                "--shards", String.valueOf(shards)).start();
+                "--shards", String.valueOf(shards)).build();
     }
 
     /** The shards a node serves now, from its {@code /health}. */

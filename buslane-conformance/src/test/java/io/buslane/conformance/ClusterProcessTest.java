@@ -354,4 +354,61 @@ class ClusterProcessTest {
             }
         }
     }
+
+    private static final String TOPOLOGY = """
+            {
+              "UserConfig": {
+                "Namespaces": [ { "Name": "sbemulatorns",
+                  "Queues": [ { "Name": "q-peek" }, { "Name": "q-sessions", "Properties": { "RequiresSession": true } },
+                              { "Name": "q-dedup", "Properties": { "RequiresDuplicateDetection": true } },
+                              { "Name": "q-forward", "Properties": { "ForwardTo": "q-peek" } } ],
+                  "Topics": [ { "Name": "t", "Subscriptions": [ { "Name": "all" }, { "Name": "red", "Rules": [
+                      { "Name": "red", "Properties": { "FilterType": "Sql",
+                        "SqlFilter": { "SqlExpression": "color = 'red'" } } } ] } ] } ] } ],
+                "Logging": { "Type": "Console" }
+              }
+            }
+            """;
+
+    /**
+     * The natural deployment: every node started with the same Config.json at the same instant, on one database
+     * (twice over): each applies the topology without failing on what another created a moment before, none waits
+     * on a lease another keeps renewing, and the shards spread over all three; every entity is there once.
+     */
+    @Test
+    void threeNodesStartedTogetherWithOneConfigAllServe() throws Exception {
+        TestPostgres pg = TestPostgres.sharedOrSkip();
+        for (int attempt = 0; attempt < 2; attempt++) {
+            String storage = TestPostgres.storageUrl(pg.newDatabase());
+            List<BrokerProcess> nodes = new ArrayList<>();
+            try {
+                for (int i = 0; i < 3; i++) {
+                    nodes.add(ClusterProbe.unstarted(TOPOLOGY, storage, "node-" + i, SHARDS));
+                }
+                List<CompletableFuture<Void>> starting = new ArrayList<>();
+                for (BrokerProcess n : nodes) {
+                    starting.add(CompletableFuture.runAsync(() -> {
+                        try {
+                            n.launch();
+                        } catch (Exception e) {
+                            throw new IllegalStateException(e);
+                        }
+                    }));
+                }
+                for (CompletableFuture<Void> s : starting) {
+                    s.get(120, TimeUnit.SECONDS);
+                }
+                awaitSpread(nodes);
+                for (String q : List.of("q-peek", "q-sessions", "q-dedup", "q-forward")) {
+                    assertThat(description(nodes.get(0), q)).as(q).contains("<title type=\"text\">" + q);
+                }
+                assertThat(send(nodes.get(1), "q-peek", "through node-1")).isEqualTo(201);
+                assertThat(drain(nodes.get(2), "q-peek")).containsExactly("through node-1");
+            } finally {
+                for (BrokerProcess n : nodes) {
+                    n.close();
+                }
+            }
+        }
+    }
 }

@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.function.Supplier;
 
 /**
  * Makes the namespace contain a configured topology: creates what is missing and updates what differs. Entities
@@ -34,30 +35,44 @@ final class TopologyApplier {
     }
 
     static void apply(Engine engine, Topology topology) {
-        engine.cluster().refreshNamespace(); // cluster mode: what the other nodes created already
+        apply(engine, topology, true);
+    }
+
+    /**
+     * @param readFirst whether to read the namespace again first (cluster mode: what the other nodes created
+     *                  already); false only in tests, standing for another node's create landing just after that read
+     */
+    static void apply(Engine engine, Topology topology, boolean readFirst) {
+        if (readFirst) {
+            engine.cluster().refreshNamespace();
+        }
         int created = 0;
         int updated = 0;
         for (QueueProperties configured : topology.queues()) {
-            QueueEntity existing = engine.queue(configured.name());
+            if (engine.queue(configured.name()) == null) {
+                int made = createdNow(() -> engine.createQueue(configured));
+                created += made;
+                if (made == 1) {
+                    continue;
+                }
+            }
+            QueueEntity existing = engine.queue(configured.name()); // another node may have created it a moment ago
             // Config.json has no authorization rules: those set through the admin API stay; so do the forwarding
             // targets' addresses as an admin client wrote them, while the targets stay those configured
-            QueueProperties q = existing == null ? configured
-                    : configured.toBuilder().authorizationRules(existing.properties().authorizationRules())
+            QueueProperties q = configured.toBuilder().authorizationRules(existing.properties().authorizationRules())
                     .forwardToAddress(existing.properties().forwardToAddress())
                     .forwardDeadLetteredMessagesToAddress(existing.properties().forwardDeadLetteredMessagesToAddress())
                     .build();
-            if (existing == null) {
-                created += createdNow(engine.createQueue(q));
-            } else if (!existing.properties().equals(q)) {
+            if (!existing.properties().equals(q)) {
                 join(engine.updateQueue(q));
                 updated++;
             }
         }
         for (TopicDefinition t : topology.topics()) {
+            int made = engine.topic(t.topic().name()) == null ? createdNow(() -> engine.createTopic(t.topic())) : 0;
+            created += made;
             TopicEntity existing = engine.topic(t.topic().name());
-            if (existing == null) {
-                created += createdNow(engine.createTopic(t.topic()));
-            } else {
+            if (made == 0) {
                 TopicProperties p = t.topic().toBuilder()
                         .authorizationRules(existing.properties().authorizationRules()).build();
                 if (!existing.properties().equals(p)) {
@@ -69,8 +84,12 @@ final class TopologyApplier {
             for (SubscriptionDefinition s : t.subscriptions()) {
                 SubscriptionEntity sub = topic.subscription(s.subscription().name());
                 if (sub == null) {
-                    created += createdNow(engine.createSubscription(s.subscription(), s.rules()));
-                    continue;
+                    int madeSub = createdNow(() -> engine.createSubscription(s.subscription(), s.rules()));
+                    created += madeSub;
+                    if (madeSub == 1) {
+                        continue;
+                    }
+                    sub = engine.topic(t.topic().name()).subscription(s.subscription().name());
                 }
                 SubscriptionProperties configuredSub = s.subscription().toBuilder()
                         .forwardToAddress(sub.properties().forwardToAddress())
@@ -106,12 +125,19 @@ final class TopologyApplier {
 
     /**
      * 1 when the entity was created, 0 when it exists already: in a cluster, another node applying the same
-     * configuration at the same time may have created it first.
+     * configuration at the same time may have created it first (the create refuses at once, having read the
+     * namespace again, or when its write lost the race); the caller then compares it with the configuration as an
+     * existing entity.
      */
-    private static int createdNow(CompletableFuture<?> f) {
+    private static int createdNow(Supplier<CompletableFuture<?>> create) {
         try {
-            f.join();
+            create.get().join();
             return 1;
+        } catch (BrokerException e) {
+            if (e.kind() == ErrorKind.ENTITY_ALREADY_EXISTS) {
+                return 0;
+            }
+            throw e;
         } catch (CompletionException e) {
             if (e.getCause() instanceof BrokerException be
                     && be.kind() == ErrorKind.ENTITY_ALREADY_EXISTS) {

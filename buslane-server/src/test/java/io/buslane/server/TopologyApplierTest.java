@@ -43,4 +43,29 @@ class TopologyApplierTest {
             assertThat(engine.queue("source").properties().forwardToAddress()).isNull();
         }
     }
+
+    /**
+     * Cluster mode, nodes started together with one Config.json: another node created an entity after this one read
+     * the namespace (its create finds it when it reads the namespace again first): applying the topology takes it as
+     * existing instead of failing with "already exists", and the same properties need no update.
+     */
+    @Test
+    void anEntityAnotherNodeCreatedAMomentAgoIsTakenAsExisting() {
+        ManualClock clock = new ManualClock();
+        InMemoryJournalFactory journals = new InMemoryJournalFactory();
+        try (Engine a = Engine.startClusterNode(new EngineConfig(clock, Storage.of(journals), 1,
+                ThreadingMode.DEDICATED));
+             Engine b = Engine.startClusterNode(new EngineConfig(clock, Storage.of(journals), 1,
+                     ThreadingMode.DEDICATED))) {
+            a.cluster().serveShard(0);
+            QueueProperties q = QueueProperties.builder("q-peek").build();
+            Topology topology = new Topology("ns", List.of(q), List.of());
+            TopologyApplier.apply(a, topology);
+            long createdAt = a.queue("q-peek").updatedAtMs();
+
+            TopologyApplier.apply(b, topology, false); // a's create landed after b read the namespace
+            assertThat(b.queue("q-peek")).isNotNull();
+            assertThat(b.queue("q-peek").updatedAtMs()).as("nothing to update").isEqualTo(createdAt);
+        }
+    }
 }
