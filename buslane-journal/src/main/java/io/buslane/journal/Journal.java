@@ -97,6 +97,18 @@ public interface Journal extends AutoCloseable {
     }
 
     /**
+     * Asked after {@link #sync} threw: true when the failure was transient (the database did not answer) and this
+     * journal keeps the batch to write it with a later sync, so that the fate of the batch's operations is not
+     * decided yet: they may still become durable (or may already be, when a commit's answer was lost). The owner
+     * then holds their answers until a later sync stores the batch or fails for good, since answering "failed" for an
+     * operation that is stored afterwards makes a client's retry store it twice. False for a journal that discards a
+     * failed batch (files), a fenced one and a shared one: the batch's operations failed.
+     */
+    default boolean keepsFailedBatch() {
+        return false;
+    }
+
+    /**
      * Whether this journal's owner may still act on what it holds only in memory: deliver a message, grant or renew
      * a lock, accept a session. A journal only this process writes always may. A leased journal (PostgreSQL) may
      * while it was not fenced and its lease, measured on this process's monotonic clock from when the last statement

@@ -72,6 +72,11 @@ public final class ShardJournal {
         return journal.leaseHeld();
     }
 
+    /** See {@link io.buslane.journal.Journal#keepsFailedBatch}: asked after {@link #sync} threw. */
+    public boolean keepsFailedBatch() {
+        return journal.keepsFailedBatch();
+    }
+
     /** True when records were appended since the last sync. */
     public boolean hasUnsynced() {
         return journal.appendedCount() != lastSyncedCount || journal.needsSync();

@@ -73,8 +73,20 @@ public final class Shard implements PartitionContext {
     private final TimerWheel timers;
     private final ConcurrentLinkedQueue<Runnable> commands = new ConcurrentLinkedQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
-    /** Work parked until this cycle's sync: {@link Pending}s, and plain {@code Runnable}s run only if it succeeds. */
+    /**
+     * Work parked until this cycle's sync: {@link Pending}s, and plain {@code Runnable}s run only if it succeeds.
+     * Held across cycles while a failed sync's batch waits in the journal for a later one ({@link #held}).
+     */
     private final ArrayList<Object> pending = new ArrayList<>();
+    /**
+     * Whether the last sync failed with its batch kept by the journal ({@link ShardJournal#keepsFailedBatch}): the
+     * parked answers wait for the sync that stores it (every cycle tries) instead of failing, since a send answered
+     * "failed" and stored afterwards would be stored again by the client's retry. They fail when a sync fails for
+     * good (fenced) or the shard stops first.
+     */
+    private boolean held;
+    /** The failure that made the parked answers wait, for when the shard stops before their batch is stored. */
+    private RuntimeException heldBy;
     private final LinkedHashSet<Partition> dirty = new LinkedHashSet<>();
     private final SplittableRandom random;
     private final long dedupHeapBudgetBytes;
@@ -299,6 +311,7 @@ public final class Shard implements PartitionContext {
             for (int i = 0; i < 10_000 && doWork() > 0; i++) {
                 // runs what was queued before the retirement
             }
+            failHeld();
         }
         drained = true;
         refuseQueued();
@@ -420,19 +433,25 @@ public final class Shard implements PartitionContext {
         if (synced) {
             try {
                 journal.sync(nowMs);
+                held = false;
+                heldBy = null;
             } catch (BrokerException e) {
+                boolean kept = journal.keepsFailedBatch();
                 if (nowMs - syncFailureLoggedAtMs >= SYNC_FAILURE_LOG_INTERVAL_MS) { // an outage fails every cycle
                     syncFailureLoggedAtMs = nowMs;
-                    LOG.error("shard {}: journal sync failed; failing {} pending operations (logged at most every "
-                            + "{} s)", index, pending.size(), SYNC_FAILURE_LOG_INTERVAL_MS / 1000, e);
+                    LOG.error("shard {}: journal sync failed; {} {} pending operations (logged at most every {} s)",
+                            index, kept ? "the journal keeps the batch for the next sync, holding the answers of"
+                                    : "failing", pending.size(), SYNC_FAILURE_LOG_INTERVAL_MS / 1000, e);
                 }
                 failure = e;
+                held = kept;
+                heldBy = kept ? e : null;
             }
         }
         bodies.afterSync(failure == null);
         states.afterSync(failure == null);
-        if (pending.isEmpty()) {
-            return synced;
+        if (pending.isEmpty() || held) {
+            return synced; // held: answered by the sync that stores the batch (or failed when the shard stops)
         }
         leaseHeld = readLease();
         Object[] actions = pending.toArray();
@@ -521,6 +540,32 @@ public final class Shard implements PartitionContext {
         }
         // final cycle so that nothing accepted is left unsynced
         doWork();
+        failHeld();
+    }
+
+    /**
+     * Fails the answers still held for a batch the journal kept after a failed sync (see {@link #held}): called when
+     * the shard stops, as nothing writes that batch once the journal is closed. (Only a commit whose answer was lost
+     * can have stored it: the one case where the outcome cannot be known, as with the service after a timeout.)
+     */
+    void failHeld() {
+        if (!held) {
+            return;
+        }
+        held = false;
+        RuntimeException error = heldBy;
+        heldBy = null;
+        Object[] actions = pending.toArray();
+        pending.clear();
+        for (Object action : actions) {
+            if (action instanceof Pending p) {
+                try {
+                    p.failed(error);
+                } catch (RuntimeException e) {
+                    LOG.error("shard {}: completion failed", index, e);
+                }
+            }
+        }
     }
 
     /** Stops the thread after a final cycle and waits for it. */
@@ -537,8 +582,11 @@ public final class Shard implements PartitionContext {
         }
     }
 
-    /** True when no command is queued, nothing is parked and no timer is due now (manual mode helper). */
+    /**
+     * True when no command is queued, nothing is parked (or what is parked waits for a kept batch's sync, which
+     * only a journal that answers again can end) and no timer is due now (manual mode helper).
+     */
     public boolean isIdle() {
-        return commands.isEmpty() && pending.isEmpty() && timers.nextExpirationMs() > clock.epochMillis();
+        return commands.isEmpty() && (pending.isEmpty() || held) && timers.nextExpirationMs() > clock.epochMillis();
     }
 }

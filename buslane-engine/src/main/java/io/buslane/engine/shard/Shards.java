@@ -44,6 +44,7 @@ public final class Shards {
     /** Closes every shard's journal. */
     public void closeJournals() {
         for (Shard s : shards) {
+            s.failHeld(); // manual threading: nothing will write a kept batch once its journal is closed
             if (s.journal() != null) {
                 s.journal().close();
             }

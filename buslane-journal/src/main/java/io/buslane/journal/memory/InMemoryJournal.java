@@ -1,6 +1,7 @@
 package io.buslane.journal.memory;
 
 import io.buslane.journal.Journal;
+import io.buslane.journal.JournalException;
 import io.buslane.journal.JournalRecord;
 import io.buslane.journal.RecordKind;
 import io.buslane.journal.ReplayHandler;
@@ -28,6 +29,9 @@ public final class InMemoryJournal implements Journal {
     private long appended;
     private boolean compactOnReplay;
     private volatile boolean leaseLost;
+    private volatile boolean unavailable;
+    /** Whether the last sync failed while {@link #unavailable}: its batch is kept, as the PostgreSQL journal does. */
+    private boolean keptFailedBatch;
 
     @Override
     public synchronized void replay(ReplayHandler handler) {
@@ -51,6 +55,12 @@ public final class InMemoryJournal implements Journal {
 
     @Override
     public synchronized void sync() {
+        if (unavailable && !pending.isEmpty()) {
+            keptFailedBatch = true;
+            throw new JournalException("the in-memory journal is unavailable (test); its batch of " + pending.size()
+                    + " records is kept for the next sync", null, JournalException.Reason.UNAVAILABLE);
+        }
+        keptFailedBatch = false;
         durable.addAll(pending);
         for (JournalRecord record : pending) {
             index(record);
@@ -98,6 +108,25 @@ public final class InMemoryJournal implements Journal {
         this.leaseLost = lost;
     }
 
+    /**
+     * For tests: while {@code true} every sync with records to write fails as a PostgreSQL journal's does when its
+     * database does not answer: {@link JournalException.Reason#UNAVAILABLE}, the batch kept and written by the first
+     * sync after this is set back to {@code false}.
+     */
+    public void unavailable(boolean value) {
+        this.unavailable = value;
+    }
+
+    @Override
+    public synchronized boolean needsSync() {
+        return keptFailedBatch && !pending.isEmpty();
+    }
+
+    @Override
+    public synchronized boolean keepsFailedBatch() {
+        return keptFailedBatch && !pending.isEmpty();
+    }
+
     @Override
     public boolean leaseHeld() {
         return !leaseLost;
@@ -106,6 +135,7 @@ public final class InMemoryJournal implements Journal {
     /** Drops records not yet synced, as a crash would. */
     public synchronized void crash() {
         pending.clear();
+        keptFailedBatch = false;
     }
 
     /** When set, each replay first drops dead records, exercising the engine against a compacted journal. */

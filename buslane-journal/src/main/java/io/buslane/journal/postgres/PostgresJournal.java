@@ -33,7 +33,8 @@ import java.util.Map;
  * refused. A refused commit fences the journal for good: it drops its records and fails every later sync.
  *
  * <p><b>Failures.</b> When the database cannot be reached the batch is kept, the sync fails with
- * {@link JournalException.Reason#UNAVAILABLE}, and the next sync writes it together with what came since. Records
+ * {@link JournalException.Reason#UNAVAILABLE}, and the next sync writes it together with what came since (so the
+ * owner holds the batch's answers until then: {@link #keepsFailedBatch}). Records
  * carry their position from the moment they are appended and every commit stores the last position it covers
  * ({@code synced_position}), so a retry first reads how far the failed attempt got (a commit can succeed with its
  * answer lost) and writes only the rest: never a record twice, never a delete again over a later record.
@@ -87,6 +88,8 @@ final class PostgresJournal implements SharedJournal {
     private long nextPosition;
     /** After a failed sync, the last position it tried to store: whether it did is read before the next attempt. */
     private long uncertainUpTo = -1;
+    /** Whether the last sync failed because the database did not answer (its batch kept: see keepsFailedBatch). */
+    private boolean failedTransiently;
     private long appended;
     private volatile String fencedBy;
     /** A journal several nodes write (see {@link io.buslane.journal.SharedJournal}); no lease, no epoch. */
@@ -196,6 +199,11 @@ final class PostgresJournal implements SharedJournal {
     }
 
     @Override
+    public boolean keepsFailedBatch() {
+        return !shared && fencedBy == null && failedTransiently && !pending.isEmpty();
+    }
+
+    @Override
     public boolean needsSync() {
         return !pending.isEmpty() || fencedBy != null;
     }
@@ -270,6 +278,7 @@ final class PostgresJournal implements SharedJournal {
             dropConnections();
             uncertainUpTo = pending.get(pending.size() - 1).position();
             boolean transientFailure = transientState(e.getSQLState());
+            failedTransiently = transientFailure;
             if (transientFailure) {
                 factory.unavailable("the database does not answer (" + e.getMessage() + ")");
             }
@@ -306,6 +315,7 @@ final class PostgresJournal implements SharedJournal {
             pending.clear();
             knownPosition = -2;
             boolean transientFailure = transientState(e.getSQLState());
+            failedTransiently = transientFailure;
             if (transientFailure) {
                 factory.unavailable("the database does not answer (" + e.getMessage() + ")");
             }

@@ -184,6 +184,7 @@ class PostgresOwnershipTest {
             execute(url, "UPDATE buslane_journal SET epoch = epoch + 1, owner = 'intruder' WHERE name = 'shard-0'");
             ja.append(JournalRecord.add(1, (byte) 1, bytes("x")));
             assertThatThrownBy(ja::sync).isInstanceOf(JournalException.class).hasMessageContaining("intruder");
+            assertThat(ja.keepsFailedBatch()).isFalse(); // fenced: the batch is dropped, its operations failed
             assertThat(count(url, "SELECT count(*) FROM buslane_record")).isZero();
         }
     }
@@ -204,6 +205,7 @@ class PostgresOwnershipTest {
                     .satisfies(e -> assertThat(((JournalException) e).reason())
                             .isEqualTo(JournalException.Reason.UNAVAILABLE));
             assertThat(j.needsSync()).isTrue();
+            assertThat(j.keepsFailedBatch()).isTrue(); // its owner holds the answers: the batch is still to be written
             assertThat(f.unavailableReason()).contains("unreachable");
             assertThat(f.healthProblems()).isNotEmpty();
             // clients and the unauthenticated /health learn nothing of where the database is
@@ -215,6 +217,7 @@ class PostgresOwnershipTest {
             j.append(JournalRecord.add(3, (byte) 1, bytes("three")));
             j.sync(); // reconnects, writes the kept batch and the new records
             assertThat(j.needsSync()).isFalse();
+            assertThat(j.keepsFailedBatch()).isFalse();
             assertThat(f.unavailableReason()).isNull();
             j.close();
             Journal again = f.open("shard-0");
