@@ -43,7 +43,8 @@ public sealed interface PartitionOp<R> {
 
     /**
      * Whether it may be sent again on a new connection when the one it went on closed before the answer: a send
-     * with a transfer key (the owner takes it once) and the reads.
+     * with a transfer key (the owner takes it once) and the reads. Not a purge: sent again after its answer was
+     * lost it would delete what arrived since the first one ran, and answer the wrong count.
      */
     default boolean resendable() {
         return false;
@@ -537,11 +538,6 @@ public sealed interface PartitionOp<R> {
         @Override
         public Integer apply(SubQueueState q, long nowMs, ConsumerHandle by) {
             return q.purge();
-        }
-
-        @Override
-        public boolean resendable() {
-            return true;
         }
 
         @Override

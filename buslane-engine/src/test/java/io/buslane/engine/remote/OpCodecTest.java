@@ -122,6 +122,19 @@ class OpCodecTest {
     }
 
     @Test
+    void onlyKeyedSendsReadsAndReleasesAreSentAgainAfterALostAnswer() {
+        // what may run twice on the owner when a connection closes before the answer: a send the owner takes once
+        // by its transfer key, what only reads, and letting a session go (by its holder's id: once gone, a no-op);
+        // never a purge (a second run deletes what arrived since)
+        Set<OpCode> resent = EnumSet.noneOf(OpCode.class);
+        pinned().keySet().stream().filter(PartitionOp::resendable).forEach(op -> resent.add(op.code()));
+        assertThat(resent).containsExactlyInAnyOrder(OpCode.SEND, OpCode.PEEK,
+                OpCode.PEEK_SCHEDULED, OpCode.COUNTS, OpCode.GET_SESSION_STATE, OpCode.LIST_SESSIONS,
+                OpCode.END_RECEIVE, OpCode.RELEASE_SESSION);
+        assertThat(new PartitionOp.Send("q", 0, List.of(), null).resendable()).as("a send without a key").isFalse();
+    }
+
+    @Test
     void aSendWithEveryMessageFieldSurvives() {
         Message m = Message.builder().messageId("id-1").sessionId("s").partitionKey("s")
                 .scheduledEnqueueTimeMs(42L).applicationProperty("n", 7L)
