@@ -18,6 +18,7 @@ import io.buslane.engine.persist.RecordWriter;
 import io.buslane.engine.persist.Storage;
 import io.buslane.engine.receive.DeliverySink;
 import io.buslane.engine.receive.Receiver;
+import io.buslane.engine.receive.RemoteConsumers;
 import io.buslane.engine.remote.OpCodec;
 import io.buslane.engine.remote.PartitionOp;
 import io.buslane.journal.memory.InMemoryJournalFactory;
@@ -37,6 +38,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -410,6 +412,27 @@ class ClusterRoutingTest {
         l.join(l.a().send(onB, List.of(text("later", "after a while"))));
         l.channel().advance(Duration.ofSeconds(30));
         assertThat(new ArrayList<>(sink.messages)).extracting(m -> m.message().messageId()).containsExactly("later");
+        r.close();
+        l.settle();
+    }
+
+    /** A long poll's answer is bounded in bytes, not only in messages: large messages come in several answers. */
+    @Test
+    void aPollOfLargeMessagesAnswersWithinItsByteBoundAndTheReceiverGetsThemAll() {
+        Loopback l = loopback();
+        String body = "x".repeat(200 * 1024);
+        int count = 40; // 8 MB in all, twice the bound
+        for (int i = 0; i < count; i++) {
+            l.join(l.a().send(onB, List.of(text("big" + i, body))));
+        }
+        Sink sink = new Sink();
+        Receiver r = l.a().createReceiver(EntityAddress.parse(onB), ReceiveMode.RECEIVE_AND_DELETE, sink);
+        r.addCredit(count);
+        l.channel().advance(Duration.ofSeconds(5));
+        assertThat(new ArrayList<>(sink.messages)).extracting(m -> m.message().messageId())
+                .containsExactlyElementsOf(IntStream.range(0, count).mapToObj(i -> "big" + i).toList());
+        assertThat(l.channel().largestAnswerBytes()).as("the largest answer (bytes)")
+                .isLessThan(RemoteConsumers.MAX_ANSWER_BYTES + 2 * body.length());
         r.close();
         l.settle();
     }

@@ -40,6 +40,7 @@ final class LoopbackChannel {
     private final List<Engine> engines = new ArrayList<>();
     private long order;
     private long carried;
+    private long largestAnswerBytes;
 
     /** @param clock the clock both nodes' engines run on (one time for the whole cluster) */
     LoopbackChannel(ManualClock clock) {
@@ -66,6 +67,11 @@ final class LoopbackChannel {
         engines.add(engine);
     }
 
+    /** The encoded size of the largest answer carried so far. */
+    long largestAnswerBytes() {
+        return largestAnswerBytes;
+    }
+
     /** How many operations were carried so far. */
     long carried() {
         return carried;
@@ -82,7 +88,7 @@ final class LoopbackChannel {
         return answer;
     }
 
-    private static <R> void answer(CompletableFuture<R> answer, PartitionOp<R> op, Object result,
+    private <R> void answer(CompletableFuture<R> answer, PartitionOp<R> op, Object result,
                                    Throwable error) {
         Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
         if (cause != null) {
@@ -93,6 +99,7 @@ final class LoopbackChannel {
         }
         RecordWriter w = new RecordWriter();
         OpCodec.writeResult(w, op, result);
+        largestAnswerBytes = Math.max(largestAnswerBytes, w.size());
         answer.complete(OpCodec.readResult(new RecordReader(Arrays.copyOf(w.buffer(), w.size())), op));
     }
 

@@ -18,6 +18,14 @@ public interface ConsumerHandle {
     /** Gives back a unit taken by {@link #tryAcquireCredit()} that was not used. */
     void releaseCredit();
 
+    /**
+     * The unit of credit just taken is used for a message of {@code sizeBytes} (encoded), about to be locked or
+     * removed for this consumer; on the shard thread, before the message is handed over. A consumer that bounds what
+     * it carries in bytes (a remote receiver's long poll) takes no more credit once it has enough.
+     */
+    default void taking(int sizeBytes) {
+    }
+
     /** Hands over a message; called on the shard thread after the records behind it are durable. */
     void deliver(ReceivedMessage message);
 

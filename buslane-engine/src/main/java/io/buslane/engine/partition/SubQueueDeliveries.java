@@ -146,6 +146,7 @@ final class SubQueueDeliveries {
                     + "stops at it until it can", e.seq, q.settings.entityPath(), failure);
             return false;
         }
+        slot.consumer.taking(e.sizeBytes());
         ReceivedMessage view;
         if (slot.consumer.mode() == ReceiveMode.PEEK_LOCK) {
             q.settlements.lock(e, nowMs);

@@ -36,6 +36,12 @@ public final class RemoteConsumers {
 
     /** How long an ended poll still waits for deliveries its credit was taken for (they follow the next sync). */
     private static final long DELIVERY_GRACE_MS = 2_000;
+    /**
+     * A poll takes no more messages once those it took reach this many encoded bytes (it takes at least one, of any
+     * size the entity allows): an answer stays far below the channel's frame limit, and a slow requester holds at
+     * most this much per poll, whatever the size of the messages.
+     */
+    public static final long MAX_ANSWER_BYTES = 4L * 1024 * 1024;
 
     private final Namespace namespace;
     private final Clock clock;
@@ -158,6 +164,8 @@ public final class RemoteConsumers {
         final List<ReceivedMessage> got = new ArrayList<>();
         ConsumerSlot slot;
         int acquired;
+        /** Encoded bytes of the messages taken so far (see {@link #MAX_ANSWER_BYTES}). */
+        long takenBytes;
         boolean ending;
         boolean armed;
         BrokerException error;
@@ -234,11 +242,16 @@ public final class RemoteConsumers {
 
         @Override
         public boolean tryAcquireCredit() {
-            if (ending || acquired >= max) {
+            if (ending || acquired >= max || takenBytes >= MAX_ANSWER_BYTES) {
                 return false;
             }
             acquired++;
             return true;
+        }
+
+        @Override
+        public void taking(int sizeBytes) {
+            takenBytes += sizeBytes;
         }
 
         @Override
