@@ -139,11 +139,15 @@ public final class ClusterNode implements AutoCloseable, ClusterView {
         // the channel first: other nodes may carry operations here as soon as this node serves a shard
         node.server = new ClusterServer(vertx, engine, key, MAX_IN_FLIGHT);
         int colon = address.lastIndexOf(':');
+        // on the cluster address's host only (a name resolving to one of this machine's addresses, as a pod's DNS
+        // name does), not on every interface: the node channel is for the other nodes, not for clients' networks
+        String bindHost = address.substring(0, colon).replace("[", "").replace("]", "");
         try {
-            node.server.listen("0.0.0.0", Integer.parseInt(address.substring(colon + 1)))
+            node.server.listen(bindHost, Integer.parseInt(address.substring(colon + 1)))
                     .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
         } catch (Exception e) {
-            throw new IllegalStateException("Cannot listen on the cluster address " + address + ": " + e, e);
+            throw new IllegalStateException("Cannot listen on the cluster address " + address + " (its host must "
+                    + "be one of this machine's addresses, or a name resolving to one): " + e, e);
         }
         node.client = new ClusterClient(vertx, node::addressOf, key, MAX_IN_FLIGHT,
                 Duration.ofSeconds(10));
