@@ -3,6 +3,7 @@ package io.buslane.conformance;
 import com.azure.messaging.servicebus.ServiceBusMessage;
 import com.azure.messaging.servicebus.ServiceBusReceivedMessage;
 import com.azure.messaging.servicebus.ServiceBusReceiverClient;
+import io.buslane.testsupport.amqp.RawAmqpClient;
 import org.apache.qpid.proton.amqp.Binary;
 import org.apache.qpid.proton.amqp.UnsignedInteger;
 import org.apache.qpid.proton.amqp.transport.Attach;
@@ -80,13 +81,13 @@ class HostileClientConformanceTest extends ConformanceBase {
     @Test
     void anEndlessDispositionFreezesNothing() throws Exception {
         for (int i = 0; i < 3; i++) {
-            try (RawAmqpConnection raw = anonymous()) {
+            try (RawAmqpClient raw = anonymous()) {
                 Disposition d = new Disposition();
                 d.setRole(Role.RECEIVER);
                 d.setFirst(UnsignedInteger.ZERO);
                 d.setLast(UnsignedInteger.valueOf(0xffffffffL));
                 d.setSettled(true);
-                raw.writeFrame(RawAmqpConnection.TYPE_AMQP, 0, d);
+                raw.send(0, d);
                 raw.awaitSocketClosed(5_000);
             }
         }
@@ -99,7 +100,7 @@ class HostileClientConformanceTest extends ConformanceBase {
             List<Future<?>> attacks = new ArrayList<>();
             for (int i = 0; i < 32; i++) {
                 attacks.add(pool.submit(() -> {
-                    try (RawAmqpConnection raw = anonymous()) {
+                    try (RawAmqpClient raw = anonymous()) {
                         raw.attachSender(0, "cbs", "$cbs");
                         raw.expect(Attach.class);
                         byte[] chunk = new byte[60_000];
@@ -109,7 +110,7 @@ class HostileClientConformanceTest extends ConformanceBase {
                             t.setDeliveryId(UnsignedInteger.ZERO);
                             t.setDeliveryTag(new Binary(new byte[] {1}));
                             t.setMore(true);
-                            raw.writeFrame(RawAmqpConnection.TYPE_AMQP, 0, t, chunk);
+                            raw.send(0, t, chunk);
                         }
                     } catch (Exception e) {
                         return null; // the broker dropped the connection: what should happen
@@ -127,11 +128,11 @@ class HostileClientConformanceTest extends ConformanceBase {
 
     @Test
     void deeplyNestedAndOutOfRangeFramesCloseOnlyTheirConnection() throws Exception {
-        try (RawAmqpConnection raw = anonymous()) {
+        try (RawAmqpClient raw = anonymous()) {
             raw.attachSender(-1, "huge-handle", "$cbs"); // handle 2^32-1
             raw.awaitSocketClosed(5_000);
         }
-        try (RawAmqpConnection raw = anonymous()) {
+        try (RawAmqpClient raw = anonymous()) {
             ByteBuffer body = ByteBuffer.allocate(12 + 3 * 20_000 + 1);
             body.put((byte) 0x00).put((byte) 0x53).put((byte) 0x11); // begin
             body.put((byte) 0xd0).putInt(4 + 3 * 20_000 + 1).putInt(1);
@@ -142,7 +143,7 @@ class HostileClientConformanceTest extends ConformanceBase {
             body.flip();
             ByteBuffer frame = ByteBuffer.allocate(8 + body.remaining());
             frame.putInt(8 + body.remaining()).put((byte) 2).put((byte) 0).putShort((short) 1).put(body);
-            raw.writeRaw(frame.array());
+            raw.write(frame.array());
             raw.awaitSocketClosed(5_000);
         }
     }
@@ -153,7 +154,7 @@ class HostileClientConformanceTest extends ConformanceBase {
         for (int i = 0; i < 50; i++) {
             silent.add(new Socket("127.0.0.1", broker.amqpPort()));
         }
-        try (RawAmqpConnection idle = anonymous()) {
+        try (RawAmqpClient idle = anonymous()) {
             idle.awaitSocketClosed(30_000); // no token within 20 s
         }
         for (Socket s : silent) {
@@ -204,8 +205,8 @@ class HostileClientConformanceTest extends ConformanceBase {
         }
     }
 
-    private static RawAmqpConnection anonymous() throws Exception {
-        RawAmqpConnection raw = RawAmqpConnection.connect(broker.amqpPort());
+    private static RawAmqpClient anonymous() throws Exception {
+        RawAmqpClient raw = RawAmqpClient.connect(broker.amqpPort(), 10_000);
         raw.saslHeader();
         raw.saslInit("ANONYMOUS", null);
         raw.amqpHeader();

@@ -2,6 +2,7 @@ package io.buslane.conformance;
 
 import com.azure.messaging.servicebus.ServiceBusReceiverClient;
 import io.buslane.testsupport.BrokerProcess;
+import io.buslane.testsupport.amqp.RawAmqpClient;
 import org.apache.qpid.proton.amqp.Binary;
 import org.apache.qpid.proton.amqp.Symbol;
 import org.apache.qpid.proton.amqp.messaging.AmqpValue;
@@ -50,7 +51,7 @@ import static org.assertj.core.api.Assertions.fail;
 /**
  * AMQP behaviour the official SDK does not exercise (or exercises only implicitly), checked with the Qpid protonj2
  * client and, where a client library hides the detail, with hand-written frames over a plain socket
- * ({@link RawAmqpConnection}). Received messages are decoded with proton-j — the codec of the Azure Java SDK — so
+ * ({@link RawAmqpClient}). Received messages are decoded with proton-j — the codec of the Azure Java SDK — so
  * the value types asserted here are the ones the SDK would cast.
  *
  * <p>One validating broker (the emulator's key, SAS checked) for the class, one queue per test; the no-SASL test
@@ -123,7 +124,7 @@ class RawAmqpConformanceTest extends RawAmqpBase {
 
     @Test
     void offersMssbcbsAnonymousAndPlain() throws Exception {
-        try (RawAmqpConnection raw = RawAmqpConnection.connect(broker.amqpPort())) {
+        try (RawAmqpClient raw = RawAmqpClient.connect(broker.amqpPort(), 10_000)) {
             SaslMechanisms mechanisms = raw.saslHeader();
             assertThat(mechanisms.getSaslServerMechanisms()).extracting(Symbol::toString)
                     .contains("MSSBCBS", "ANONYMOUS", "PLAIN");
@@ -147,14 +148,14 @@ class RawAmqpConformanceTest extends RawAmqpBase {
 
     @Test
     void plainWithAWrongPasswordIsRefused() throws Exception {
-        try (RawAmqpConnection raw = RawAmqpConnection.connect(broker.amqpPort())) {
+        try (RawAmqpClient raw = RawAmqpClient.connect(broker.amqpPort(), 10_000)) {
             raw.saslHeader();
-            SaslOutcome outcome = raw.saslInit("PLAIN", RawAmqpConnection.plainResponse(KEY_NAME, "wrong-key"));
+            SaslOutcome outcome = raw.saslInit("PLAIN", RawAmqpClient.plainResponse(KEY_NAME, "wrong-key"));
             assertThat(outcome.getCode()).isEqualTo(SaslCode.AUTH);
         }
-        try (RawAmqpConnection raw = RawAmqpConnection.connect(broker.amqpPort())) {
+        try (RawAmqpClient raw = RawAmqpClient.connect(broker.amqpPort(), 10_000)) {
             raw.saslHeader();
-            SaslOutcome outcome = raw.saslInit("PLAIN", RawAmqpConnection.plainResponse("NoSuchRule", KEY));
+            SaslOutcome outcome = raw.saslInit("PLAIN", RawAmqpClient.plainResponse("NoSuchRule", KEY));
             assertThat(outcome.getCode()).isEqualTo(SaslCode.AUTH);
         }
         // the same through a client library
@@ -179,7 +180,7 @@ class RawAmqpConformanceTest extends RawAmqpBase {
             assertThat(error2.condition()).isEqualTo("amqp:unauthorized-access");
         }
         // on the wire: an attach with a null target, then detach(closed=true, error)
-        try (RawAmqpConnection raw = RawAmqpConnection.connect(broker.amqpPort())) {
+        try (RawAmqpClient raw = RawAmqpClient.connect(broker.amqpPort(), 10_000)) {
             raw.saslHeader();
             assertThat(raw.saslInit("ANONYMOUS", null).getCode()).isEqualTo(SaslCode.OK);
             raw.amqpHeader();
@@ -253,10 +254,10 @@ class RawAmqpConformanceTest extends RawAmqpBase {
         try (Connection c = connectPlain(KEY_NAME, KEY)) {
             c.openSender("raw-drain-echo").send(Message.create("one")).awaitAccepted(10, TimeUnit.SECONDS);
         }
-        try (RawAmqpConnection raw = RawAmqpConnection.connect(broker.amqpPort())) {
+        try (RawAmqpClient raw = RawAmqpClient.connect(broker.amqpPort(), 10_000)) {
             raw.setReadTimeout(10_000);
             raw.saslHeader();
-            raw.saslInit("PLAIN", RawAmqpConnection.plainResponse(KEY_NAME, KEY));
+            raw.saslInit("PLAIN", RawAmqpClient.plainResponse(KEY_NAME, KEY));
             raw.amqpHeader();
             raw.open(0);
             raw.begin(0);
@@ -276,9 +277,9 @@ class RawAmqpConformanceTest extends RawAmqpBase {
 
     @Test
     void senderAttachReplyCarriesMaxMessageSize() throws Exception {
-        try (RawAmqpConnection raw = RawAmqpConnection.connect(broker.amqpPort())) {
+        try (RawAmqpClient raw = RawAmqpClient.connect(broker.amqpPort(), 10_000)) {
             raw.saslHeader();
-            assertThat(raw.saslInit("PLAIN", RawAmqpConnection.plainResponse(KEY_NAME, KEY)).getCode())
+            assertThat(raw.saslInit("PLAIN", RawAmqpClient.plainResponse(KEY_NAME, KEY)).getCode())
                     .isEqualTo(SaslCode.OK);
             raw.amqpHeader();
             raw.open(0);
@@ -614,9 +615,9 @@ class RawAmqpConformanceTest extends RawAmqpBase {
                     // text
                     "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
             for (byte[] bytes : garbage) {
-                try (RawAmqpConnection raw = RawAmqpConnection.connect(broker.amqpPort())) {
+                try (RawAmqpClient raw = RawAmqpClient.connect(broker.amqpPort(), 10_000)) {
                     raw.amqpHeader();
-                    raw.writeRaw(bytes);
+                    raw.write(bytes);
                     Object last = raw.awaitSocketClosed(10_000);
                     if (last instanceof Close close) {
                         assertThat(close.getError()).as("the close frame's error").isNotNull();
@@ -624,9 +625,9 @@ class RawAmqpConformanceTest extends RawAmqpBase {
                 }
             }
             // garbage in the SASL layer too
-            try (RawAmqpConnection raw = RawAmqpConnection.connect(broker.amqpPort())) {
+            try (RawAmqpClient raw = RawAmqpClient.connect(broker.amqpPort(), 10_000)) {
                 raw.saslHeader();
-                raw.writeRaw(new byte[] {0, 0, 0, 16, 2, 1, 0, 0, 'n', 'o', 't', '-', 's', 'a', 's', 'l'});
+                raw.write(new byte[] {0, 0, 0, 16, 2, 1, 0, 0, 'n', 'o', 't', '-', 's', 'a', 's', 'l'});
                 raw.awaitSocketClosed(10_000);
             }
 
@@ -646,7 +647,7 @@ class RawAmqpConformanceTest extends RawAmqpBase {
 
     @Test
     void brokerSendsHeartbeatsWithinTheClientsIdleTimeout() throws Exception {
-        try (RawAmqpConnection raw = RawAmqpConnection.connect(broker.amqpPort())) {
+        try (RawAmqpClient raw = RawAmqpClient.connect(broker.amqpPort(), 10_000)) {
             raw.saslHeader();
             assertThat(raw.saslInit("ANONYMOUS", null).getCode()).isEqualTo(SaslCode.OK);
             raw.amqpHeader();
@@ -659,7 +660,7 @@ class RawAmqpConformanceTest extends RawAmqpBase {
             long end = System.currentTimeMillis() + 3000;
             while (System.currentTimeMillis() < end) {
                 try {
-                    RawAmqpConnection.Frame f = raw.readFrame();
+                    RawAmqpClient.Frame f = raw.readFrame();
                     if (f.isHeartbeat()) {
                         heartbeats++;
                     } else if (f.body() instanceof Close close) {

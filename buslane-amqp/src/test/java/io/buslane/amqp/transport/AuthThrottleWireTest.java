@@ -11,6 +11,7 @@ import io.buslane.engine.EngineConfig;
 import io.buslane.engine.ThreadingMode;
 import io.buslane.engine.persist.Storage;
 import io.buslane.journal.memory.InMemoryJournalFactory;
+import io.buslane.testsupport.amqp.RawAmqpClient;
 import io.vertx.core.Vertx;
 import org.apache.qpid.proton.amqp.security.SaslCode;
 import org.junit.jupiter.api.Test;
@@ -54,7 +55,7 @@ class AuthThrottleWireTest {
     }
 
     private static SaslCode plain(AmqpServer server, String key) throws Exception {
-        try (WireClient c = new WireClient(server.port())) {
+        try (RawAmqpClient c = RawAmqpClient.connect(server.port(), 5_000)) {
             return c.sasl("PLAIN", ("\0" + SasRule.EMULATOR_KEY_NAME + "\0" + key).getBytes(StandardCharsets.UTF_8))
                     .getCode();
         }

@@ -1,5 +1,6 @@
 package io.buslane.amqp.transport;
 
+import io.buslane.testsupport.amqp.AmqpFrames;
 import org.apache.qpid.proton.amqp.transport.Flow;
 import org.junit.jupiter.api.Test;
 
@@ -15,7 +16,7 @@ class FrameGuardTest {
 
     private static final int MAX_FRAME = 65_536;
 
-    private final Frames frames = new Frames();
+    private final AmqpFrames frames = new AmqpFrames();
     private final ByteArrayOutputStream passed = new ByteArrayOutputStream();
     private boolean authenticated;
 
@@ -32,11 +33,11 @@ class FrameGuardTest {
     }
 
     private byte[] conversation() {
-        return Frames.concat(Frames.SASL_HEADER, Frames.AMQP_HEADER, frames.frame(0, Frames.open()),
-                frames.frame(0, Frames.begin()), frames.frame(0, Frames.attachSender(0, "queue.1")),
-                frames.frame(Frames.AMQP, 0, Frames.transfer(0, 0, true), new byte[3000]),
-                frames.frame(Frames.AMQP, 0, Frames.transfer(0, 0, false), new byte[500]),
-                new byte[] {0, 0, 0, 8, 2, 0, 0, 0}, frames.frame(0, Frames.detach(0)));
+        return AmqpFrames.concat(AmqpFrames.SASL_HEADER, AmqpFrames.AMQP_HEADER, frames.frame(0, AmqpFrames.open()),
+                frames.frame(0, AmqpFrames.begin()), frames.frame(0, AmqpFrames.attachSender(0, "queue.1")),
+                frames.frame(AmqpFrames.TYPE_AMQP, 0, AmqpFrames.transfer(0, 0, true), new byte[3000]),
+                frames.frame(AmqpFrames.TYPE_AMQP, 0, AmqpFrames.transfer(0, 0, false), new byte[500]),
+                new byte[] {0, 0, 0, 8, 2, 0, 0, 0}, frames.frame(0, AmqpFrames.detach(0)));
     }
 
     @Test
@@ -71,7 +72,7 @@ class FrameGuardTest {
 
     @Test
     void refusesADispositionOverAnEndlessRange() {
-        byte[] frame = frames.frame(0, Frames.endlessDisposition());
+        byte[] frame = frames.frame(0, AmqpFrames.endlessDisposition());
         assertThatThrownBy(() -> feed(guard(), frame))
                 .isInstanceOfSatisfying(FrameGuard.Violation.class, v -> {
                     assertThat(v.condition()).isEqualTo("amqp:invalid-field");
@@ -82,7 +83,7 @@ class FrameGuardTest {
 
     @Test
     void refusesAHandleBeyondTheHandleMax() {
-        byte[] frame = frames.frame(0, Frames.attachSender(0xffffffffL, "queue.1"));
+        byte[] frame = frames.frame(0, AmqpFrames.attachSender(0xffffffffL, "queue.1"));
         assertThatThrownBy(() -> feed(guard(), frame))
                 .isInstanceOfSatisfying(FrameGuard.Violation.class, v -> assertThat(v.getMessage())
                         .contains("handle 4294967295", "handle-max of 1023"));
@@ -90,7 +91,7 @@ class FrameGuardTest {
 
     @Test
     void refusesValuesNestedTooDeeply() {
-        assertThatThrownBy(() -> feed(guard(), Frames.deeplyNestedOpen(5_000)))
+        assertThatThrownBy(() -> feed(guard(), AmqpFrames.deeplyNestedOpen(5_000)))
                 .isInstanceOfSatisfying(FrameGuard.Violation.class, v -> {
                     assertThat(v.condition()).isEqualTo("amqp:decode-error");
                     assertThat(v.getMessage()).contains("nest deeper than 32");
@@ -99,13 +100,13 @@ class FrameGuardTest {
 
     @Test
     void acceptsValuesNestedWithinTheLimit() throws Exception {
-        feed(guard(), Frames.deeplyNestedOpen(10));
+        feed(guard(), AmqpFrames.deeplyNestedOpen(10));
         assertThat(passed.size()).isPositive();
     }
 
     @Test
     void refusesAChannelBeyondTheChannelMax() {
-        byte[] frame = frames.frame(1024, Frames.begin());
+        byte[] frame = frames.frame(1024, AmqpFrames.begin());
         assertThatThrownBy(() -> feed(guard(), frame))
                 .isInstanceOfSatisfying(FrameGuard.Violation.class, v -> {
                     assertThat(v.condition()).isEqualTo("amqp:connection:framing-error");
@@ -118,16 +119,16 @@ class FrameGuardTest {
         AmqpLimits d = AmqpLimits.defaults();
         FrameGuard g = guard(new AmqpLimits(d.handshakeTimeoutMs(), d.authTimeoutMs(), 4, 8, 3,
                 d.maxBufferedBytes(), d.maxPreAuthBufferedBytes(), d.maxDispositionRange(), d.maxNestingDepth()));
-        feed(g, frames.frame(0, Frames.attachSender(0, "a")));
-        feed(g, frames.frame(0, Frames.attachSender(1, "b")));
-        feed(g, frames.frame(1, Frames.attachSender(0, "c")));
-        assertThatThrownBy(() -> feed(g, frames.frame(1, Frames.attachSender(1, "d"))))
+        feed(g, frames.frame(0, AmqpFrames.attachSender(0, "a")));
+        feed(g, frames.frame(0, AmqpFrames.attachSender(1, "b")));
+        feed(g, frames.frame(1, AmqpFrames.attachSender(0, "c")));
+        assertThatThrownBy(() -> feed(g, frames.frame(1, AmqpFrames.attachSender(1, "d"))))
                 .isInstanceOfSatisfying(FrameGuard.Violation.class, v -> {
                     assertThat(v.condition()).isEqualTo("amqp:resource-limit-exceeded");
                     assertThat(v.getMessage()).contains("at most 3 links");
                 });
-        feed(g, frames.frame(0, Frames.detach(1)));
-        feed(g, frames.frame(1, Frames.attachSender(1, "d")));
+        feed(g, frames.frame(0, AmqpFrames.detach(1)));
+        feed(g, frames.frame(1, AmqpFrames.attachSender(1, "d")));
         feed(g, frames.frame(1, new org.apache.qpid.proton.amqp.transport.End()));
         assertThat(g.linkCount()).isEqualTo(1);
     }
@@ -135,8 +136,8 @@ class FrameGuardTest {
     @Test
     void refusesASecondAttachOnAHandleInUse() throws Exception {
         FrameGuard g = guard();
-        feed(g, frames.frame(0, Frames.attachSender(0, "a")));
-        assertThatThrownBy(() -> feed(g, frames.frame(0, Frames.attachSender(0, "b"))))
+        feed(g, frames.frame(0, AmqpFrames.attachSender(0, "a")));
+        assertThatThrownBy(() -> feed(g, frames.frame(0, AmqpFrames.attachSender(0, "b"))))
                 .isInstanceOfSatisfying(FrameGuard.Violation.class, v -> assertThat(v.condition())
                         .isEqualTo("amqp:session:handle-in-use"));
     }
@@ -145,37 +146,37 @@ class FrameGuardTest {
     void boundsUnfinishedDeliveriesBeforeAuthenticationAsTheFramesArrive() throws Exception {
         FrameGuard g = guard();
         byte[] chunk = new byte[20_000];
-        feed(g, frames.frame(Frames.AMQP, 0, Frames.transfer(0, 0, true), chunk));
-        feed(g, frames.frame(Frames.AMQP, 0, Frames.transfer(0, 0, true), chunk));
-        feed(g, frames.frame(Frames.AMQP, 0, Frames.transfer(0, 0, true), chunk));
+        feed(g, frames.frame(AmqpFrames.TYPE_AMQP, 0, AmqpFrames.transfer(0, 0, true), chunk));
+        feed(g, frames.frame(AmqpFrames.TYPE_AMQP, 0, AmqpFrames.transfer(0, 0, true), chunk));
+        feed(g, frames.frame(AmqpFrames.TYPE_AMQP, 0, AmqpFrames.transfer(0, 0, true), chunk));
         assertThat(g.bufferedBytes()).isEqualTo(3L * chunk.length);
-        assertThatThrownBy(() -> feed(g, frames.frame(Frames.AMQP, 0, Frames.transfer(0, 0, true), chunk)))
+        assertThatThrownBy(() -> feed(g, frames.frame(AmqpFrames.TYPE_AMQP, 0, AmqpFrames.transfer(0, 0, true), chunk)))
                 .isInstanceOfSatisfying(FrameGuard.Violation.class, v -> {
                     assertThat(v.condition()).isEqualTo("amqp:resource-limit-exceeded");
                     assertThat(v.getMessage()).contains("65536 bytes before it has authenticated");
                 });
         authenticated = true;
-        feed(g, frames.frame(Frames.AMQP, 0, Frames.transfer(0, 0, true), chunk));
-        feed(g, frames.frame(Frames.AMQP, 0, Frames.transfer(0, 0, false), chunk));
+        feed(g, frames.frame(AmqpFrames.TYPE_AMQP, 0, AmqpFrames.transfer(0, 0, true), chunk));
+        feed(g, frames.frame(AmqpFrames.TYPE_AMQP, 0, AmqpFrames.transfer(0, 0, false), chunk));
         assertThat(g.bufferedBytes()).as("a finished delivery holds nothing").isZero();
     }
 
     @Test
     void anAbortedOrDetachedDeliveryHoldsNothing() throws Exception {
         FrameGuard g = guard();
-        feed(g, frames.frame(Frames.AMQP, 0, Frames.transfer(0, 0, true), new byte[1000]));
-        org.apache.qpid.proton.amqp.transport.Transfer abort = Frames.transfer(0, 0, false);
+        feed(g, frames.frame(AmqpFrames.TYPE_AMQP, 0, AmqpFrames.transfer(0, 0, true), new byte[1000]));
+        org.apache.qpid.proton.amqp.transport.Transfer abort = AmqpFrames.transfer(0, 0, false);
         abort.setAborted(true);
-        feed(g, frames.frame(Frames.AMQP, 0, abort, null));
+        feed(g, frames.frame(AmqpFrames.TYPE_AMQP, 0, abort, null));
         assertThat(g.bufferedBytes()).isZero();
-        feed(g, frames.frame(Frames.AMQP, 0, Frames.transfer(0, 1, true), new byte[1000]));
-        feed(g, frames.frame(0, Frames.detach(0)));
+        feed(g, frames.frame(AmqpFrames.TYPE_AMQP, 0, AmqpFrames.transfer(0, 1, true), new byte[1000]));
+        feed(g, frames.frame(0, AmqpFrames.detach(0)));
         assertThat(g.bufferedBytes()).isZero();
     }
 
     @Test
     void lowersACreditProtonJCannotHold() throws Exception {
-        feed(guard(), frames.frame(0, Frames.flow(0, 0x80000000L)));
+        feed(guard(), frames.frame(0, AmqpFrames.flow(0, 0x80000000L)));
         ByteBuffer body = ByteBuffer.wrap(passed.toByteArray(), 8, passed.size() - 8);
         frames.decoder().setByteBuffer(body);
         Flow flow = (Flow) frames.decoder().readObject();
@@ -184,7 +185,7 @@ class FrameGuardTest {
 
     @Test
     void leavesAnOrdinaryCreditAlone() throws Exception {
-        byte[] frame = frames.frame(0, Frames.flow(0, 5_000));
+        byte[] frame = frames.frame(0, AmqpFrames.flow(0, 5_000));
         feed(guard(), frame);
         assertThat(passed.toByteArray()).isEqualTo(frame);
     }
@@ -198,7 +199,7 @@ class FrameGuardTest {
                 .isInstanceOf(FrameGuard.Violation.class);
         // a list claiming more elements than its bytes hold
         ByteBuffer body = ByteBuffer.wrap(new byte[] {0x00, 0x53, 0x10, (byte) 0xc0, 2, (byte) 200, 0x40});
-        assertThatThrownBy(() -> feed(guard(), Frames.raw(Frames.AMQP, 0, body)))
+        assertThatThrownBy(() -> feed(guard(), AmqpFrames.raw(AmqpFrames.TYPE_AMQP, 0, body)))
                 .isInstanceOfSatisfying(FrameGuard.Violation.class, v -> assertThat(v.condition())
                         .isEqualTo("amqp:decode-error"));
     }
@@ -211,7 +212,7 @@ class FrameGuardTest {
         ByteBuffer body = ByteBuffer.allocate(3 + 9 + 10);
         body.put((byte) 0x00).put((byte) 0x53).put((byte) 0x10).put((byte) 0xd0).putInt(4 + 10).putInt(1).put(array);
         body.flip();
-        feed(guard(), Frames.raw(Frames.AMQP, 0, body));
+        feed(guard(), AmqpFrames.raw(AmqpFrames.TYPE_AMQP, 0, body));
         assertThat(passed.size()).isPositive();
     }
 }

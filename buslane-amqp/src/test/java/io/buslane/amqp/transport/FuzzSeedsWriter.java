@@ -2,6 +2,7 @@ package io.buslane.amqp.transport;
 
 import io.buslane.amqp.link.Links;
 import io.buslane.amqp.mgmt.ManagementProcessor;
+import io.buslane.testsupport.amqp.AmqpFrames;
 import org.apache.qpid.proton.Proton;
 import org.apache.qpid.proton.amqp.Binary;
 import org.apache.qpid.proton.amqp.Symbol;
@@ -66,7 +67,7 @@ class FuzzSeedsWriter {
     private static final Path CBS = Path.of(
             "../buslane-common/src/test/resources/io/buslane/common/auth/CbsFuzzTestInputs/putToken");
 
-    private final Frames frames = new Frames();
+    private final AmqpFrames frames = new AmqpFrames();
     private final DecoderImpl decoder = frames.decoder();
 
     @Test
@@ -199,39 +200,42 @@ class FuzzSeedsWriter {
 
     /** The hostile frames of {@code HostileWireTest} and {@code FrameGuardTest}, behind a plain AMQP header. */
     private void hostileFrames() throws IOException {
-        byte[] open = Frames.concat(Frames.AMQP_HEADER, frames.frame(0, Frames.open()), frames.frame(0,
-                Frames.begin()));
+        byte[] open = AmqpFrames.concat(AmqpFrames.AMQP_HEADER, frames.frame(0, AmqpFrames.open()), frames.frame(0,
+                AmqpFrames.begin()));
         Map<String, byte[]> seeds = new LinkedHashMap<>();
-        seeds.put("endless-disposition", Frames.concat(open, frames.frame(0, Frames.endlessDisposition())));
-        seeds.put("handle-max", Frames.concat(open, frames.frame(0, Frames.attachSender(0xffffffffL, "q"))));
-        seeds.put("nested-5000", Frames.concat(Frames.AMQP_HEADER, Frames.deeplyNestedOpen(5_000)));
-        seeds.put("nested-10", Frames.concat(Frames.AMQP_HEADER, Frames.deeplyNestedOpen(10)));
-        seeds.put("channel-1024", Frames.concat(open, frames.frame(1024, Frames.begin())));
-        Flow credit = Frames.flow(0, 0x80000000L);
-        seeds.put("credit-2-31", Frames.concat(open, frames.frame(0, Frames.attachSender(0, "q")),
+        seeds.put("endless-disposition", AmqpFrames.concat(open, frames.frame(0, AmqpFrames.endlessDisposition())));
+        seeds.put("handle-max", AmqpFrames.concat(open, frames.frame(0, AmqpFrames.attachSender(0xffffffffL, "q"))));
+        seeds.put("nested-5000", AmqpFrames.concat(AmqpFrames.AMQP_HEADER, AmqpFrames.deeplyNestedOpen(5_000)));
+        seeds.put("nested-10", AmqpFrames.concat(AmqpFrames.AMQP_HEADER, AmqpFrames.deeplyNestedOpen(10)));
+        seeds.put("channel-1024", AmqpFrames.concat(open, frames.frame(1024, AmqpFrames.begin())));
+        Flow credit = AmqpFrames.flow(0, 0x80000000L);
+        seeds.put("credit-2-31", AmqpFrames.concat(open, frames.frame(0, AmqpFrames.attachSender(0, "q")),
                 frames.frame(0, credit)));
-        seeds.put("unfinished-transfers", Frames.concat(open, frames.frame(0, Frames.attachSender(0, "q")),
-                frames.frame(Frames.AMQP, 0, Frames.transfer(0, 0, true), new byte[3000]),
-                frames.frame(Frames.AMQP, 0, Frames.transfer(0, 0, true), new byte[3000]),
-                frames.frame(Frames.AMQP, 0, Frames.transfer(0, 0, false), new byte[] {0x00, 0x53, 0x75, (byte) 0xa0,
-                    2, 'h', 'i'}), new byte[] {0, 0, 0, 8, 2, 0, 0, 0}, frames.frame(0, Frames.detach(0))));
+        seeds.put("unfinished-transfers", AmqpFrames.concat(open, frames.frame(0, AmqpFrames.attachSender(0, "q")),
+                frames.frame(AmqpFrames.TYPE_AMQP, 0, AmqpFrames.transfer(0, 0, true), new byte[3000]),
+                frames.frame(AmqpFrames.TYPE_AMQP, 0, AmqpFrames.transfer(0, 0, true), new byte[3000]),
+                frames.frame(AmqpFrames.TYPE_AMQP, 0, AmqpFrames.transfer(0, 0, false),
+                        new byte[] {0x00, 0x53, 0x75, (byte) 0xa0, 2, 'h', 'i'}),
+                new byte[] {0, 0, 0, 8, 2, 0, 0, 0}, frames.frame(0, AmqpFrames.detach(0))));
         SaslInit plain = new SaslInit();
         plain.setMechanism(Symbol.valueOf("PLAIN"));
         plain.setInitialResponse(new Binary("\0RootManageSharedAccessKey\0SAS_KEY_VALUE".getBytes(
                 StandardCharsets.UTF_8)));
-        seeds.put("sasl-plain-send", Frames.concat(Frames.SASL_HEADER, frames.frame(Frames.SASL, 0, plain, null), open,
-                frames.frame(0, Frames.attachSender(0, "q")), frames.frame(Frames.AMQP, 0, Frames.transfer(0, 0,
-                        false), new byte[] {0x00, 0x53, 0x75, (byte) 0xa0, 2, 'h', 'i'})));
+        seeds.put("sasl-plain-send", AmqpFrames.concat(AmqpFrames.SASL_HEADER,
+                frames.frame(AmqpFrames.TYPE_SASL, 0, plain, null), open,
+                frames.frame(0, AmqpFrames.attachSender(0, "q")), frames.frame(AmqpFrames.TYPE_AMQP, 0,
+                        AmqpFrames.transfer(0, 0, false), new byte[] {0x00, 0x53, 0x75, (byte) 0xa0, 2, 'h', 'i'})));
         SaslInit wrong = new SaslInit();
         wrong.setMechanism(Symbol.valueOf("PLAIN"));
         wrong.setInitialResponse(new Binary("\0RootManageSharedAccessKey\0wrong".getBytes(StandardCharsets.UTF_8)));
-        seeds.put("sasl-plain-wrong", Frames.concat(Frames.SASL_HEADER, frames.frame(Frames.SASL, 0, wrong, null)));
-        Attach coordinator = Frames.attachSender(0, "x");
+        seeds.put("sasl-plain-wrong", AmqpFrames.concat(AmqpFrames.SASL_HEADER,
+                frames.frame(AmqpFrames.TYPE_SASL, 0, wrong, null)));
+        Attach coordinator = AmqpFrames.attachSender(0, "x");
         coordinator.setTarget(new Coordinator());
-        seeds.put("sasl-plain-coordinator", Frames.concat(Frames.SASL_HEADER, frames.frame(Frames.SASL, 0, plain,
-                null), open, frames.frame(0, coordinator)));
+        seeds.put("sasl-plain-coordinator", AmqpFrames.concat(AmqpFrames.SASL_HEADER,
+                frames.frame(AmqpFrames.TYPE_SASL, 0, plain, null), open, frames.frame(0, coordinator)));
         seeds.put("tls-header", new byte[] {'A', 'M', 'Q', 'P', 2, 1, 0, 0});
-        seeds.put("heartbeats", Frames.concat(open, new byte[] {0, 0, 0, 8, 2, 0, 0, 0, 0, 0, 0, 8, 2, 0, 0, 0}));
+        seeds.put("heartbeats", AmqpFrames.concat(open, new byte[] {0, 0, 0, 8, 2, 0, 0, 0, 0, 0, 0, 8, 2, 0, 0, 0}));
         for (Map.Entry<String, byte[]> e : seeds.entrySet()) {
             write(GUARD, "seed-" + e.getKey() + ".bin", e.getValue());
             write(RECORDINGS, "seed-" + e.getKey() + ".bin", e.getValue());
@@ -359,7 +363,7 @@ class FuzzSeedsWriter {
     }
 
     private static byte[] concat(byte[]... parts) {
-        return Frames.concat(parts);
+        return AmqpFrames.concat(parts);
     }
 
     private static void write(Path dir, String name, byte[] bytes) {

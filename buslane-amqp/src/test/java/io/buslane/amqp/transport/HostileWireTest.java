@@ -10,6 +10,8 @@ import io.buslane.engine.ThreadingMode;
 import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.persist.Storage;
 import io.buslane.journal.memory.InMemoryJournalFactory;
+import io.buslane.testsupport.amqp.AmqpFrames;
+import io.buslane.testsupport.amqp.RawAmqpClient;
 import io.vertx.core.Vertx;
 import org.apache.qpid.proton.Proton;
 import org.apache.qpid.proton.amqp.Binary;
@@ -78,8 +80,8 @@ class HostileWireTest {
         engine.close();
     }
 
-    private static WireClient plain() throws Exception {
-        return new WireClient(server.port()).openPlain(SasRule.EMULATOR_KEY_NAME, SasRule.EMULATOR_KEY);
+    private static RawAmqpClient plain() throws Exception {
+        return RawAmqpClient.connect(server.port(), 5_000).openPlain(SasRule.EMULATOR_KEY_NAME, SasRule.EMULATOR_KEY);
     }
 
     private static String conditionOf(Object closeOrDetach) {
@@ -91,11 +93,11 @@ class HostileWireTest {
 
     /** A well-behaved client still gets a message accepted. */
     private static void assertServes() throws Exception {
-        try (WireClient c = plain()) {
-            c.send(0, Frames.attachSender(0, "q"));
+        try (RawAmqpClient c = plain()) {
+            c.send(0, AmqpFrames.attachSender(0, "q"));
             assertThat(c.expect(Attach.class).getTarget()).isNotNull();
             c.expect(Flow.class);
-            c.send(0, Frames.transfer(0, 0, false), MESSAGE);
+            c.send(0, AmqpFrames.transfer(0, 0, false), MESSAGE);
             Disposition d = c.expect(Disposition.class);
             assertThat(d.getState()).isInstanceOf(Accepted.class);
         }
@@ -103,9 +105,9 @@ class HostileWireTest {
 
     @Test
     void anEndlessDispositionWithoutATokenClosesOnlyItsConnection() throws Exception {
-        try (WireClient bad = new WireClient(server.port()).openAnonymous()) {
-            bad.send(0, Frames.endlessDisposition());
-            Object last = bad.awaitDropped(3_000);
+        try (RawAmqpClient bad = RawAmqpClient.connect(server.port(), 5_000).openAnonymous()) {
+            bad.send(0, AmqpFrames.endlessDisposition());
+            Object last = bad.awaitSocketClosed(3_000);
             assertThat(conditionOf(last)).isEqualTo("amqp:invalid-field");
         }
         assertServes();
@@ -113,15 +115,15 @@ class HostileWireTest {
 
     @Test
     void aNeverEndingTransferBeforeAuthenticationIsCutOffAsItArrives() throws Exception {
-        try (WireClient bad = new WireClient(server.port()).openAnonymous()) {
-            Attach cbs = Frames.attachSender(0, "$cbs");
+        try (RawAmqpClient bad = RawAmqpClient.connect(server.port(), 5_000).openAnonymous()) {
+            Attach cbs = AmqpFrames.attachSender(0, "$cbs");
             bad.send(0, cbs);
             bad.expect(Attach.class);
             byte[] chunk = new byte[16 * 1024];
             for (int i = 0; i < 5; i++) { // the fifth frame takes it past 64 KiB
-                bad.send(0, Frames.transfer(0, 0, true), chunk);
+                bad.send(0, AmqpFrames.transfer(0, 0, true), chunk);
             }
-            Object last = bad.awaitDropped(3_000);
+            Object last = bad.awaitSocketClosed(3_000);
             assertThat(conditionOf(last)).isEqualTo("amqp:resource-limit-exceeded");
         }
         assertServes();
@@ -129,25 +131,25 @@ class HostileWireTest {
 
     @Test
     void aSocketThatNeverSendsAByteIsClosed() throws Exception {
-        try (WireClient silent = new WireClient(server.port())) {
-            assertThat(silent.awaitDropped(3_000)).isNull();
+        try (RawAmqpClient silent = RawAmqpClient.connect(server.port(), 5_000)) {
+            assertThat(silent.awaitSocketClosed(3_000)).isNull();
         }
         assertThat(server.connectionCount()).isLessThanOrEqualTo(1);
     }
 
     @Test
     void aConnectionThatNeverPutsATokenIsClosed() throws Exception {
-        try (WireClient idle = new WireClient(server.port()).openAnonymous()) {
-            Object last = idle.awaitDropped(3_000);
+        try (RawAmqpClient idle = RawAmqpClient.connect(server.port(), 5_000).openAnonymous()) {
+            Object last = idle.awaitSocketClosed(3_000);
             assertThat(conditionOf(last)).isEqualTo("amqp:unauthorized-access");
         }
     }
 
     @Test
     void aHandleBeyondTheHandleMaxClosesTheConnection() throws Exception {
-        try (WireClient bad = new WireClient(server.port()).openAnonymous()) {
-            bad.send(0, Frames.attachSender(0xffffffffL, "$cbs"));
-            assertThat(conditionOf(bad.awaitDropped(3_000)))
+        try (RawAmqpClient bad = RawAmqpClient.connect(server.port(), 5_000).openAnonymous()) {
+            bad.send(0, AmqpFrames.attachSender(0xffffffffL, "$cbs"));
+            assertThat(conditionOf(bad.awaitSocketClosed(3_000)))
                     .isEqualTo("amqp:connection:framing-error");
         }
         assertServes();
@@ -155,44 +157,44 @@ class HostileWireTest {
 
     @Test
     void deeplyNestedValuesCloseTheConnectionWithoutAStackOverflow() throws Exception {
-        try (WireClient bad = new WireClient(server.port())) {
+        try (RawAmqpClient bad = RawAmqpClient.connect(server.port(), 5_000)) {
             bad.sasl("ANONYMOUS", null);
-            bad.write(Frames.AMQP_HEADER);
+            bad.write(AmqpFrames.AMQP_HEADER);
             bad.readHeader();
-            bad.write(Frames.deeplyNestedOpen(20_000));
-            assertThat(conditionOf(bad.awaitDropped(3_000))).isEqualTo("amqp:decode-error");
+            bad.write(AmqpFrames.deeplyNestedOpen(20_000));
+            assertThat(conditionOf(bad.awaitSocketClosed(3_000))).isEqualTo("amqp:decode-error");
         }
         assertServes();
     }
 
     @Test
     void sessionsBeyondTheLimitCloseTheConnection() throws Exception {
-        try (WireClient bad = new WireClient(server.port()).openAnonymous()) {
-            bad.send(16, Frames.begin());
-            assertThat(conditionOf(bad.awaitDropped(3_000)))
+        try (RawAmqpClient bad = RawAmqpClient.connect(server.port(), 5_000).openAnonymous()) {
+            bad.send(16, AmqpFrames.begin());
+            assertThat(conditionOf(bad.awaitSocketClosed(3_000)))
                     .isEqualTo("amqp:connection:framing-error");
         }
     }
 
     @Test
     void aFailedSaslExchangeClosesTheConnection() throws Exception {
-        try (WireClient bad = new WireClient(server.port())) {
+        try (RawAmqpClient bad = RawAmqpClient.connect(server.port(), 5_000)) {
             assertThat(bad.sasl("PLAIN", "\0RootManageSharedAccessKey\0wrong".getBytes(StandardCharsets.UTF_8))
                     .getCode()).isEqualTo(SaslCode.AUTH);
-            bad.awaitDropped(3_000);
+            bad.awaitSocketClosed(3_000);
         }
     }
 
     @Test
     void aCreditOfTwoToTheThirtyFirstStillDelivers() throws Exception {
-        try (WireClient c = plain()) {
-            c.send(0, Frames.attachSender(0, "credit"));
+        try (RawAmqpClient c = plain()) {
+            c.send(0, AmqpFrames.attachSender(0, "credit"));
             c.expect(Attach.class);
-            c.send(0, Frames.transfer(0, 0, false), MESSAGE);
+            c.send(0, AmqpFrames.transfer(0, 0, false), MESSAGE);
             c.expect(Disposition.class);
-            c.send(0, Frames.attachReceiver(1, "credit"));
+            c.send(0, AmqpFrames.attachReceiver(1, "credit"));
             c.expect(Attach.class);
-            Flow flow = Frames.flow(1, 0x80000000L);
+            Flow flow = AmqpFrames.flow(1, 0x80000000L);
             flow.setNextIncomingId(null);
             c.send(0, flow);
             Transfer t = c.expect(Transfer.class);
@@ -202,15 +204,15 @@ class HostileWireTest {
 
     @Test
     void anAbortedTransferLetsTheLinkMoveOn() throws Exception {
-        try (WireClient c = plain()) {
-            c.send(0, Frames.attachSender(0, "q"));
+        try (RawAmqpClient c = plain()) {
+            c.send(0, AmqpFrames.attachSender(0, "q"));
             c.expect(Attach.class);
-            c.send(0, Frames.transfer(0, 0, true), new byte[] {0x00, 0x53});
+            c.send(0, AmqpFrames.transfer(0, 0, true), new byte[] {0x00, 0x53});
             Transfer abort = new Transfer();
             abort.setHandle(UnsignedInteger.ZERO);
             abort.setAborted(true);
             c.send(0, abort);
-            c.send(0, Frames.transfer(0, 1, false), MESSAGE);
+            c.send(0, AmqpFrames.transfer(0, 1, false), MESSAGE);
             Disposition d = c.expect(Disposition.class);
             assertThat(d.getFirst().longValue()).isEqualTo(1);
             assertThat(d.getState()).isInstanceOf(Accepted.class);
@@ -219,10 +221,10 @@ class HostileWireTest {
 
     @Test
     void anUnauthenticatedAttachLearnsNothingAboutWhichEntitiesExist() throws Exception {
-        try (WireClient c = new WireClient(server.port()).openAnonymous()) {
-            c.send(0, Frames.attachSender(0, "q"));
+        try (RawAmqpClient c = RawAmqpClient.connect(server.port(), 5_000).openAnonymous()) {
+            c.send(0, AmqpFrames.attachSender(0, "q"));
             String existing = conditionOf(c.expect(Detach.class));
-            c.send(0, Frames.attachSender(1, "no-such-queue"));
+            c.send(0, AmqpFrames.attachSender(1, "no-such-queue"));
             String missing = conditionOf(c.expect(Detach.class));
             assertThat(existing).isEqualTo(missing).isEqualTo("amqp:unauthorized-access");
         }
@@ -230,17 +232,17 @@ class HostileWireTest {
 
     @Test
     void aMessageOverTheLimitIsRefusedAsItsFramesArriveAndTheConnectionLives() throws Exception {
-        try (WireClient c = plain()) {
-            c.send(0, Frames.attachSender(0, "q"));
+        try (RawAmqpClient c = plain()) {
+            c.send(0, AmqpFrames.attachSender(0, "q"));
             c.expect(Attach.class);
             byte[] chunk = new byte[60 * 1024];
             for (int i = 0; i < 6; i++) {
-                c.send(0, Frames.transfer(0, 0, true), chunk);
+                c.send(0, AmqpFrames.transfer(0, 0, true), chunk);
             }
             Detach detach = c.expect(Detach.class);
             assertThat(conditionOf(detach)).isEqualTo("amqp:link:message-size-exceeded");
-            c.send(0, Frames.transfer(0, 0, true), chunk); // still arriving: dropped
-            c.send(0, Frames.attachSender(1, "q"));
+            c.send(0, AmqpFrames.transfer(0, 0, true), chunk); // still arriving: dropped
+            c.send(0, AmqpFrames.attachSender(1, "q"));
             Attach second = c.expect(Attach.class);
             assertThat(second.getName()).isEqualTo("sender-1");
             assertThat(second.getTarget()).as("attached, not refused").isNotNull();
@@ -249,11 +251,11 @@ class HostileWireTest {
 
     @Test
     void aLinkIsDetachedWhenItsTokenExpires() throws Exception {
-        try (WireClient c = new WireClient(server.port()).openAnonymous()) {
+        try (RawAmqpClient c = RawAmqpClient.connect(server.port(), 5_000).openAnonymous()) {
             attachCbs(c);
             long expiry = System.currentTimeMillis() / 1000 + 2;
-            c.send(0, Frames.transfer(0, 0, false), putToken("sb://localhost/q", expiry));
-            c.send(0, Frames.attachSender(2, "q"));
+            c.send(0, AmqpFrames.transfer(0, 0, false), putToken("sb://localhost/q", expiry));
+            c.send(0, AmqpFrames.attachSender(2, "q"));
             Attach accepted = c.expect(Attach.class);
             assertThat(accepted.getTarget()).isNotNull();
             Detach detach = c.expect(Detach.class);
@@ -264,15 +266,15 @@ class HostileWireTest {
 
     @Test
     void aConnectionWithoutATokenCanHoldOnlyAFewTransactions() throws Exception {
-        try (WireClient c = new WireClient(server.port()).openAnonymous()) {
-            Attach coordinator = Frames.attachSender(0, "unused");
+        try (RawAmqpClient c = RawAmqpClient.connect(server.port(), 5_000).openAnonymous()) {
+            Attach coordinator = AmqpFrames.attachSender(0, "unused");
             coordinator.setTarget(new org.apache.qpid.proton.amqp.transaction.Coordinator());
             c.send(0, coordinator);
             assertThat(c.expect(Attach.class).getTarget()).isNotNull(); // attaching needs no token, as the SDKs do
             c.expect(Flow.class);
             int limit = io.buslane.amqp.link.CoordinatorLink.MAX_OPEN_BEFORE_TOKEN;
             for (int i = 0; i < limit + 3; i++) {
-                c.send(0, Frames.transfer(0, i, false), declare());
+                c.send(0, AmqpFrames.transfer(0, i, false), declare());
                 Disposition d = c.expect(Disposition.class);
                 if (i < limit) {
                     // the Java SDK declares before it puts its first token
@@ -298,35 +300,35 @@ class HostileWireTest {
 
     @Test
     void anAddressThatDoesNotCanonicaliseIsRefusedAsAnArgumentErrorBeforeAnythingIsLookedUp() throws Exception {
-        try (WireClient c = new WireClient(server.port()).openAnonymous()) {
+        try (RawAmqpClient c = RawAmqpClient.connect(server.port(), 5_000).openAnonymous()) {
             attachCbs(c);
-            c.send(0, Frames.transfer(0, 0, false), putToken("sb://localhost/q",
+            c.send(0, AmqpFrames.transfer(0, 0, false), putToken("sb://localhost/q",
                     System.currentTimeMillis() / 1000 + 3600));
             long handle = 2;
             for (String address : List.of("q/x://y/credit", "sb://localhost/q//credit", "q/../credit", "q/./credit",
                     "q/$bogus", "q/Subscriptions")) {
-                c.send(0, Frames.attachSender(handle, address));
+                c.send(0, AmqpFrames.attachSender(handle, address));
                 Attach refused = c.expect(Attach.class);
                 assertThat(refused.getTarget()).as(address).isNull();
                 Detach detach = c.expect(Detach.class);
                 assertThat(conditionOf(detach)).as(address).isEqualTo("com.microsoft:argument-error");
                 assertThat(detach.getError().getDescription()).as(address).contains("is not a valid entity address");
                 handle++;
-                c.send(0, Frames.attachReceiver(handle, address));
+                c.send(0, AmqpFrames.attachReceiver(handle, address));
                 assertThat(conditionOf(c.expect(Detach.class))).as(address).isEqualTo("com.microsoft:argument-error");
                 handle++;
             }
             // the token's own queue, spelt as the SDKs spell it, still attaches
-            c.send(0, Frames.attachSender(handle, "amqps://LOCALHOST:5671/Q/"));
+            c.send(0, AmqpFrames.attachSender(handle, "amqps://LOCALHOST:5671/Q/"));
             assertThat(c.expect(Attach.class).getTarget()).isNotNull();
         }
     }
 
     /** Attaches the {@code $cbs} request link (handle 0) and its reply link (handle 1, address cbs-reply). */
-    private static void attachCbs(WireClient c) throws Exception {
-        c.send(0, Frames.attachSender(0, "$cbs"));
+    private static void attachCbs(RawAmqpClient c) throws Exception {
+        c.send(0, AmqpFrames.attachSender(0, "$cbs"));
         c.expect(Attach.class);
-        Attach reply = Frames.attachReceiver(1, "$cbs");
+        Attach reply = AmqpFrames.attachReceiver(1, "$cbs");
         ((Target) reply.getTarget()).setAddress("cbs-reply");
         c.send(0, reply);
         c.expect(Attach.class);

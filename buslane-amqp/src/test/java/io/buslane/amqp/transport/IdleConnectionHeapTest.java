@@ -8,6 +8,7 @@ import io.buslane.engine.EngineConfig;
 import io.buslane.engine.ThreadingMode;
 import io.buslane.engine.persist.Storage;
 import io.buslane.journal.memory.InMemoryJournalFactory;
+import io.buslane.testsupport.amqp.AmqpFrames;
 import io.vertx.core.Vertx;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -45,12 +46,12 @@ class IdleConnectionHeapTest {
         AmqpServer server = AmqpServer.start(vertx, engine, Clock.system(),
                 new CbsAuthorizer(SasValidator.emulatorDefault()),
                 AmqpOptions.defaults("127.0.0.1", 0).withLimits(patient));
-        Frames frames = new Frames();
+        AmqpFrames frames = new AmqpFrames();
         SaslInit init = new SaslInit();
         init.setMechanism(Symbol.valueOf("ANONYMOUS"));
         // the whole handshake pipelined, as clients may: SASL ANONYMOUS, AMQP open, one session
-        byte[] hello = Frames.concat(Frames.SASL_HEADER, frames.frame(Frames.SASL, 0, init, null),
-                Frames.AMQP_HEADER, frames.frame(0, Frames.open()), frames.frame(0, Frames.begin()));
+        byte[] hello = AmqpFrames.concat(AmqpFrames.SASL_HEADER, frames.frame(AmqpFrames.TYPE_SASL, 0, init, null),
+                AmqpFrames.AMQP_HEADER, frames.frame(0, AmqpFrames.open()), frames.frame(0, AmqpFrames.begin()));
         List<Socket> clients = new ArrayList<>();
         try {
             // warm up: classes loaded, pools filled

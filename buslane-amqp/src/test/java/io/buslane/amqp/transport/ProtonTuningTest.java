@@ -1,5 +1,6 @@
 package io.buslane.amqp.transport;
 
+import io.buslane.testsupport.amqp.AmqpFrames;
 import org.apache.qpid.proton.Proton;
 import org.apache.qpid.proton.amqp.Symbol;
 import org.apache.qpid.proton.amqp.security.SaslInit;
@@ -33,13 +34,13 @@ class ProtonTuningTest {
         sasl.server();
         sasl.allowSkip(true);
         sasl.setMechanisms("ANONYMOUS");
-        Frames frames = new Frames();
+        AmqpFrames frames = new AmqpFrames();
         SaslInit init = new SaslInit();
         init.setMechanism(Symbol.valueOf("ANONYMOUS"));
-        feed(transport, Frames.concat(Frames.SASL_HEADER, frames.frame(Frames.SASL, 0, init, null)));
+        feed(transport, AmqpFrames.concat(AmqpFrames.SASL_HEADER, frames.frame(AmqpFrames.TYPE_SASL, 0, init, null)));
         sasl.done(Sasl.SaslOutcome.PN_SASL_OK);
         drain(transport);
-        feed(transport, Frames.concat(Frames.AMQP_HEADER, frames.frame(0, Frames.open())));
+        feed(transport, AmqpFrames.concat(AmqpFrames.AMQP_HEADER, frames.frame(0, AmqpFrames.open())));
         connection.open();
         drain(transport);
         assertThat(largeBuffers(transport)).as("before").isNotEmpty();
@@ -47,7 +48,7 @@ class ProtonTuningTest {
         ProtonTuning.releaseBuffers(transport);
         assertThat(largeBuffers(transport)).as("after").isEmpty();
 
-        feed(transport, frames.frame(0, Frames.begin())); // reads and writes again after the release
+        feed(transport, frames.frame(0, AmqpFrames.begin())); // reads and writes again after the release
         assertThat(connection.sessionHead(null, null)).isNotNull();
         connection.sessionHead(null, null).open();
         assertThat(transport.pending()).isPositive();

@@ -9,6 +9,7 @@ import io.buslane.engine.EngineConfig;
 import io.buslane.engine.ThreadingMode;
 import io.buslane.engine.persist.Storage;
 import io.buslane.journal.memory.InMemoryJournalFactory;
+import io.buslane.testsupport.amqp.RawAmqpClient;
 import io.vertx.core.Vertx;
 import org.apache.qpid.proton.amqp.security.SaslCode;
 import org.junit.jupiter.api.AfterEach;
@@ -64,7 +65,8 @@ class ProxyProtocolWireTest {
     @Test
     void aConfiguredBalancersHeaderGivesEachClientItsOwnAddress() throws Exception {
         AmqpServer server = server(Set.of("127.0.0.1"));
-        try (WireClient a = new WireClient(server.port()); WireClient b = new WireClient(server.port())) {
+        try (RawAmqpClient a = RawAmqpClient.connect(server.port(), 5_000);
+                RawAmqpClient b = RawAmqpClient.connect(server.port(), 5_000)) {
             a.write(header("203.0.113.7"));
             assertThat(a.sasl("PLAIN", CREDENTIALS).getCode()).isEqualTo(SaslCode.OK);
             b.write(header("203.0.113.8"));
@@ -78,13 +80,13 @@ class ProxyProtocolWireTest {
     @Test
     void withItOnAConnectionWithoutTheHeaderOrFromAnotherPeerIsClosed() throws Exception {
         AmqpServer server = server(Set.of("127.0.0.1"));
-        try (WireClient c = new WireClient(server.port())) {
+        try (RawAmqpClient c = RawAmqpClient.connect(server.port(), 5_000)) {
             assertThatThrownBy(() -> c.sasl("PLAIN", CREDENTIALS)).isInstanceOf(IOException.class);
         } finally {
             server.close();
         }
         AmqpServer elsewhere = server(Set.of("192.0.2.1")); // this test is not that balancer
-        try (WireClient c = new WireClient(elsewhere.port())) {
+        try (RawAmqpClient c = RawAmqpClient.connect(elsewhere.port(), 5_000)) {
             c.write(header("203.0.113.7"));
             assertThatThrownBy(() -> c.sasl("PLAIN", CREDENTIALS)).isInstanceOf(IOException.class);
         } finally {

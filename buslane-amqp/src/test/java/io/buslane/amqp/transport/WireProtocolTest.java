@@ -9,6 +9,8 @@ import io.buslane.engine.EngineConfig;
 import io.buslane.engine.ThreadingMode;
 import io.buslane.engine.persist.Storage;
 import io.buslane.journal.memory.InMemoryJournalFactory;
+import io.buslane.testsupport.amqp.AmqpFrames;
+import io.buslane.testsupport.amqp.RawAmqpClient;
 import io.vertx.core.Vertx;
 import org.apache.qpid.proton.amqp.Symbol;
 import org.apache.qpid.proton.amqp.messaging.Accepted;
@@ -71,24 +73,24 @@ class WireProtocolTest {
         return name;
     }
 
-    private static WireClient plain() throws Exception {
-        return new WireClient(server.port()).openPlain(SasRule.EMULATOR_KEY_NAME, SasRule.EMULATOR_KEY);
+    private static RawAmqpClient plain() throws Exception {
+        return RawAmqpClient.connect(server.port(), 5_000).openPlain(SasRule.EMULATOR_KEY_NAME, SasRule.EMULATOR_KEY);
     }
 
     @Test
     void saslOffersTheServiceBusMechanismsAndOpenAdvertisesTheLimits() throws Exception {
-        try (WireClient c = new WireClient(server.port())) {
-            c.write(Frames.SASL_HEADER);
-            assertThat(c.readHeader()).isEqualTo(Frames.SASL_HEADER);
+        try (RawAmqpClient c = RawAmqpClient.connect(server.port(), 5_000)) {
+            c.write(AmqpFrames.SASL_HEADER);
+            assertThat(c.readHeader()).isEqualTo(AmqpFrames.SASL_HEADER);
             SaslMechanisms mechanisms = c.expect(SaslMechanisms.class);
             assertThat(Arrays.asList(mechanisms.getSaslServerMechanisms())).containsExactly(
                     Symbol.valueOf("MSSBCBS"), Symbol.valueOf("ANONYMOUS"), Symbol.valueOf("PLAIN"));
         }
-        try (WireClient c = new WireClient(server.port())) {
+        try (RawAmqpClient c = RawAmqpClient.connect(server.port(), 5_000)) {
             assertThat(c.sasl("ANONYMOUS", null).getCode()).isEqualTo(SaslCode.OK);
-            c.write(Frames.AMQP_HEADER);
-            assertThat(c.readHeader()).isEqualTo(Frames.AMQP_HEADER);
-            c.send(0, Frames.open());
+            c.write(AmqpFrames.AMQP_HEADER);
+            assertThat(c.readHeader()).isEqualTo(AmqpFrames.AMQP_HEADER);
+            c.send(0, AmqpFrames.open());
             Open open = c.expect(Open.class);
             assertThat(open.getContainerId()).startsWith("buslane-");
             assertThat(open.getMaxFrameSize().longValue()).isEqualTo(262_144);
@@ -101,8 +103,8 @@ class WireProtocolTest {
     @Test
     void sendsAndReceivesAMessageAndSettlesIt() throws Exception {
         String queue = newQueue();
-        try (WireClient c = plain()) {
-            c.send(0, Frames.attachSender(0, queue));
+        try (RawAmqpClient c = plain()) {
+            c.send(0, AmqpFrames.attachSender(0, queue));
             Attach attached = c.expect(Attach.class);
             assertThat(attached.getRole()).isEqualTo(Role.RECEIVER);
             assertThat(((Target) attached.getTarget()).getAddress()).isEqualTo(queue);
@@ -110,15 +112,15 @@ class WireProtocolTest {
             Flow credit = c.expect(Flow.class);
             assertThat(credit.getLinkCredit().longValue()).isPositive();
 
-            c.send(0, Frames.transfer(0, 0, false), MESSAGE);
+            c.send(0, AmqpFrames.transfer(0, 0, false), MESSAGE);
             Disposition accepted = c.expect(Disposition.class);
             assertThat(accepted.getFirst().longValue()).isZero();
             assertThat(accepted.getSettled()).isTrue();
             assertThat(accepted.getState()).isInstanceOf(Accepted.class);
 
-            c.send(0, Frames.attachReceiver(1, queue));
+            c.send(0, AmqpFrames.attachReceiver(1, queue));
             c.expect(Attach.class);
-            c.send(0, Frames.flow(1, 10));
+            c.send(0, AmqpFrames.flow(1, 10));
             Transfer delivered = c.expect(Transfer.class);
             assertThat(delivered.getDeliveryTag().getLength()).as("the lock token").isEqualTo(16);
             Disposition complete = new Disposition();
@@ -131,7 +133,7 @@ class WireProtocolTest {
             assertThat(settled.getSettled()).isTrue();
             assertThat(settled.getState()).isInstanceOf(Accepted.class);
 
-            c.send(0, Frames.detach(1));
+            c.send(0, AmqpFrames.detach(1));
             assertThat(c.expect(Detach.class).getClosed()).isTrue();
             c.send(0, new End());
             c.expect(End.class);
@@ -143,8 +145,8 @@ class WireProtocolTest {
 
     @Test
     void anAttachToAMissingEntityIsRefusedWithNotFound() throws Exception {
-        try (WireClient c = plain()) {
-            c.send(0, Frames.attachSender(0, "no-such-queue"));
+        try (RawAmqpClient c = plain()) {
+            c.send(0, AmqpFrames.attachSender(0, "no-such-queue"));
             Attach refused = c.expect(Attach.class);
             assertThat(refused.getTarget()).as("a null terminus: refused").isNull();
             Detach detach = c.expect(Detach.class);
@@ -154,8 +156,8 @@ class WireProtocolTest {
 
     @Test
     void anAttachWithoutAnAddressIsRefusedWithInvalidField() throws Exception {
-        try (WireClient c = plain()) {
-            Attach attach = Frames.attachSender(0, "x");
+        try (RawAmqpClient c = plain()) {
+            Attach attach = AmqpFrames.attachSender(0, "x");
             attach.setTarget(new Target());
             c.send(0, attach);
             Detach detach = c.expect(Detach.class);
@@ -166,15 +168,15 @@ class WireProtocolTest {
     @Test
     void anUndecodableMessageIsRejectedAndTheLinkGoesOn() throws Exception {
         String queue = newQueue();
-        try (WireClient c = plain()) {
-            c.send(0, Frames.attachSender(0, queue));
+        try (RawAmqpClient c = plain()) {
+            c.send(0, AmqpFrames.attachSender(0, queue));
             c.expect(Attach.class);
-            c.send(0, Frames.transfer(0, 0, false), new byte[] {0x00, 0x53, 0x75, (byte) 0xa0, 50, 1});
+            c.send(0, AmqpFrames.transfer(0, 0, false), new byte[] {0x00, 0x53, 0x75, (byte) 0xa0, 50, 1});
             Disposition rejected = c.expect(Disposition.class);
             assertThat(rejected.getState()).isInstanceOf(org.apache.qpid.proton.amqp.messaging.Rejected.class);
             assertThat(((org.apache.qpid.proton.amqp.messaging.Rejected) rejected.getState()).getError()
                     .getCondition().toString()).isEqualTo("amqp:decode-error");
-            c.send(0, Frames.transfer(0, 1, false), MESSAGE);
+            c.send(0, AmqpFrames.transfer(0, 1, false), MESSAGE);
             assertThat(c.expect(Disposition.class).getState()).isInstanceOf(Accepted.class);
         }
     }
@@ -182,20 +184,20 @@ class WireProtocolTest {
     @Test
     void aSecondSessionWorksBesideTheFirst() throws Exception {
         String queue = newQueue();
-        try (WireClient c = plain()) {
-            c.send(1, Frames.begin());
+        try (RawAmqpClient c = plain()) {
+            c.send(1, AmqpFrames.begin());
             Begin begin = c.expect(Begin.class);
             assertThat(begin.getRemoteChannel().intValue()).isEqualTo(1);
-            c.send(1, Frames.attachSender(0, queue));
+            c.send(1, AmqpFrames.attachSender(0, queue));
             assertThat(c.expect(Attach.class).getTarget()).isNotNull();
         }
     }
 
     @Test
     void garbageInsteadOfAProtocolHeaderEndsTheConnection() throws Exception {
-        try (WireClient c = new WireClient(server.port())) {
+        try (RawAmqpClient c = RawAmqpClient.connect(server.port(), 5_000)) {
             c.write("GET / HTTP/1.1\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-            c.awaitDropped(5_000);
+            c.awaitSocketClosed(5_000);
         }
     }
 }
