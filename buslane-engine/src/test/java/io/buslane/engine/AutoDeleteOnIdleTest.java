@@ -32,7 +32,7 @@ class AutoDeleteOnIdleTest {
             assertThat(h.engine.queue("q")).isNotNull();
             h.advance(Duration.ofMillis(1));
             assertThat(h.engine.queue("q")).isNull();
-            h.restart();
+            h.crashAndRestart();
             assertThat(h.engine.queue("q")).isNull();
         }
     }
@@ -83,7 +83,7 @@ class AutoDeleteOnIdleTest {
         try (EngineHarness h = new EngineHarness()) {
             h.queue(idleQueue("q"));
             h.advance(Duration.ofMinutes(4));
-            h.restart();
+            h.crashAndRestart();
             h.advance(Duration.ofMinutes(4));
             assertThat(h.engine.queue("q")).isNotNull();
             h.advance(Duration.ofMinutes(1));

@@ -255,7 +255,7 @@ class AutoForwardingTest {
                 h.engine.doWork();
             }
             boolean acknowledged = sent.isDone() && !sent.isCompletedExceptionally();
-            h.restart();
+            h.crashAndRestart();
             h.engine.runUntilIdle();
             List<String> got = peek(h, "dest").stream().map(EngineHarness::text).sorted().toList();
             if (acknowledged) {
@@ -277,10 +277,10 @@ class AutoForwardingTest {
             h.engine.doWork(); // transfer durable, forward queued
             h.engine.doWork(); // destination durable; the source's deletion not yet
             assertThat(sent).isDone();
-            h.restart();
+            h.crashAndRestart();
             assertThat(peek(h, "dest")).extracting(EngineHarness::text).containsExactly("m");
             assertThat(counts(h, "src").messageCount()).isZero();
-            h.restart();
+            h.crashAndRestart();
             assertThat(peek(h, "dest")).hasSize(1);
         }
     }
@@ -294,7 +294,7 @@ class AutoForwardingTest {
             h.engine.doWork(); // transfer durable, forward queued
             h.engine.doWork(); // destination durable; the source's deletion not yet
             h.clock.advance(java.time.Duration.ofHours(6)); // down far longer than the key window
-            h.restart();
+            h.crashAndRestart();
             assertThat(peek(h, "dest")).hasSize(1);
             assertThat(counts(h, "src").messageCount()).isZero();
         }

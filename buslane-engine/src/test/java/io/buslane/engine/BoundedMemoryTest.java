@@ -40,8 +40,8 @@ class BoundedMemoryTest {
     @TempDir
     Path dir;
 
-    private FileEngineHarness open() {
-        return new FileEngineHarness(dir, 1, BUDGET, SEGMENT_BYTES);
+    private EngineHarness open() {
+        return EngineHarness.onFiles(dir, 1, BUDGET, SEGMENT_BYTES);
     }
 
     /** A 1 KiB body that names its message. */
@@ -81,7 +81,7 @@ class BoundedMemoryTest {
     }
 
     /** Sends {@code count} messages in batches of 100, checking the budget after each batch. */
-    private static void sendAll(FileEngineHarness h, String entity, int count, IntFunction<Message> make) {
+    private static void sendAll(EngineHarness h, String entity, int count, IntFunction<Message> make) {
         for (int i = 0; i < count; i += 100) {
             List<Message> batch = new ArrayList<>();
             for (int j = i; j < Math.min(count, i + 100); j++) {
@@ -92,12 +92,12 @@ class BoundedMemoryTest {
         }
     }
 
-    private static void assertWithinBudget(FileEngineHarness h) {
+    private static void assertWithinBudget(EngineHarness h) {
         assertThat(h.engine.residentMessageBytes()).isLessThanOrEqualTo(BUDGET);
     }
 
     /** Peeks everything from sequence number 0 in pages. */
-    private static List<ReceivedMessage> peekAll(FileEngineHarness h, String address) {
+    private static List<ReceivedMessage> peekAll(EngineHarness h, String address) {
         List<ReceivedMessage> out = new ArrayList<>();
         long from = 0;
         while (true) {
@@ -112,7 +112,7 @@ class BoundedMemoryTest {
     }
 
     /** Receives {@code count} messages in peek-lock mode in credit windows of 50, completing each. */
-    private static List<ReceivedMessage> receiveAndComplete(FileEngineHarness h, String address, int count) {
+    private static List<ReceivedMessage> receiveAndComplete(EngineHarness h, String address, int count) {
         EngineHarness.Sink sink = new EngineHarness.Sink();
         Receiver r = h.receiver(address, ReceiveMode.PEEK_LOCK, sink, 0);
         List<ReceivedMessage> out = new ArrayList<>();
@@ -136,7 +136,7 @@ class BoundedMemoryTest {
 
     @Test
     void aBacklogFarLargerThanTheBudgetIsBrowsedAndDeliveredInOrderAcrossRestarts() {
-        try (FileEngineHarness h = open()) {
+        try (EngineHarness h = open()) {
             h.await(h.engine.createQueue(QueueProperties.builder("q").build()));
             sendAll(h, "q", 2000, i -> message("m" + i));
             assertThat(h.await(h.engine.counts("q")).activeMessageCount()).isEqualTo(2000);
@@ -161,7 +161,7 @@ class BoundedMemoryTest {
 
     @Test
     void sizeAccountingIsTheSameWhetherBodiesAreResidentOrEvicted() {
-        try (FileEngineHarness evicting = open()) {
+        try (EngineHarness evicting = open()) {
             evicting.await(evicting.engine.createQueue(QueueProperties.builder("q").build()));
             sendAll(evicting, "q", 300, i -> message("m" + i));
             long evictedSize = evicting.await(evicting.engine.counts("q")).sizeInBytes();
@@ -180,7 +180,7 @@ class BoundedMemoryTest {
 
     @Test
     void afterARestartTheOldestMessagesAreResidentAndTheNewestAreNot() {
-        try (FileEngineHarness h = open()) {
+        try (EngineHarness h = open()) {
             h.await(h.engine.createQueue(QueueProperties.builder("q").build()));
             sendAll(h, "q", 500, i -> message("m" + i));
             h.restart();
@@ -198,7 +198,7 @@ class BoundedMemoryTest {
 
     @Test
     void peekingTheSamePageTwiceReadsTheJournalOnce() {
-        try (FileEngineHarness h = open()) {
+        try (EngineHarness h = open()) {
             h.await(h.engine.createQueue(QueueProperties.builder("q").build()));
             sendAll(h, "q", 200, i -> message("m" + i));
 
@@ -221,7 +221,7 @@ class BoundedMemoryTest {
 
     @Test
     void aZeroBudgetKeepsNoBodyInTheHeapOnceDurable() {
-        try (FileEngineHarness h = new FileEngineHarness(dir, 2, 0, SEGMENT_BYTES)) {
+        try (EngineHarness h = EngineHarness.onFiles(dir, 2, 0, SEGMENT_BYTES)) {
             h.await(h.engine.createQueue(QueueProperties.builder("q").enablePartitioning(true).build()));
             for (int i = 0; i < 300; i++) {
                 h.send("q", List.of(message("m" + i)));
@@ -237,7 +237,7 @@ class BoundedMemoryTest {
 
     @Test
     void sessionMessagesAreRestoredIntoTheirSessionsWithEvictedBodies() {
-        try (FileEngineHarness h = open()) {
+        try (EngineHarness h = open()) {
             h.await(h.engine.createQueue(QueueProperties.builder("s").requiresSession(true).build()));
             sendAll(h, "s", 1000, i -> Message.builder().messageId("s" + (i % 20) + "-" + (i / 20))
                     .sessionId("session-" + (i % 20)).body(body("s" + (i % 20) + "-" + (i / 20))).build());
@@ -264,7 +264,7 @@ class BoundedMemoryTest {
 
     @Test
     void scheduledMessagesWithEvictedBodiesAreBrowsedAndActivateAfterARestart() {
-        try (FileEngineHarness h = open()) {
+        try (EngineHarness h = open()) {
             h.await(h.engine.createQueue(QueueProperties.builder("q").build()));
             long at = h.clock.epochMillis() + 60_000;
             List<Message> scheduled = new ArrayList<>();
@@ -294,7 +294,7 @@ class BoundedMemoryTest {
 
     @Test
     void topicFanOutSharesEvictedBodiesAcrossSubscriptionsAndRestarts() {
-        try (FileEngineHarness h = open()) {
+        try (EngineHarness h = open()) {
             h.await(h.engine.createTopic(TopicProperties.builder("t").build()));
             for (String s : List.of("a", "b", "c")) {
                 h.await(h.engine.createSubscription(SubscriptionProperties.builder("t", s).build(), null));
@@ -322,7 +322,7 @@ class BoundedMemoryTest {
 
     @Test
     void deferredMessagesWithEvictedBodiesAreReceivedBySequenceNumber() {
-        try (FileEngineHarness h = open()) {
+        try (EngineHarness h = open()) {
             h.await(h.engine.createQueue(QueueProperties.builder("q").build()));
             sendAll(h, "q", 300, i -> message("d" + i));
             EngineHarness.Sink sink = new EngineHarness.Sink();
@@ -361,7 +361,7 @@ class BoundedMemoryTest {
 
     @Test
     void deadLetteringEvictedMessagesWithPropertiesKeepsBodiesAndProperties() {
-        try (FileEngineHarness h = open()) {
+        try (EngineHarness h = open()) {
             h.await(h.engine.createQueue(QueueProperties.builder("q").maxDeliveryCount(3).build()));
             sendAll(h, "q", 200, i -> Message.builder().messageId("x" + i).body(body("x" + i))
                     .applicationProperties(Map.of("original", i)).build());

@@ -37,7 +37,7 @@ class DecimalPropertiesTest {
 
     @Test
     void decimalsFilterExactlyAndSurviveRestarts() {
-        try (FileEngineHarness h = new FileEngineHarness(dir, 1, 1 << 20, 64 * 1024)) {
+        try (EngineHarness h = EngineHarness.onFiles(dir, 1, 1 << 20, 64 * 1024)) {
             h.await(h.engine.createTopic(TopicProperties.builder("t").build()));
             h.await(h.engine.createSubscription(SubscriptionProperties.builder("t", "sql").build(), List.of(
                     new RuleProperties("exact", new RuleProperties.SqlFilter("price = 0.1 OR price > 1.4"),
@@ -73,7 +73,7 @@ class DecimalPropertiesTest {
         }
     }
 
-    private static List<ReceivedMessage> receiveAll(FileEngineHarness h, String address, int expected) {
+    private static List<ReceivedMessage> receiveAll(EngineHarness h, String address, int expected) {
         EngineHarness.Sink sink = new EngineHarness.Sink();
         Receiver r = h.receiver(address, ReceiveMode.PEEK_LOCK, sink, 10);
         List<ReceivedMessage> got = sink.take();

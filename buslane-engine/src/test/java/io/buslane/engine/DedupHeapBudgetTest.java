@@ -48,7 +48,7 @@ class DedupHeapBudgetTest {
 
     @Test
     void idsSpilledToRunFilesAreStillDuplicatesAfterARestart(@TempDir Path dir) throws IOException {
-        try (FileEngineHarness h = new FileEngineHarness(dir, 1, 1 << 20, 64 * 1024, TINY_BUDGET)) {
+        try (EngineHarness h = EngineHarness.onFiles(dir, 1, 1 << 20, 64 * 1024, TINY_BUDGET)) {
             h.await(h.engine.createQueue(dedupQueue(Duration.ofMinutes(10))));
             for (int i = 0; i < 3_000; i += 20) {
                 h.send("q", batch(i, 20));
@@ -88,7 +88,7 @@ class DedupHeapBudgetTest {
                 h.advance(Duration.ofMillis(50));
             }
             h.await(h.engine.purge(EntityAddress.parse("q")));
-            h.restart();
+            h.crashAndRestart();
             for (int i = 0; i < 2_000; i += 25) {
                 h.await(h.engine.send("q", batch(i, 25)));
             }

@@ -197,11 +197,11 @@ class DuplicateDetectionTest {
             h.queue(dedupQueue("q", Duration.ofMinutes(5)));
             h.send("q", msg("id-1", "first"));
             h.await(h.engine.purge(EntityAddress.parse("q")));
-            h.restart();
+            h.crashAndRestart();
             h.send("q", msg("id-1", "after restart"));
             assertThat(peekBodies(h, "q")).isEmpty();
             h.clock.advance(Duration.ofMinutes(5));
-            h.restart();
+            h.crashAndRestart();
             h.send("q", msg("id-1", "window over"));
             assertThat(peekBodies(h, "q")).containsExactly("window over");
         }
@@ -238,7 +238,7 @@ class DuplicateDetectionTest {
             h.send("q", msg("id", "1"));
             h.await(h.engine.updateQueue(QueueProperties.builder("q").build()));
             h.send("q", msg("id", "2"));
-            h.restart();
+            h.crashAndRestart();
             h.send("q", msg("id", "3"));
             assertThat(peekBodies(h, "q")).containsExactly("1", "2", "3");
         }
@@ -246,7 +246,7 @@ class DuplicateDetectionTest {
 
     @Test
     void theWindowSurvivesRestartAndCompactionOnFileJournals(@TempDir Path dir) {
-        try (FileEngineHarness h = new FileEngineHarness(dir, 2, 1 << 20, 64 * 1024)) {
+        try (EngineHarness h = EngineHarness.onFiles(dir, 2, 1 << 20, 64 * 1024)) {
             h.await(h.engine.createQueue(dedupQueue("q", Duration.ofMinutes(10))));
             byte[] body = new byte[512];
             for (int i = 0; i < 400; i++) {
@@ -327,12 +327,12 @@ class DuplicateDetectionTest {
             journal.append(JournalRecord.add(blocks.get(0).id(), (byte) 10, payload));
             journal.sync();
             h.await(h.engine.purge(EntityAddress.parse("q")));
-            h.restart();
+            h.crashAndRestart();
 
             h.send("q", msg("id-1", "after upgrade"));
             h.send("q", msg("id-2", "new id"));
             assertThat(peekBodies(h, "q")).containsExactly("new id");
-            h.restart(); // the new key is written as a second-format block, the old one still read as the first
+            h.crashAndRestart(); // the new key is written as a second-format block, the old one still read as the first
             h.send("q", msg("id-1", "again"));
             h.send("q", msg("id-2", "again"));
             assertThat(peekBodies(h, "q")).containsExactly("new id");
@@ -354,7 +354,7 @@ class DuplicateDetectionTest {
             h.send("q", msg("s-2", "sent"));
             h.await(h.engine.schedule("q", List.of(scheduled("s-2", "scheduled after sending", at))));
             assertThat(h.await(h.engine.counts("q")).scheduledMessageCount()).isEqualTo(1);
-            h.restart();
+            h.crashAndRestart();
             long[] afterRestart = h.await(h.engine.schedule("q", List.of(scheduled("s-3", "new", at))));
             assertThat(afterRestart[0]).isGreaterThan(again[0]); // the duplicate's number is never reused
             h.advance(Duration.ofMinutes(1));

@@ -22,7 +22,7 @@ class EngineSmokeTest {
             assertThat(got).extracting(ReceivedMessage::sequenceNumber).containsExactly(1L, 2L);
             assertThat(got.get(0).enqueuedTimeMs()).isEqualTo(h.clock.epochMillis());
             h.await(r.complete(got.get(0).lockToken()));
-            h.restart();
+            h.crashAndRestart();
             EngineHarness.Sink sink2 = h.sink();
             h.receiver("q", ReceiveMode.PEEK_LOCK, sink2, 10);
             assertThat(sink2.take()).extracting(EngineHarness::text).containsExactly("b");

@@ -336,7 +336,7 @@ class EntityLifecycleTest {
             long qCreated = h.engine.queue(qp.name()).createdAtMs();
 
             h.clock.advance(Duration.ofMinutes(1));
-            h.restart();
+            h.crashAndRestart();
 
             assertThat(h.engine.queue("app/orders~v1").properties()).isEqualTo(qp);
             assertThat(h.engine.queue("app/orders~v1").createdAtMs()).isEqualTo(qCreated);
@@ -361,7 +361,7 @@ class EntityLifecycleTest {
             h.await(h.engine.updateQueue(qp.toBuilder().status(EntityStatus.ACTIVE).maxDeliveryCount(9).build()));
             h.await(h.engine.deleteSubscription("events", "all"));
             h.await(h.engine.deleteQueue("sessions"));
-            h.restart();
+            h.crashAndRestart();
             assertThat(h.engine.queue("app/orders~v1").properties().maxDeliveryCount()).isEqualTo(9);
             assertThat(h.engine.queue("app/orders~v1").properties().status()).isEqualTo(EntityStatus.ACTIVE);
             assertThat(h.engine.queue("sessions")).isNull();
@@ -396,7 +396,7 @@ class EntityLifecycleTest {
             assertThat(peekAll(h, "q")).extracting(EngineHarness::text).containsExactly("new");
 
             // nothing of the old entity comes back after a restart
-            h.restart();
+            h.crashAndRestart();
             assertThat(peekAll(h, "q")).extracting(EngineHarness::text).containsExactly("new");
             h.send("q", text("next"));
             assertThat(peekAll(h, "q")).extracting(ReceivedMessage::sequenceNumber).containsExactly(1L, 2L);
@@ -424,7 +424,7 @@ class EntityLifecycleTest {
             assertThat(peekAll(h, "t/Subscriptions/s1")).extracting(ReceivedMessage::sequenceNumber)
                     .containsExactly(1L);
 
-            h.restart();
+            h.crashAndRestart();
             assertThat(peekAll(h, "t/Subscriptions/s1")).extracting(EngineHarness::text).containsExactly("d");
             assertThat(h.engine.topic("t").subscriptions()).hasSize(1);
         }
@@ -439,7 +439,7 @@ class EntityLifecycleTest {
             h.queue("x");
             h.send("x", text("queue-message"));
             assertThat(peekAll(h, "x")).extracting(ReceivedMessage::sequenceNumber).containsExactly(1L);
-            h.restart();
+            h.crashAndRestart();
             assertThat(h.engine.topic("x")).isNull();
             assertThat(peekAll(h, "x")).extracting(EngineHarness::text).containsExactly("queue-message");
         }
@@ -522,7 +522,7 @@ class EntityLifecycleTest {
             assertThat(c.activeMessageCount()).isEqualTo(1L);
             assertThat(c.deadLetterMessageCount()).isEqualTo(1L);
 
-            h.restart();
+            h.crashAndRestart();
             List<ReceivedMessage> after = peekAll(h, "t/Subscriptions/sessions/$DeadLetterQueue");
             assertThat(after).extracting(EngineHarness::text).containsExactly("no-session");
             assertThat(after.get(0).message().applicationProperties())
@@ -553,7 +553,7 @@ class EntityLifecycleTest {
             assertThat(sink.take()).extracting(EngineHarness::text).containsExactly("before");
 
             // the status survives a restart, and re-enabling restores sends
-            h.restart();
+            h.crashAndRestart();
             assertFails(() -> h.send("q", text("x")), ErrorKind.ENTITY_DISABLED);
             h.await(h.engine.updateQueue(h.engine.queue("q").properties().toBuilder().status(EntityStatus.ACTIVE)
                     .build()));

@@ -168,7 +168,7 @@ class ExpiryAndBrowseTest {
             h.send("q", ttl("a", Duration.ofSeconds(30)), text("b"));
             h.send("drop", ttl("a", Duration.ofSeconds(30)), text("b"));
             h.clock.advance(Duration.ofMinutes(5));
-            h.restart();
+            h.crashAndRestart();
             assertThat(peekAll(h, "q")).extracting(EngineHarness::text).containsExactly("b");
             assertThat(peekAll(h, "q/$DeadLetterQueue")).extracting(EngineHarness::text).containsExactly("a");
             assertThat(peekAll(h, "drop")).extracting(EngineHarness::text).containsExactly("b");
@@ -226,7 +226,7 @@ class ExpiryAndBrowseTest {
             assertThat(peeked).extracting(ReceivedMessage::state).containsExactly(MessageState.DEFERRED);
             assertThat(peekAll(h, "q/$DeadLetterQueue")).isEmpty();
 
-            h.restart();
+            h.crashAndRestart();
             h.advance(Duration.ofDays(1));
             assertThat(peekAll(h, "q")).extracting(ReceivedMessage::state).containsExactly(MessageState.DEFERRED);
             assertThat(peekAll(h, "q/$DeadLetterQueue")).isEmpty();
@@ -364,7 +364,7 @@ class ExpiryAndBrowseTest {
             assertThat(h.await(h.engine.deleteMessages(EntityAddress.parse("q"), 100, t0))).isZero();
 
             // deletion is durable
-            h.restart();
+            h.crashAndRestart();
             assertThat(peekAll(h, "q")).extracting(EngineHarness::text).containsExactly("new2");
         }
     }
@@ -422,7 +422,7 @@ class ExpiryAndBrowseTest {
             assertThat(c.messageCount()).isZero();
             assertThat(c.sizeInBytes()).isZero();
 
-            h.restart();
+            h.crashAndRestart();
             assertThat(peekAll(h, "q")).isEmpty();
             assertThat(peekAll(h, "q/$DeadLetterQueue")).isEmpty();
             h.send("q", text("e"));
@@ -438,7 +438,7 @@ class ExpiryAndBrowseTest {
             assertThat(h.await(h.engine.purge(EntityAddress.parse("t/Subscriptions/s1")))).isEqualTo(2);
             assertThat(peekAll(h, "t/Subscriptions/s1")).isEmpty();
             assertThat(peekAll(h, "t/Subscriptions/s2")).extracting(EngineHarness::text).containsExactly("a", "b");
-            h.restart();
+            h.crashAndRestart();
             assertThat(peekAll(h, "t/Subscriptions/s1")).isEmpty();
             assertThat(peekAll(h, "t/Subscriptions/s2")).extracting(EngineHarness::text).containsExactly("a", "b");
         }
@@ -477,7 +477,7 @@ class ExpiryAndBrowseTest {
             assertThat(after.sizeInBytes()).isLessThan(before);
 
             // counts survive a restart (locks do not, but the messages stay active)
-            h.restart();
+            h.crashAndRestart();
             assertThat(counts(h, "q")).isEqualTo(after);
         }
     }

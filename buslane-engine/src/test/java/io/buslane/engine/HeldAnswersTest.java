@@ -47,7 +47,7 @@ class HeldAnswersTest {
             h.engine.runUntilIdle();
             assertThat(send).isCompleted();
             send.join();
-            h.restart(); // a crash: only what was stored comes back
+            h.crashAndRestart(); // a crash: only what was stored comes back
             assertThat(peekAll(h)).containsExactly("a");
         }
     }
@@ -67,7 +67,7 @@ class HeldAnswersTest {
             journal.unavailable(false);
             h.engine.runUntilIdle();
             assertThat(sink.take()).extracting(EngineHarness::text).containsExactly("a");
-            h.restart();
+            h.crashAndRestart();
             assertThat(peekAll(h)).isEmpty();
         }
     }
@@ -89,7 +89,7 @@ class HeldAnswersTest {
                     .cause().isInstanceOfSatisfying(BrokerException.class,
                             e -> assertThat(e.kind()).isEqualTo(ErrorKind.SERVER_BUSY));
             journal.unavailable(false);
-            h.restart();
+            h.crashAndRestart();
             List<ReceivedMessage> left = h.await(h.engine.peek(Q, 0, 1000, null));
             assertThat(left).extracting(EngineHarness::text).containsExactly("stored");
         }

@@ -49,7 +49,7 @@ class LargeBacklogTest {
     void aBacklogSeveralTimesTheHeapIsAcceptedBrowsedAndDelivered() {
         long maxHeap = Runtime.getRuntime().maxMemory();
         assertThat((long) COUNT * BODY_BYTES).as("backlog vs heap").isGreaterThan(4 * maxHeap);
-        try (FileEngineHarness h = new FileEngineHarness(dir, 1, BUDGET, 64L * 1024 * 1024)) {
+        try (EngineHarness h = EngineHarness.onFiles(dir, 1, BUDGET, 64L * 1024 * 1024)) {
             h.await(h.engine.createQueue(QueueProperties.builder("q").maxSizeInMegabytes(5 * 1024).build()));
             for (int i = 0; i < COUNT; i += 100) {
                 List<Message> batch = new ArrayList<>();

@@ -106,7 +106,7 @@ class MemoryFootprintTest {
         return Message.builder().messageId(id).sessionId(sessionId).body(new byte[100]).build();
     }
 
-    private static void sendAll(FileEngineHarness h, String entity, IntFunction<Message> make) {
+    private static void sendAll(EngineHarness h, String entity, IntFunction<Message> make) {
         for (int i = 0; i < COUNT; i += BATCH) {
             List<Message> batch = new ArrayList<>(BATCH);
             for (int j = i; j < i + BATCH; j++) {
@@ -117,11 +117,11 @@ class MemoryFootprintTest {
     }
 
     private interface Step {
-        void run(FileEngineHarness h);
+        void run(EngineHarness h);
     }
 
     private double measure(String what, Step setUp, Step fill) {
-        try (FileEngineHarness h = new FileEngineHarness(dir, 1, 0, 64L * 1024 * 1024)) {
+        try (EngineHarness h = EngineHarness.onFiles(dir, 1, 0, 64L * 1024 * 1024)) {
             setUp.run(h);
             long before = usedHeapAfterGc();
             fill.run(h);

@@ -177,7 +177,7 @@ class PeekLockTest {
             assertThat(counts(h, "q").activeMessageCount()).isZero();
             assertThat(h.await(h.engine.peek(addr("q"), 0, 10, null))).isEmpty();
 
-            h.restart();
+            h.crashAndRestart();
             EngineHarness.Sink sink2 = h.sink();
             h.receiver("q", ReceiveMode.PEEK_LOCK, sink2, 10);
             h.advance(LOCK.multipliedBy(3));
@@ -235,7 +235,7 @@ class PeekLockTest {
             ReceivedMessage a = sink.take().get(0);
             h.await(r.abandon(a.lockToken(), Map.of("p", "v")));
 
-            h.restart();
+            h.crashAndRestart();
             EngineHarness.Sink sink2 = h.sink();
             h.receiver("q", ReceiveMode.PEEK_LOCK, sink2, 1);
             ReceivedMessage again = sink2.take().get(0);
@@ -396,7 +396,7 @@ class PeekLockTest {
             ReceivedMessage a = sink.take().get(0);
             h.await(r.defer(a.lockToken(), null));
 
-            h.restart();
+            h.crashAndRestart();
             EngineHarness.Sink sink2 = h.sink();
             h.receiver("q", ReceiveMode.PEEK_LOCK, sink2, 5);
             assertThat(sink2.take()).isEmpty();
@@ -513,7 +513,7 @@ class PeekLockTest {
             ReceivedMessage a = sink.take().get(0);
             h.await(r.deadLetter(a.lockToken(), "R", "D", null));
 
-            h.restart();
+            h.crashAndRestart();
             EngineHarness.Sink main = h.sink();
             h.receiver("q", ReceiveMode.PEEK_LOCK, main, 5);
             assertThat(main.take()).isEmpty();
@@ -548,7 +548,7 @@ class PeekLockTest {
             h.advance(LOCK.multipliedBy(2));
             assertThat(other.take()).isEmpty();
 
-            h.restart();
+            h.crashAndRestart();
             EngineHarness.Sink afterRestart = h.sink();
             h.receiver("q", ReceiveMode.PEEK_LOCK, afterRestart, 10);
             assertThat(afterRestart.take()).isEmpty();
@@ -756,7 +756,7 @@ class PeekLockTest {
             h.receiver("q", ReceiveMode.PEEK_LOCK, sink, 1);
             ReceivedMessage locked = sink.take().get(0);
 
-            h.restart();
+            h.crashAndRestart();
             EngineHarness.Sink sink2 = h.sink();
             h.receiver("q", ReceiveMode.PEEK_LOCK, sink2, 1);
             List<ReceivedMessage> again = sink2.take();

@@ -158,7 +158,7 @@ class RulesFanInTest {
             subscription(h, "s", List.of(RuleProperties.defaultRule(), sql("act", "EXISTS(n)", "SET n = n + 1")));
             subscription(h, "e", List.of(sql("div", "n / 0 = 1", null)));
             h.send("t", msg("m", Map.of("n", 1)));
-            h.restart();
+            h.crashAndRestart();
             List<ReceivedMessage> copies = peek(h, "t/Subscriptions/s");
             assertThat(copies).hasSize(2);
             assertThat(byTagKey(copies, "act").message().applicationProperties()).containsEntry("n", 2L);

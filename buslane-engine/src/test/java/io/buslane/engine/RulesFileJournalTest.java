@@ -33,7 +33,7 @@ class RulesFileJournalTest {
 
     @Test
     void actionCopiesWithEvictedBodiesSurviveRestartsAndAreCompleted() {
-        try (FileEngineHarness h = new FileEngineHarness(dir, 1, BUDGET, SEGMENT_BYTES)) {
+        try (EngineHarness h = EngineHarness.onFiles(dir, 1, BUDGET, SEGMENT_BYTES)) {
             h.await(h.engine.createTopic(TopicProperties.builder("t").build()));
             h.await(h.engine.createSubscription(SubscriptionProperties.builder("t", "s").build(), List.of(
                     RuleProperties.defaultRule(), new RuleProperties("times10",

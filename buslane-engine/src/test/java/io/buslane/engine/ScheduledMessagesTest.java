@@ -185,7 +185,7 @@ class ScheduledMessagesTest {
             assertThat(counts(h, "q").activeMessageCount()).isEqualTo(1L);
 
             // and not after a restart either
-            h.restart();
+            h.crashAndRestart();
             EngineHarness.Sink sink2 = h.sink();
             h.receiver("q", ReceiveMode.RECEIVE_AND_DELETE, sink2, 10);
             h.advance(Duration.ofMinutes(10));
@@ -272,7 +272,7 @@ class ScheduledMessagesTest {
             h.queue("q");
             long t0 = h.clock.epochMillis();
             long[] seqs = h.await(h.engine.schedule("q", List.of(at("x", t0 + 60_000))));
-            h.restart();
+            h.crashAndRestart();
 
             List<ReceivedMessage> peeked = peekAll(h, "q");
             assertThat(peeked).extracting(ReceivedMessage::sequenceNumber).containsExactly(seqs[0]);
@@ -302,7 +302,7 @@ class ScheduledMessagesTest {
             // the broker is "down" while the clock moves past two of the schedule times
             h.clock.advance(Duration.ofMinutes(5));
             long restartTime = h.clock.epochMillis();
-            h.restart();
+            h.crashAndRestart();
 
             List<ReceivedMessage> peeked = peekAll(h, "q");
             assertThat(peeked).extracting(EngineHarness::text).containsExactly("z", "x", "y");
@@ -314,7 +314,7 @@ class ScheduledMessagesTest {
             assertThat(counts(h, "q").scheduledMessageCount()).isEqualTo(1L);
 
             // activated exactly once, also across a further restart
-            h.restart();
+            h.crashAndRestart();
             assertThat(peekAll(h, "q")).extracting(EngineHarness::text).containsExactly("z", "x", "y");
             h.send("q", text("w"));
             assertThat(peekAll(h, "q")).extracting(ReceivedMessage::sequenceNumber).containsExactly(3L, 4L, 5L, 6L);
@@ -383,7 +383,7 @@ class ScheduledMessagesTest {
             assertThat(counts(h, "t").scheduledMessageCount()).isEqualTo(1L);
 
             // a topic schedule survives a restart and cancellation works on the topic
-            h.restart();
+            h.crashAndRestart();
             assertThat(peekAll(h, "t")).extracting(EngineHarness::text).containsExactly("y");
             long ySeq = peekAll(h, "t").get(0).sequenceNumber();
             h.await(h.engine.cancelScheduled("t", new long[] {ySeq}));

@@ -124,9 +124,9 @@ class SequencingTest {
         try (EngineHarness h = new EngineHarness()) {
             h.queue("q");
             h.send("q", text("a"), text("b"), text("c"));
-            h.restart();
+            h.crashAndRestart();
             h.send("q", text("d"));
-            h.restart();
+            h.crashAndRestart();
             h.send("q", text("e"), text("f"));
             List<ReceivedMessage> all = drainAll(h, "q");
             assertThat(seqs(all)).containsExactlyElementsOf(range(1, 6));
@@ -150,12 +150,12 @@ class SequencingTest {
             }
             assertThat(peekAll(h, "q")).isEmpty();
 
-            h.restart();
+            h.crashAndRestart();
             h.send("q", text("d"));
             assertThat(seqs(peekAll(h, "q"))).containsExactly(4L);
 
             drainAll(h, "q");
-            h.restart();
+            h.crashAndRestart();
             h.send("q", text("e"));
             assertThat(seqs(peekAll(h, "q"))).containsExactly(5L);
         }
@@ -178,7 +178,7 @@ class SequencingTest {
             h.await(r.complete(got.get(1).lockToken()));
             h.await(r.complete(got.get(2).lockToken()));
             r.close();
-            h.restart();
+            h.crashAndRestart();
             h.send("q", text("d"));
             assertThat(seqs(peekAll(h, "q"))).containsExactly(1L, 4L);
         }
@@ -192,7 +192,7 @@ class SequencingTest {
                     .scheduledEnqueueTimeMs(h.clock.epochMillis() + 60_000).build())));
             assertThat(scheduled).containsExactly(1L);
             h.await(h.engine.cancelScheduled("q", scheduled));
-            h.restart();
+            h.crashAndRestart();
             h.send("q", text("a"));
             assertThat(seqs(peekAll(h, "q"))).containsExactly(2L);
         }
@@ -204,7 +204,7 @@ class SequencingTest {
             h.topic(TopicProperties.builder("t").build(), "s1", "s2");
             h.send("t", text("a"));
             h.send("t", text("b"), text("c"));
-            h.restart();
+            h.crashAndRestart();
             h.send("t", text("d"));
             for (String sub : List.of("t/Subscriptions/s1", "t/Subscriptions/s2")) {
                 List<ReceivedMessage> got = drainAll(h, sub);
@@ -245,7 +245,7 @@ class SequencingTest {
             long t0 = h.clock.epochMillis();
             h.send("q", text("a"));
             h.clock.advance(Duration.ofMinutes(3));
-            h.restart();
+            h.crashAndRestart();
             assertThat(peekAll(h, "q")).extracting(ReceivedMessage::enqueuedTimeMs).containsExactly(t0);
         }
     }
@@ -329,7 +329,7 @@ class SequencingTest {
             h.send("pq", keyed("b", k2));
             h.send("pq", keyed("c", k1), keyed("d", k1));
             h.send("pq", keyed("e", k2));
-            h.restart();
+            h.crashAndRestart();
             h.send("pq", keyed("f", k1));
 
             Map<String, List<Long>> byKey = new HashMap<>();
@@ -408,7 +408,7 @@ class SequencingTest {
             assertThat(keyPartitions).containsExactlyElementsOf(sessionPartitions);
 
             // stable across a restart
-            h.restart();
+            h.crashAndRestart();
             h.send("sq", text("after", "session-1"));
             List<ReceivedMessage> after = h.await(h.engine.peek(EntityAddress.parse("sq"), 0, 1000, null));
             assertThat(after).extracting(ReceivedMessage::partitionIndex).containsOnlyElementsOf(sessionPartitions);
@@ -524,7 +524,7 @@ class SequencingTest {
             List<ReceivedMessage> got = drainAll(h, "q");
             assertThat(got).extracting(EngineHarness::text).containsExactly("a", "b", "c");
             assertThat(seqs(got)).containsExactly(Long.MAX_VALUE - 1, Long.MAX_VALUE, 0L);
-            h.restart();
+            h.crashAndRestart();
             h.send("q", text("d"));
             assertThat(seqs(peekAll(h, "q"))).containsExactly(1L);
         }

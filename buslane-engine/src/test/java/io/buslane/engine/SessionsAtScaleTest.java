@@ -136,7 +136,7 @@ class SessionsAtScaleTest {
             writes.forEach(CompletableFuture::join);
             assertThat(h.engine.residentSessionStateBytes()).isLessThanOrEqualTo(2 * budget);
             long t1 = System.nanoTime();
-            h.restart();
+            h.crashAndRestart();
             long t2 = System.nanoTime();
             assertThat(h.engine.residentSessionStateBytes()).as("after recovery")
                     .isLessThanOrEqualTo(2 * budget);
@@ -176,7 +176,7 @@ class SessionsAtScaleTest {
                     .isEqualTo(all.subList(150, 153));
             // a state changed after it was evicted reads back as changed, after another crash too
             h.await(h.engine.setSessionState(Q, "s00000", new byte[] {42}));
-            h.restart();
+            h.crashAndRestart();
             assertThat(h.await(h.engine.getSessionState(Q, "s00000"))).containsExactly(42);
         } finally {
             System.clearProperty("buslane.sessionStateBytes");
@@ -221,7 +221,7 @@ class SessionsAtScaleTest {
     @Test
     void evictedSessionStatesAreReadBackFromTheFileJournal(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
         System.setProperty("buslane.sessionStateBytes", "1024");
-        try (FileEngineHarness h = new FileEngineHarness(dir, 1, EngineConfig.DEFAULT_RESIDENT_BYTES_PER_SHARD,
+        try (EngineHarness h = EngineHarness.onFiles(dir, 1, EngineConfig.DEFAULT_RESIDENT_BYTES_PER_SHARD,
                 1024 * 1024)) {
             h.await(h.engine.createQueue(QueueProperties.builder("many").requiresSession(true).build()));
             for (int s = 0; s < 200; s++) {

@@ -433,7 +433,7 @@ class SessionsTest {
             accept(h, Q, "s", sink, 1);
             ReceivedMessage m1 = sink.take().get(0);
 
-            h.restart();
+            h.crashAndRestart();
             EngineHarness.Sink sink2 = h.sink();
             Receiver r2 = accept(h, Q, "s", sink2, 10);
             // as for message locks: a lock lost to a restart is not counted as a failed delivery
@@ -507,7 +507,7 @@ class SessionsTest {
             assertThat(counts(h, "sq").sizeInBytes()).isEqualTo(state2.length);
             assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 100))).containsExactly("s");
 
-            h.restart();
+            h.crashAndRestart();
             assertThat(h.await(h.engine.getSessionState(Q, "s"))).isEqualTo(state2);
             assertThat(counts(h, "sq").sizeInBytes()).isEqualTo(state2.length);
             assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 100))).containsExactly("s");
@@ -517,7 +517,7 @@ class SessionsTest {
             assertThat(h.await(h.engine.getSessionState(Q, "s"))).isNull();
             assertThat(counts(h, "sq").sizeInBytes()).isZero();
             assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 100))).isEmpty();
-            h.restart();
+            h.crashAndRestart();
             assertThat(h.await(h.engine.getSessionState(Q, "s"))).isNull();
             assertThat(counts(h, "sq").sizeInBytes()).isZero();
             assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 100))).isEmpty();
@@ -529,14 +529,14 @@ class SessionsTest {
         try (EngineHarness h = new EngineHarness()) {
             h.queue(sessionQueue("sq").build());
             h.await(h.engine.setSessionState(Q, "s", new byte[] {1}));
-            h.restart();
+            h.crashAndRestart();
             h.await(h.engine.setSessionState(Q, "s", new byte[] {2, 2}));
-            h.restart();
+            h.crashAndRestart();
             assertThat(h.await(h.engine.getSessionState(Q, "s"))).containsExactly(2, 2);
             assertThat(counts(h, "sq").sizeInBytes()).isEqualTo(2);
             h.await(h.engine.setSessionState(Q, "s", null));
             h.await(h.engine.setSessionState(Q, "s", new byte[] {3}));
-            h.restart();
+            h.crashAndRestart();
             assertThat(h.await(h.engine.getSessionState(Q, "s"))).containsExactly(3);
             assertThat(counts(h, "sq").sizeInBytes()).isEqualTo(1);
         }
@@ -580,7 +580,7 @@ class SessionsTest {
             assertThat(h.await(h.engine.listSessions(Q, t0, 0, 100))).containsExactly("c", "d");
 
             // the times of session state survive a restart
-            h.restart();
+            h.crashAndRestart();
             assertThat(h.await(h.engine.listSessions(Q, all, 0, 100))).containsExactly("a", "b", "c", "d");
             assertThat(h.await(h.engine.listSessions(Q, t0, 0, 100))).containsExactly("c", "d");
             assertThat(h.await(h.engine.listSessions(Q, t1, 0, 100))).containsExactly("d");
@@ -657,7 +657,7 @@ class SessionsTest {
             for (ReceivedMessage m : got.subList(1, 3)) {
                 h.await(r.complete(m.lockToken()));
             }
-            h.restart();
+            h.crashAndRestart();
             assertThat(h.await(h.engine.getSessionState(pq, "zulu"))).containsExactly(7);
             assertThat(h.await(h.engine.listSessions(pq, ALL, 0, 100))).containsExactlyElementsOf(expected);
         }

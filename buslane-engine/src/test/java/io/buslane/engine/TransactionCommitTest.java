@@ -141,7 +141,7 @@ class TransactionCommitTest {
                     .addSend("q", List.of(text("b")))
                     .addSettlement(settle("q", m, TransactionalBatch.SettleKind.COMPLETE))));
 
-            h.restart();
+            h.crashAndRestart();
             EngineHarness.Sink after = h.sink();
             h.receiver("q", ReceiveMode.PEEK_LOCK, after, 5);
             List<ReceivedMessage> got = after.take();
@@ -238,7 +238,7 @@ class TransactionCommitTest {
             // message together); its forward reaches the destination's shard only if that shard runs after it
             h.engine.doWork();
             assertThat(commit).isCompleted();
-            h.restart(); // what the destination's shard had not stored yet is lost; the parked message is not
+            h.crashAndRestart(); // what the destination's shard had not stored yet is lost; the parked message is not
             RuntimeCounts via = h.await(h.engine.counts("via"));
             assertThat(via.activeMessageCount()).isZero();
             assertThat(via.transferMessageCount()).isZero();
@@ -348,7 +348,7 @@ class TransactionCommitTest {
             java.util.concurrent.CompletableFuture<Void> commit = h.engine.commit(kept);
             h.engine.doWork(); // the topic's shard stores the whole commit; the forwards may not have run yet
             assertThat(commit).isCompleted();
-            h.restart();
+            h.crashAndRestart();
             assertThat(h.await(h.engine.counts("t/Subscriptions/s")).activeMessageCount()).isZero();
             assertThat(h.await(h.engine.counts("t/Subscriptions/s")).transferMessageCount()).isZero();
             for (String q : queues) {
@@ -449,7 +449,7 @@ class TransactionCommitTest {
                     .addSettlement(settle("via", got.get(1), TransactionalBatch.SettleKind.COMPLETE)));
             h.engine.doWork();
             assertThat(commit).isCompleted();
-            h.restart(); // the parked message is forwarded after the restart if it was not before
+            h.crashAndRestart(); // the parked message is forwarded after the restart if it was not before
             assertThat(h.await(h.engine.counts("via")).transferMessageCount()).isZero();
             assertThat(h.await(h.engine.counts("dest")).scheduledMessageCount()).isEqualTo(1);
             List<ReceivedMessage> peeked = h.await(h.engine.peek(addr("dest"), 0, 10, null));
@@ -573,7 +573,7 @@ class TransactionCommitTest {
                 h.engine.doWork();
             }
             boolean acknowledged = commit.isDone() && !commit.isCompletedExceptionally();
-            h.restart();
+            h.crashAndRestart();
             h.engine.runUntilIdle();
 
             long inLeft = h.await(h.engine.counts(sub)).activeMessageCount();

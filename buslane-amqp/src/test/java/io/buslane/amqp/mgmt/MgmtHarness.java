@@ -2,10 +2,10 @@ package io.buslane.amqp.mgmt;
 
 import io.buslane.common.time.ManualClock;
 import io.buslane.engine.Engine;
+import io.buslane.engine.EngineHarness;
 import io.buslane.engine.api.EntityAddress;
 import io.buslane.engine.api.ReceiveMode;
 import io.buslane.engine.message.Message;
-import io.buslane.testsupport.EngineHarness;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -15,7 +15,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * A {@link ManagementProcessor} on a real engine in manual threading mode (manual clock, in-memory journals, one
- * shard): the shared {@link EngineHarness} of buslane-test-support. No threads, no sleeps.
+ * shard): the shared {@link EngineHarness} of buslane-engine's test jar. No threads, no sleeps.
  */
 final class MgmtHarness implements AutoCloseable {
 

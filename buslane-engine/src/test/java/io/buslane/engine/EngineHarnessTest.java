@@ -1,4 +1,4 @@
-package io.buslane.testsupport;
+package io.buslane.engine;
 
 import io.buslane.engine.api.ReceiveMode;
 import org.junit.jupiter.api.Test;
