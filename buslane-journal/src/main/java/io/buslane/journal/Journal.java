@@ -97,8 +97,9 @@ public interface Journal extends AutoCloseable {
     }
 
     /**
-     * Asked after {@link #sync} threw: true when the failure was transient (the database did not answer) and this
-     * journal keeps the batch to write it with a later sync, so that the fate of the batch's operations is not
+     * Asked after {@link #sync} threw: true when this journal keeps the batch to write it with a later sync (the
+     * PostgreSQL journal whatever the failure: the database did not answer, a statement timed out), so that the
+     * fate of the batch's operations is not
      * decided yet: they may still become durable (or may already be, when a commit's answer was lost). The owner
      * then holds their answers until a later sync stores the batch or fails for good, since answering "failed" for an
      * operation that is stored afterwards makes a client's retry store it twice. False for a journal that discards a

@@ -242,7 +242,7 @@ public final class RemoteConsumers {
 
         @Override
         public boolean tryAcquireCredit() {
-            if (ending || acquired >= max || takenBytes >= MAX_ANSWER_BYTES) {
+            if (ending || acquired >= max || takenBytes >= MAX_ANSWER_BYTES && acquired > 0) {
                 return false;
             }
             acquired++;
@@ -362,6 +362,13 @@ public final class RemoteConsumers {
         @Override
         public boolean tryAcquireCredit() {
             return poll != null && poll.tryAcquireCredit();
+        }
+
+        @Override
+        public void taking(int sizeBytes) {
+            if (poll != null) {
+                poll.taking(sizeBytes); // the session's poll is bounded in bytes as any other
+            }
         }
 
         @Override

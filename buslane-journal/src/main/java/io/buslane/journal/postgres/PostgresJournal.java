@@ -88,8 +88,6 @@ final class PostgresJournal implements SharedJournal {
     private long nextPosition;
     /** After a failed sync, the last position it tried to store: whether it did is read before the next attempt. */
     private long uncertainUpTo = -1;
-    /** Whether the last sync failed because the database did not answer (its batch kept: see keepsFailedBatch). */
-    private boolean failedTransiently;
     private long appended;
     private volatile String fencedBy;
     /** A journal several nodes write (see {@link io.buslane.journal.SharedJournal}); no lease, no epoch. */
@@ -200,7 +198,8 @@ final class PostgresJournal implements SharedJournal {
 
     @Override
     public boolean keepsFailedBatch() {
-        return !shared && fencedBy == null && failedTransiently && !pending.isEmpty();
+        // kept whatever the SQL state (a statement timeout too): a batch the next sync writes is never answered failed
+        return !shared && fencedBy == null && !pending.isEmpty();
     }
 
     @Override
@@ -278,7 +277,6 @@ final class PostgresJournal implements SharedJournal {
             dropConnections();
             uncertainUpTo = pending.get(pending.size() - 1).position();
             boolean transientFailure = transientState(e.getSQLState());
-            failedTransiently = transientFailure;
             if (transientFailure) {
                 factory.unavailable("the database does not answer (" + e.getMessage() + ")");
             }
@@ -315,7 +313,6 @@ final class PostgresJournal implements SharedJournal {
             pending.clear();
             knownPosition = -2;
             boolean transientFailure = transientState(e.getSQLState());
-            failedTransiently = transientFailure;
             if (transientFailure) {
                 factory.unavailable("the database does not answer (" + e.getMessage() + ")");
             }
