@@ -75,17 +75,15 @@ public final class Shard implements PartitionContext {
     private final AtomicInteger queued = new AtomicInteger();
     /**
      * Work parked until this cycle's sync: {@link Pending}s, and plain {@code Runnable}s run only if it succeeds.
-     * Held across cycles while a failed sync's batch waits in the journal for a later one ({@link #held}).
+     * Held across cycles while a failed sync's batch waits in the journal for a later one ({@link #heldBy}).
      */
     private final ArrayList<Object> pending = new ArrayList<>();
     /**
-     * Whether the last sync failed with its batch kept by the journal ({@link ShardJournal#keepsFailedBatch}): the
-     * parked answers wait for the sync that stores it (every cycle tries) instead of failing, since a send answered
-     * "failed" and stored afterwards would be stored again by the client's retry. They fail when a sync fails for
-     * good (fenced) or the shard stops first.
+     * Non-null while the last sync failed with its batch kept by the journal ({@link ShardJournal#keepsFailedBatch}):
+     * that failure. The parked answers then wait for the sync that stores the batch (every cycle tries) instead of
+     * failing, since a send answered "failed" and stored afterwards would be stored again by the client's retry.
+     * They fail, with this failure, when a sync fails for good (fenced) or the shard stops first.
      */
-    private boolean held;
-    /** The failure that made the parked answers wait, for when the shard stops before their batch is stored. */
     private RuntimeException heldBy;
     private final LinkedHashSet<Partition> dirty = new LinkedHashSet<>();
     private final SplittableRandom random;
@@ -433,7 +431,6 @@ public final class Shard implements PartitionContext {
         if (synced) {
             try {
                 journal.sync(nowMs);
-                held = false;
                 heldBy = null;
             } catch (BrokerException e) {
                 boolean kept = journal.keepsFailedBatch();
@@ -444,13 +441,12 @@ public final class Shard implements PartitionContext {
                                     : "failing", pending.size(), SYNC_FAILURE_LOG_INTERVAL_MS / 1000, e);
                 }
                 failure = e;
-                held = kept;
                 heldBy = kept ? e : null;
             }
         }
         bodies.afterSync(failure == null);
         states.afterSync(failure == null);
-        if (pending.isEmpty() || held) {
+        if (pending.isEmpty() || heldBy != null) {
             return synced; // held: answered by the sync that stores the batch (or failed when the shard stops)
         }
         leaseHeld = readLease();
@@ -544,15 +540,14 @@ public final class Shard implements PartitionContext {
     }
 
     /**
-     * Fails the answers still held for a batch the journal kept after a failed sync (see {@link #held}): called when
+     * Fails the answers still held for a batch the journal kept after a failed sync (see {@link #heldBy}): called when
      * the shard stops, as nothing writes that batch once the journal is closed. (Only a commit whose answer was lost
      * can have stored it: the one case where the outcome cannot be known, as with the service after a timeout.)
      */
     void failHeld() {
-        if (!held) {
+        if (heldBy == null) {
             return;
         }
-        held = false;
         RuntimeException error = heldBy;
         heldBy = null;
         Object[] actions = pending.toArray();
@@ -587,6 +582,7 @@ public final class Shard implements PartitionContext {
      * only a journal that answers again can end) and no timer is due now (manual mode helper).
      */
     public boolean isIdle() {
-        return commands.isEmpty() && (pending.isEmpty() || held) && timers.nextExpirationMs() > clock.epochMillis();
+        return commands.isEmpty() && (pending.isEmpty() || heldBy != null)
+                && timers.nextExpirationMs() > clock.epochMillis();
     }
 }

@@ -112,18 +112,7 @@ public final class AmqpFrames {
      * {@code localAddress} to the target {@code address}, initial delivery count 0.
      */
     public static Attach attachSender(long handle, String name, String localAddress, String address) {
-        Attach attach = new Attach();
-        attach.setName(name);
-        attach.setHandle(UnsignedInteger.valueOf(handle));
-        attach.setRole(Role.SENDER);
-        attach.setSndSettleMode(SenderSettleMode.UNSETTLED);
-        attach.setRcvSettleMode(ReceiverSettleMode.FIRST);
-        Source source = new Source();
-        source.setAddress(localAddress);
-        attach.setSource(source);
-        Target target = new Target();
-        target.setAddress(address);
-        attach.setTarget(target);
+        Attach attach = attach(handle, name, Role.SENDER, localAddress, address);
         attach.setInitialDeliveryCount(UnsignedInteger.ZERO);
         return attach;
     }
@@ -138,17 +127,22 @@ public final class AmqpFrames {
      * {@code address} to the target {@code localAddress}.
      */
     public static Attach attachReceiver(long handle, String name, String localAddress, String address) {
+        return attach(handle, name, Role.RECEIVER, address, localAddress);
+    }
+
+    /** An attach (unsettled, first) named {@code name} with {@code role}, from {@code source} to {@code target}. */
+    private static Attach attach(long handle, String name, Role role, String sourceAddress, String targetAddress) {
         Attach attach = new Attach();
         attach.setName(name);
         attach.setHandle(UnsignedInteger.valueOf(handle));
-        attach.setRole(Role.RECEIVER);
+        attach.setRole(role);
         attach.setSndSettleMode(SenderSettleMode.UNSETTLED);
         attach.setRcvSettleMode(ReceiverSettleMode.FIRST);
         Source source = new Source();
-        source.setAddress(address);
+        source.setAddress(sourceAddress);
         attach.setSource(source);
         Target target = new Target();
-        target.setAddress(localAddress);
+        target.setAddress(targetAddress);
         attach.setTarget(target);
         return attach;
     }
