@@ -269,20 +269,20 @@ class ClusterRoutingTest {
         seen.add("unknown lock " + outcome(() -> a.join(front.abandon(q, new UUID(7, 0), null))));
         seen.add("after settling " + a.join(front.counts(onB)));
         List<ReceivedMessage> deferred = a.join(front.receiveDeferred(q, new long[] {first.sequenceNumber()},
-                ReceiveMode.PEEK_LOCK, null));
+                ReceiveMode.PEEK_LOCK, null, null));
         deferred.forEach(m -> seen.add("deferred " + describe(m)));
         a.join(front.deadLetter(q, deferred.get(0).lockToken(), "Reason", "Description", Map.of("k", 1L)));
         seen.add("dead-lettered " + a.join(front.counts(onB)));
         a.join(front.peek(q.withSubQueue(io.buslane.engine.api.SubQueue.DEAD_LETTER), 0, 10, null))
                 .forEach(m -> seen.add("dlq " + describe(m)));
         seen.add("no deferred " + outcome(() -> a.join(front.receiveDeferred(q, new long[] {999},
-                ReceiveMode.PEEK_LOCK, null))));
+                ReceiveMode.PEEK_LOCK, null, null))));
 
         EntityAddress s = EntityAddress.parse(sessionsOnB);
         seen.add("state before " + java.util.Arrays.toString(a.join(front.getSessionState(s, "s1"))));
         a.join(front.setSessionState(s, "s1", new byte[] {1, 2, 3}));
         seen.add("state after " + java.util.Arrays.toString(a.join(front.getSessionState(s, "s1"))));
-        seen.add("renew unlocked session " + outcome(() -> a.join(front.renewSessionLock(s, "s1"))));
+        seen.add("renew unlocked session " + outcome(() -> a.join(front.renewSessionLock(s, "s1", null))));
         seen.add("state on a queue without sessions " + outcome(() -> a.join(front.getSessionState(q, "s1"))));
         seen.add("send without session " + outcome(() -> a.join(front.send(sessionsOnB, List.of(text("x", "x"))))));
 
@@ -305,8 +305,8 @@ class ClusterRoutingTest {
         seen.add("no subscription " + outcome(() -> a.join(front.counts(topicOnB + "/Subscriptions/none"))));
 
         a.join(front.send(sessionsOnB, List.of(text("x1", "x").toBuilder().sessionId("s2").build())));
-        seen.add("sessions " + a.join(front.listSessions(s, Engine.ALL_ACTIVE_SESSIONS, 0, 10)));
-        seen.add("deleted " + a.join(front.deleteMessages(EntityAddress.parse(partitioned), 5, Long.MAX_VALUE)));
+        seen.add("sessions " + a.join(front.listSessions(s, Engine.ALL_ACTIVE_SESSIONS, 0, 10, null)));
+        seen.add("deleted " + a.join(front.deleteMessages(EntityAddress.parse(partitioned), 5, Long.MAX_VALUE, null)));
         seen.add("purged " + a.join(front.purge(EntityAddress.parse(partitioned))));
         seen.add("after purge " + a.join(front.counts(partitioned)));
         return seen;

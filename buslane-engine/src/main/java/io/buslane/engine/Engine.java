@@ -4,6 +4,7 @@ import io.buslane.engine.api.EngineStats;
 import io.buslane.engine.api.EntityAddress;
 import io.buslane.engine.api.ReceiveMode;
 import io.buslane.engine.api.RuntimeCounts;
+import io.buslane.engine.api.ShardMonitor;
 import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.entity.SubscriptionProperties;
@@ -25,22 +26,18 @@ import io.buslane.engine.receive.Receivers;
 import io.buslane.engine.receive.RemoteConsumers;
 import io.buslane.engine.receive.SessionStates;
 import io.buslane.engine.receive.Settlements;
-import io.buslane.engine.routing.MessageIds;
 import io.buslane.engine.routing.PartitionDirectory;
 import io.buslane.engine.routing.SendRouter;
 import io.buslane.engine.shard.Shard;
 import io.buslane.engine.shard.Shards;
 import io.buslane.engine.txn.TransactionCommit;
 import io.buslane.engine.txn.TransactionalBatch;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Consumer;
 import java.util.function.IntPredicate;
 
 /**
@@ -54,8 +51,6 @@ import java.util.function.IntPredicate;
  * {@code receive} (receivers, settlement, browse, sessions, counts) and {@code txn} (transactions).
  */
 public final class Engine implements AutoCloseable {
-
-    private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
 
     private final EngineConfig config;
     private final Shards shards;
@@ -115,21 +110,9 @@ public final class Engine implements AutoCloseable {
         return start(config, shard -> false, config.storage().openSharedMeta());
     }
 
-    private static Engine start(EngineConfig config, IntPredicate servedAtStart,
-                                MetaJournal meta) {
+    private static Engine start(EngineConfig config, IntPredicate servedAtStart, MetaJournal meta) {
         RecoveredNamespace recovered = RecoveredNamespace.read(meta);
-        int shardCount = recovered.shardCount() > 0 ? recovered.shardCount() : config.shardCount();
-        if (recovered.shardCount() > 0 && recovered.shardCount() != config.shardCount()) {
-            LOG.warn("The data directory was created with {} shards; using {} (configured {}).",
-                    recovered.shardCount(), recovered.shardCount(), config.shardCount());
-        }
-        Shard[] shards = new Shard[shardCount];
-        for (int i = 0; i < shardCount; i++) {
-            shards[i] = servedAtStart.test(i)
-                    ? new Shard(i, config.clock(), config.storage().openShard(i, config.residentBytesPerShard()),
-                            config.dedupHeapBytesPerWindow())
-                    : ShardOwnership.dormant(config, i);
-        }
+        Shard[] shards = ShardOwnership.open(config, recovered.shardCount(), servedAtStart);
         Engine engine = new Engine(config, meta, shards);
         engine.namespace.recover(recovered, shards);
         if (config.threadingMode() == ThreadingMode.DEDICATED) {
@@ -174,53 +157,14 @@ public final class Engine implements AutoCloseable {
         return shards.count();
     }
 
-    /**
-     * Encoded bytes of the message bodies all shards hold in the heap, as of each shard's last duty cycle; each shard
-     * keeps its share under {@link EngineConfig#residentBytesPerShard()} once its records are durable.
-     */
-    public long residentMessageBytes() {
-        return shards.residentMessageBytes();
-    }
-
-    /**
-     * Bytes of session state the shards hold in the heap; each keeps its share under
-     * {@code buslane.sessionStateBytes} (64 MiB by default) once the states are durable, and reads the others back.
-     */
-    public long residentSessionStateBytes() {
-        return shards.residentSessionStateBytes();
-    }
-
-    /** Message bodies read back from the journals so far (a metric; exact in manual threading mode). */
-    public long messageBodyReads() {
-        return shards.messageBodyReads();
-    }
-
-    /** Commands waiting in all shard queues (back-pressure signal). */
-    public int queuedCommands() {
-        return shards.queuedCommands();
+    /** What the shards report about themselves: heap held, commands queued, locks expired, a fatal error. */
+    public ShardMonitor shards() {
+        return shards;
     }
 
     /** Cumulative message counters (sent, delivered, settled by outcome), for metrics. */
     public EngineStats stats() {
         return stats;
-    }
-
-    /** Message locks that expired before settlement, on every shard since start. */
-    public long lockExpiries() {
-        return shards.lockExpiries();
-    }
-
-    /**
-     * Calls {@code listener} (on the failing shard's thread) if an error ends a shard's thread: the engine cannot
-     * serve that shard's entities any more, and the process should report itself unhealthy and stop.
-     */
-    public void onFatal(Consumer<Throwable> listener) {
-        shards.onFatal(listener);
-    }
-
-    /** The first error that ended a shard's thread, or null while every shard runs. */
-    public Throwable fatalError() {
-        return shards.fatalError();
     }
 
     // ================================================================================================ namespace
@@ -379,16 +323,7 @@ public final class Engine implements AutoCloseable {
         return settlements.renewLock(address, lockToken);
     }
 
-    /** Receives deferred messages by sequence number. */
-    public CompletableFuture<List<ReceivedMessage>> receiveDeferred(EntityAddress address, long[] sequenceNumbers,
-                                                                    ReceiveMode mode, String sessionId) {
-        return receiveDeferred(address, sequenceNumbers, mode, sessionId, null);
-    }
-
-    /**
-     * Receives deferred messages by sequence number; a session's messages only for {@code by}, the receiver holding
-     * the session (null: any holder).
-     */
+    /** Receives deferred messages by sequence number; a session's only for {@code by}, its holder (null: any). */
     public CompletableFuture<List<ReceivedMessage>> receiveDeferred(EntityAddress address, long[] sequenceNumbers,
                                                                     ReceiveMode mode, String sessionId, Receiver by) {
         return settlements.receiveDeferred(address, sequenceNumbers, mode, sessionId, by);
@@ -402,18 +337,9 @@ public final class Engine implements AutoCloseable {
 
     // ================================================================================================ sessions
 
-    public CompletableFuture<Long> renewSessionLock(EntityAddress address, String sessionId) {
-        return renewSessionLock(address, sessionId, null);
-    }
-
     /** Renews a session's lock held by {@code by} (the request's associated link; null: any holder). */
     public CompletableFuture<Long> renewSessionLock(EntityAddress address, String sessionId, Receiver by) {
         return sessions.renewSessionLock(address, sessionId, by);
-    }
-
-    /** Completes while the session is locked by a session receiver, else fails with SESSION_LOCK_LOST. */
-    public CompletableFuture<Void> checkSessionLocked(EntityAddress address, String sessionId) {
-        return checkSessionLocked(address, sessionId, null);
     }
 
     /** Completes while the session is locked by {@code by} (null: by any receiver), else fails as lost. */
@@ -436,14 +362,9 @@ public final class Engine implements AutoCloseable {
 
     /**
      * Ids of sessions in id order: for {@link #ALL_ACTIVE_SESSIONS} every session with messages or state, otherwise
-     * those whose state was written at or after {@code stateUpdatedSinceMs}; paged with skip and top.
+     * those whose state was written at or after {@code stateUpdatedSinceMs}; paged with skip and top, the page
+     * starting after {@code lastSessionId} (null: from the first).
      */
-    public CompletableFuture<List<String>> listSessions(EntityAddress address, long stateUpdatedSinceMs, int skip,
-                                                        int top) {
-        return sessions.listSessions(address, stateUpdatedSinceMs, skip, top, null);
-    }
-
-    /** As {@link #listSessions(EntityAddress, long, int, int)}, the page starting after {@code lastSessionId}. */
     public CompletableFuture<List<String>> listSessions(EntityAddress address, long stateUpdatedSinceMs, int skip,
                                                         int top, String lastSessionId) {
         return sessions.listSessions(address, stateUpdatedSinceMs, skip, top, lastSessionId);
@@ -451,14 +372,11 @@ public final class Engine implements AutoCloseable {
 
     // ================================================================================================ counts
 
-    /** Deletes up to {@code max} unlocked messages enqueued before {@code beforeMs}; completes with how many. */
-    public CompletableFuture<Integer> deleteMessages(EntityAddress address, int max, long beforeMs) {
-        return counts.deleteMessages(address, max, beforeMs);
-    }
-
-    /** As {@link #deleteMessages(EntityAddress, int, long)}, only the messages of one session. */
-    public CompletableFuture<Integer> deleteMessages(EntityAddress address, int max, long beforeMs,
-                                                     String sessionId) {
+    /**
+     * Deletes up to {@code max} unlocked messages enqueued before {@code beforeMs}, only those of one session when
+     * {@code sessionId} is not null; completes with how many.
+     */
+    public CompletableFuture<Integer> deleteMessages(EntityAddress address, int max, long beforeMs, String sessionId) {
         return counts.deleteMessages(address, max, beforeMs, sessionId);
     }
 
@@ -477,15 +395,5 @@ public final class Engine implements AutoCloseable {
     /** Applies a committed transaction's sends and settlements (see {@link TransactionCommit}). */
     public CompletableFuture<Void> commit(TransactionalBatch batch) {
         return transactions.commit(batch);
-    }
-
-    // ================================================================================================ for tests
-
-    static int partitionIndexFor(Message m, boolean dedup, int partitions, int unkeyed) {
-        return PartitionDirectory.partitionIndexFor(m, dedup, partitions, unkeyed);
-    }
-
-    static String newMessageId() {
-        return MessageIds.newMessageId();
     }
 }

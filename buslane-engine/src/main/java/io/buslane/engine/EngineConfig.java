@@ -3,6 +3,7 @@ package io.buslane.engine;
 import io.buslane.common.time.Clock;
 import io.buslane.engine.dedup.DedupWindow;
 import io.buslane.engine.partition.MessageBodies;
+import io.buslane.engine.partition.ResidentSessionStates;
 import io.buslane.engine.persist.Storage;
 
 import java.util.Objects;
@@ -20,9 +21,13 @@ import java.util.Objects;
  * @param dedupHeapBytesPerWindow heap bytes of each duplicate-detection window (one per partition with duplicate
  *                               detection, and per partition that received forwarded messages); older keys spill
  *                               to run files (see {@link DedupWindow})
+ * @param sessionStateBytesPerShard heap bytes of session state each shard keeps; beyond it the least recently used
+ *                               durable states are evicted and read back from the journal (see
+ *                               {@link ResidentSessionStates})
  */
 public record EngineConfig(Clock clock, Storage storage, int shardCount, ThreadingMode threadingMode,
-                           long residentBytesPerShard, long dedupHeapBytesPerWindow) {
+                           long residentBytesPerShard, long dedupHeapBytesPerWindow,
+                           long sessionStateBytesPerShard) {
 
     /** The system property that overrides the default of {@link #residentBytesPerShard} (bytes). */
     public static final String RESIDENT_BYTES_PROPERTY = "buslane.residentBytesPerShard";
@@ -43,6 +48,15 @@ public record EngineConfig(Clock clock, Storage storage, int shardCount, Threadi
     public static final long DEFAULT_DEDUP_HEAP_BYTES = Long.getLong(DEDUP_HEAP_BYTES_PROPERTY,
             DedupWindow.DEFAULT_HEAP_BUDGET_BYTES);
 
+    /** The system property that overrides the default of {@link #sessionStateBytesPerShard} (bytes). */
+    public static final String SESSION_STATE_BYTES_PROPERTY = "buslane.sessionStateBytes";
+    /**
+     * Default of {@link #sessionStateBytesPerShard}: 64 MiB, unless the system property
+     * {@value #SESSION_STATE_BYTES_PROPERTY} says otherwise (read once, here).
+     */
+    public static final long DEFAULT_SESSION_STATE_BYTES = Long.getLong(SESSION_STATE_BYTES_PROPERTY,
+            ResidentSessionStates.DEFAULT_BUDGET_BYTES);
+
     public EngineConfig {
         Objects.requireNonNull(clock, "clock");
         Objects.requireNonNull(storage, "storage");
@@ -54,6 +68,17 @@ public record EngineConfig(Clock clock, Storage storage, int shardCount, Threadi
             throw new IllegalArgumentException("residentBytesPerShard must not be negative, was "
                     + residentBytesPerShard);
         }
+        if (sessionStateBytesPerShard < 0) {
+            throw new IllegalArgumentException("sessionStateBytesPerShard must not be negative, was "
+                    + sessionStateBytesPerShard);
+        }
+    }
+
+    /** A configuration with the default session-state heap budget. */
+    public EngineConfig(Clock clock, Storage storage, int shardCount, ThreadingMode threadingMode,
+                        long residentBytesPerShard, long dedupHeapBytesPerWindow) {
+        this(clock, storage, shardCount, threadingMode, residentBytesPerShard, dedupHeapBytesPerWindow,
+                DEFAULT_SESSION_STATE_BYTES);
     }
 
     /** A configuration with the default duplicate-detection heap budget. */
@@ -69,11 +94,16 @@ public record EngineConfig(Clock clock, Storage storage, int shardCount, Threadi
 
     public EngineConfig withResidentBytesPerShard(long newResidentBytesPerShard) {
         return new EngineConfig(clock, storage, shardCount, threadingMode, newResidentBytesPerShard,
-                dedupHeapBytesPerWindow);
+                dedupHeapBytesPerWindow, sessionStateBytesPerShard);
     }
 
     public EngineConfig withDedupHeapBytesPerWindow(long newDedupHeapBytesPerWindow) {
         return new EngineConfig(clock, storage, shardCount, threadingMode, residentBytesPerShard,
-                newDedupHeapBytesPerWindow);
+                newDedupHeapBytesPerWindow, sessionStateBytesPerShard);
+    }
+
+    public EngineConfig withSessionStateBytesPerShard(long newSessionStateBytesPerShard) {
+        return new EngineConfig(clock, storage, shardCount, threadingMode, residentBytesPerShard,
+                dedupHeapBytesPerWindow, newSessionStateBytesPerShard);
     }
 }

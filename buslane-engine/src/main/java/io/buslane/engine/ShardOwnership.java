@@ -10,6 +10,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.List;
+import java.util.function.IntPredicate;
 
 /**
  * Cluster mode: which shards this node serves, changed at run time by the node's cluster controller through
@@ -41,6 +42,30 @@ final class ShardOwnership {
     }
 
     /** The placeholder of shard {@code index} while another node serves it. */
+    /**
+     * The shards of an engine starting on a namespace that recorded {@code recordedShardCount} shards (0: a new
+     * one, which gets the configured count; a recorded count wins): those {@code servedAtStart} accepts with their
+     * journals opened, the others dormant.
+     */
+    static Shard[] open(EngineConfig config, int recordedShardCount, IntPredicate servedAtStart) {
+        int shardCount = recordedShardCount > 0 ? recordedShardCount : config.shardCount();
+        if (recordedShardCount > 0 && recordedShardCount != config.shardCount()) {
+            LOG.warn("The data directory was created with {} shards; using {} (configured {}).",
+                    recordedShardCount, recordedShardCount, config.shardCount());
+        }
+        Shard[] shards = new Shard[shardCount];
+        for (int i = 0; i < shardCount; i++) {
+            shards[i] = servedAtStart.test(i) ? serving(config, i) : dormant(config, i);
+        }
+        return shards;
+    }
+
+    /** A shard that serves: its journal opened (and, in cluster mode, its lease taken), not yet replayed. */
+    static Shard serving(EngineConfig config, int index) {
+        return new Shard(index, config.clock(), config.storage().openShard(index, config.residentBytesPerShard()),
+                config.dedupHeapBytesPerWindow(), config.sessionStateBytesPerShard());
+    }
+
     static Shard dormant(EngineConfig config, int index) {
         return Shard.dormant(index, config.clock(), config.dedupHeapBytesPerWindow(), notServedHere(index));
     }
@@ -63,8 +88,7 @@ final class ShardOwnership {
         }
         // opened outside the lock: taking a journal can wait on its lease or on the database, and giving other
         // shards up (the self-fence) must not wait for that
-        Shard shard = new Shard(index, config.clock(), config.storage().openShard(index,
-                config.residentBytesPerShard()), config.dedupHeapBytesPerWindow());
+        Shard shard = serving(config, index);
         synchronized (lock) {
             if (closed || serves(index)) {
                 shard.journal().close();

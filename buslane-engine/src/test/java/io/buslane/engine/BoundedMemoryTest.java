@@ -93,7 +93,7 @@ class BoundedMemoryTest {
     }
 
     private static void assertWithinBudget(EngineHarness h) {
-        assertThat(h.engine.residentMessageBytes()).isLessThanOrEqualTo(BUDGET);
+        assertThat(h.engine.shards().residentMessageBytes()).isLessThanOrEqualTo(BUDGET);
     }
 
     /** Peeks everything from sequence number 0 in pages. */
@@ -184,15 +184,16 @@ class BoundedMemoryTest {
             h.await(h.engine.createQueue(QueueProperties.builder("q").build()));
             sendAll(h, "q", 500, i -> message("m" + i));
             h.restart();
-            assertThat(h.engine.residentMessageBytes()).isGreaterThan(BUDGET / 2).isLessThanOrEqualTo(BUDGET);
+            assertThat(h.engine.shards().residentMessageBytes()).isGreaterThan(BUDGET / 2).isLessThanOrEqualTo(BUDGET);
 
-            long reads = h.engine.messageBodyReads();
+            long reads = h.engine.shards().messageBodyReads();
             assertThat(names(receiveAndComplete(h, "q", 4))).containsExactly("m0", "m1", "m2", "m3");
-            assertThat(h.engine.messageBodyReads()).as("the oldest come from the heap").isEqualTo(reads);
+            assertThat(h.engine.shards().messageBodyReads()).as("the oldest come from the heap").isEqualTo(reads);
 
             List<ReceivedMessage> last = h.await(h.engine.peek(EntityAddress.parse("q"), 0, 500, null));
             assertThat(name(last.get(last.size() - 1))).isEqualTo("m499");
-            assertThat(h.engine.messageBodyReads()).as("the newest come from the journal").isGreaterThan(reads);
+            assertThat(h.engine.shards().messageBodyReads()).as("the newest come from the journal")
+                    .isGreaterThan(reads);
         }
     }
 
@@ -202,19 +203,19 @@ class BoundedMemoryTest {
             h.await(h.engine.createQueue(QueueProperties.builder("q").build()));
             sendAll(h, "q", 200, i -> message("m" + i));
 
-            long before = h.engine.messageBodyReads();
+            long before = h.engine.shards().messageBodyReads();
             List<ReceivedMessage> first = h.await(h.engine.peek(EntityAddress.parse("q"), 100, 20, null));
-            long afterFirst = h.engine.messageBodyReads();
+            long afterFirst = h.engine.shards().messageBodyReads();
             List<ReceivedMessage> second = h.await(h.engine.peek(EntityAddress.parse("q"), 100, 20, null));
 
             assertThat(afterFirst - before).isEqualTo(20);
-            assertThat(h.engine.messageBodyReads()).isEqualTo(afterFirst);
+            assertThat(h.engine.shards().messageBodyReads()).isEqualTo(afterFirst);
             assertThat(names(second)).isEqualTo(names(first));
             // receiving what was just peeked does not read it again either (nor the oldest, which are resident)
             EngineHarness.Sink sink = new EngineHarness.Sink();
             h.receiver("q", ReceiveMode.RECEIVE_AND_DELETE, sink, 200);
             assertThat(names(sink.take())).containsExactlyElementsOf(expected("m", 200));
-            assertThat(h.engine.messageBodyReads() - afterFirst).isBetween(200L - 20 - BUDGET / BODY_BYTES,
+            assertThat(h.engine.shards().messageBodyReads() - afterFirst).isBetween(200L - 20 - BUDGET / BODY_BYTES,
                     200L - 20 - 1);
         }
     }
@@ -225,7 +226,7 @@ class BoundedMemoryTest {
             h.await(h.engine.createQueue(QueueProperties.builder("q").enablePartitioning(true).build()));
             for (int i = 0; i < 300; i++) {
                 h.send("q", List.of(message("m" + i)));
-                assertThat(h.engine.residentMessageBytes()).isZero();
+                assertThat(h.engine.shards().residentMessageBytes()).isZero();
             }
             EngineHarness.Sink sink = new EngineHarness.Sink();
             h.receiver("q", ReceiveMode.RECEIVE_AND_DELETE, sink, 300);
@@ -340,7 +341,7 @@ class BoundedMemoryTest {
             assertWithinBudget(h);
 
             List<ReceivedMessage> deferred = h.await(h.engine.receiveDeferred(EntityAddress.parse("q"), seqs,
-                    ReceiveMode.PEEK_LOCK, null));
+                    ReceiveMode.PEEK_LOCK, null, null));
             assertThat(names(deferred)).containsExactlyElementsOf(expected("d", 300));
             for (int i = 0; i < 300; i++) {
                 assertThat(deferred.get(i).message().applicationProperties().get("deferred"))
@@ -349,7 +350,7 @@ class BoundedMemoryTest {
 
             h.restart(); // the locks are gone: the messages are deferred again
             deferred = h.await(h.engine.receiveDeferred(EntityAddress.parse("q"), seqs,
-                    ReceiveMode.RECEIVE_AND_DELETE, null));
+                    ReceiveMode.RECEIVE_AND_DELETE, null, null));
             assertThat(names(deferred)).containsExactlyElementsOf(expected("d", 300));
             for (int i = 0; i < 300; i++) {
                 assertThat(deferred.get(i).message().applicationProperties().get("deferred"))

@@ -64,6 +64,7 @@ public final class EngineHarness implements AutoCloseable {
     private final int shardCount;
     private final long residentBytesPerShard;
     private final long dedupHeapBytesPerWindow;
+    private long sessionStateBytesPerShard = EngineConfig.DEFAULT_SESSION_STATE_BYTES;
     private final Path directory;
     private final boolean deleteDirectory;
     private Storage storage;
@@ -154,7 +155,17 @@ public final class EngineHarness implements AutoCloseable {
     private void start() {
         storage = Storage.of(journalFactory.get());
         engine = Engine.start(new EngineConfig(clock, storage, shardCount, ThreadingMode.MANUAL,
-                residentBytesPerShard, dedupHeapBytesPerWindow));
+                residentBytesPerShard, dedupHeapBytesPerWindow, sessionStateBytesPerShard));
+    }
+
+    /**
+     * Restarts the engine (a clean stop and start, as {@link #restart()}) with shards that keep at most
+     * {@code bytes} of durable session state in the heap.
+     */
+    public EngineHarness withSessionStateBytesPerShard(long bytes) {
+        sessionStateBytesPerShard = bytes;
+        restart();
+        return this;
     }
 
     /**

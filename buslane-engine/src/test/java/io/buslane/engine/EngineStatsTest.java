@@ -50,7 +50,7 @@ class EngineStatsTest {
 
             // receiving the deferred message by sequence number is a delivery too
             h.await(h.engine.receiveDeferred(EntityAddress.parse("q"), new long[] {got.get(2).sequenceNumber()},
-                    ReceiveMode.PEEK_LOCK, null));
+                    ReceiveMode.PEEK_LOCK, null, null));
             assertThat(stats.delivered()).isEqualTo(6); // no credit left for redelivery: 5 + the deferred one
         }
     }
@@ -93,12 +93,12 @@ class EngineStatsTest {
             h.receiver("q", ReceiveMode.PEEK_LOCK, sink, 2);
             assertThat(sink.take()).hasSize(2);
             h.advance(LOCK.minusMillis(1));
-            assertThat(h.engine.lockExpiries()).isZero();
+            assertThat(h.engine.shards().lockExpiries()).isZero();
             h.advance(Duration.ofMillis(2));
-            assertThat(h.engine.lockExpiries()).isEqualTo(2);
+            assertThat(h.engine.shards().lockExpiries()).isEqualTo(2);
 
             h.await(h.engine.deleteQueue("q"));
-            assertThat(h.engine.lockExpiries()).isEqualTo(2);
+            assertThat(h.engine.shards().lockExpiries()).isEqualTo(2);
         }
     }
 }

@@ -232,7 +232,7 @@ class ExpiryAndBrowseTest {
             assertThat(peekAll(h, "q/$DeadLetterQueue")).isEmpty();
 
             List<ReceivedMessage> deferred = h.await(h.engine.receiveDeferred(EntityAddress.parse("q"),
-                    new long[] {m.sequenceNumber()}, ReceiveMode.PEEK_LOCK, null));
+                    new long[] {m.sequenceNumber()}, ReceiveMode.PEEK_LOCK, null, null));
             assertThat(deferred).extracting(EngineHarness::text).containsExactly("d");
             // even once its lock lapses, it stays deferred rather than expiring
             h.advance(Duration.ofMinutes(5));
@@ -350,18 +350,18 @@ class ExpiryAndBrowseTest {
             h.advance(Duration.ofSeconds(10));
             h.send("q", text("new1"), text("new2"));
 
-            int deleted = h.await(h.engine.deleteMessages(EntityAddress.parse("q"), 100, t0 + 5_000));
+            int deleted = h.await(h.engine.deleteMessages(EntityAddress.parse("q"), 100, t0 + 5_000, null));
             assertThat(deleted).isEqualTo(2);
             assertThat(peekAll(h, "q")).extracting(EngineHarness::text).containsExactly("new1", "new2");
             assertThat(counts(h, "q").activeMessageCount()).isEqualTo(2L);
 
             // bounded by the maximum count, oldest first
-            deleted = h.await(h.engine.deleteMessages(EntityAddress.parse("q"), 1, t0 + 60_000));
+            deleted = h.await(h.engine.deleteMessages(EntityAddress.parse("q"), 1, t0 + 60_000, null));
             assertThat(deleted).isEqualTo(1);
             assertThat(peekAll(h, "q")).extracting(EngineHarness::text).containsExactly("new2");
 
             // nothing older than the start
-            assertThat(h.await(h.engine.deleteMessages(EntityAddress.parse("q"), 100, t0))).isZero();
+            assertThat(h.await(h.engine.deleteMessages(EntityAddress.parse("q"), 100, t0, null))).isZero();
 
             // deletion is durable
             h.crashAndRestart();
@@ -381,7 +381,7 @@ class ExpiryAndBrowseTest {
             for (int i = 0; i < 3; i++) {
                 h.send("pq", text("new" + i));
             }
-            int deleted = h.await(h.engine.deleteMessages(EntityAddress.parse("pq"), 100, t0 + 5_000));
+            int deleted = h.await(h.engine.deleteMessages(EntityAddress.parse("pq"), 100, t0 + 5_000, null));
             assertThat(deleted).isEqualTo(8);
             assertThat(peekAll(h, "pq")).extracting(EngineHarness::text)
                     .containsExactlyInAnyOrder("new0", "new1", "new2");
@@ -393,7 +393,7 @@ class ExpiryAndBrowseTest {
             }
             assertThat(counts(h, "pq").deadLetterMessageCount()).isEqualTo(3L);
             deleted = h.await(h.engine.deleteMessages(EntityAddress.parse("pq/$DeadLetterQueue"), 2,
-                    h.clock.epochMillis() + 1));
+                    h.clock.epochMillis() + 1, null));
             assertThat(deleted).isEqualTo(2);
             assertThat(counts(h, "pq").deadLetterMessageCount()).isEqualTo(1L);
         }

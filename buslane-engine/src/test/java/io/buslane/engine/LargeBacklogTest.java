@@ -57,7 +57,7 @@ class LargeBacklogTest {
                     batch.add(message(j));
                 }
                 h.send("q", batch);
-                assertThat(h.engine.residentMessageBytes()).isLessThanOrEqualTo(BUDGET);
+                assertThat(h.engine.shards().residentMessageBytes()).isLessThanOrEqualTo(BUDGET);
             }
             long next = 0;
             int seen = 0;
@@ -84,7 +84,7 @@ class LargeBacklogTest {
                     assertThat(check(m)).isEqualTo(received++);
                     h.await(r.complete(m.lockToken()));
                 }
-                assertThat(h.engine.residentMessageBytes()).isLessThanOrEqualTo(BUDGET);
+                assertThat(h.engine.shards().residentMessageBytes()).isLessThanOrEqualTo(BUDGET);
             }
             assertThat(h.await(h.engine.counts("q")).activeMessageCount()).isZero();
             System.out.printf("delivered %d messages of %d bytes (%d MB) with a %d MB heap%n", COUNT, BODY_BYTES,

@@ -68,27 +68,23 @@ class MemoryFootprintTest {
 
     @Test
     void idleSessionWithOneKibibyteOfState() {
-        System.setProperty("buslane.sessionStateBytes", "0"); // every state evicted once durable
-        try {
-            double perSession = measure("idle session with 1 KiB of state", h -> {
-                h.await(h.engine.createQueue(QueueProperties.builder("s").requiresSession(true).build()));
-            }, h -> {
-                for (int i = 0; i < COUNT; i += BATCH) {
-                    List<java.util.concurrent.CompletableFuture<Void>> writes = new ArrayList<>(BATCH);
-                    for (int j = i; j < i + BATCH; j++) {
-                        writes.add(h.engine.setSessionState(io.buslane.engine.api.EntityAddress.parse("s"),
-                                "session-" + j, new byte[1024]));
-                    }
-                    h.engine.runUntilIdle();
-                    writes.forEach(java.util.concurrent.CompletableFuture::join);
+        double perSession = measure("idle session with 1 KiB of state", h -> {
+            h.withSessionStateBytesPerShard(0); // every state evicted once durable
+            h.await(h.engine.createQueue(QueueProperties.builder("s").requiresSession(true).build()));
+        }, h -> {
+            for (int i = 0; i < COUNT; i += BATCH) {
+                List<java.util.concurrent.CompletableFuture<Void>> writes = new ArrayList<>(BATCH);
+                for (int j = i; j < i + BATCH; j++) {
+                    writes.add(h.engine.setSessionState(io.buslane.engine.api.EntityAddress.parse("s"),
+                            "session-" + j, new byte[1024]));
                 }
-                assertThat(h.engine.residentSessionStateBytes()).isZero();
-            });
-            // the entry, its indexes and the journal's index of its state record: the 1 KiB state is not in the heap
-            assertThat(perSession).isLessThan(600);
-        } finally {
-            System.clearProperty("buslane.sessionStateBytes");
-        }
+                h.engine.runUntilIdle();
+                writes.forEach(java.util.concurrent.CompletableFuture::join);
+            }
+            assertThat(h.engine.shards().residentSessionStateBytes()).isZero();
+        });
+        // the entry, its indexes and the journal's index of its state record: the 1 KiB state is not in the heap
+        assertThat(perSession).isLessThan(600);
     }
 
     @Test
@@ -126,7 +122,7 @@ class MemoryFootprintTest {
             long before = usedHeapAfterGc();
             fill.run(h);
             long after = usedHeapAfterGc();
-            assertThat(h.engine.residentMessageBytes()).isZero();
+            assertThat(h.engine.shards().residentMessageBytes()).isZero();
             double per = (after - before) / (double) COUNT;
             System.out.printf("heap per %s: %.0f bytes (%d items, %d -> %d bytes used)%n", what, per, COUNT,
                     before, after);

@@ -1,5 +1,6 @@
 package io.buslane.engine;
 
+import io.buslane.engine.routing.MessageIds;
 import org.junit.jupiter.api.Test;
 
 import java.util.HashSet;
@@ -15,7 +16,7 @@ class MessageIdTest {
     void generatedIdsAreVersion4GuidsIn32HexDigitsAndDistinct() {
         Set<String> seen = new HashSet<>();
         for (int i = 0; i < 10_000; i++) {
-            String id = Engine.newMessageId();
+            String id = MessageIds.newMessageId();
             assertThat(id).matches("[0-9a-f]{32}");
             UUID uuid = UUID.fromString(id.replaceFirst("(.{8})(.{4})(.{4})(.{4})(.{12})", "$1-$2-$3-$4-$5"));
             assertThat(uuid.version()).isEqualTo(4);

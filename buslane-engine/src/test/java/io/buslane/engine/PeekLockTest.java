@@ -331,7 +331,7 @@ class PeekLockTest {
             assertThat(counts(h, "q").activeMessageCount()).isEqualTo(1); // a deferred message is still counted
 
             List<ReceivedMessage> deferred = h.await(h.engine.receiveDeferred(addr("q"),
-                    new long[] {a.sequenceNumber()}, ReceiveMode.PEEK_LOCK, null));
+                    new long[] {a.sequenceNumber()}, ReceiveMode.PEEK_LOCK, null, null));
             assertThat(deferred).hasSize(1);
             ReceivedMessage d = deferred.get(0);
             assertThat(d.sequenceNumber()).isEqualTo(a.sequenceNumber());
@@ -343,12 +343,12 @@ class PeekLockTest {
 
             // while locked it cannot be received by number again
             assertFails(h, h.engine.receiveDeferred(addr("q"), new long[] {a.sequenceNumber()},
-                    ReceiveMode.PEEK_LOCK, null), ErrorKind.MESSAGE_NOT_FOUND);
+                    ReceiveMode.PEEK_LOCK, null, null), ErrorKind.MESSAGE_NOT_FOUND);
 
             h.await(h.engine.complete(addr("q"), d.lockToken()));
             assertThat(counts(h, "q").activeMessageCount()).isZero();
             assertFails(h, h.engine.receiveDeferred(addr("q"), new long[] {a.sequenceNumber()},
-                    ReceiveMode.PEEK_LOCK, null), ErrorKind.MESSAGE_NOT_FOUND);
+                    ReceiveMode.PEEK_LOCK, null, null), ErrorKind.MESSAGE_NOT_FOUND);
         }
     }
 
@@ -363,7 +363,7 @@ class PeekLockTest {
             h.await(r.defer(a.lockToken(), null));
             long[] seqs = {a.sequenceNumber()};
 
-            ReceivedMessage d1 = h.await(h.engine.receiveDeferred(addr("q"), seqs, ReceiveMode.PEEK_LOCK, null))
+            ReceivedMessage d1 = h.await(h.engine.receiveDeferred(addr("q"), seqs, ReceiveMode.PEEK_LOCK, null, null))
                     .get(0);
             assertThat(d1.deliveryCount()).isEqualTo(1); // the first delivery
             h.await(h.engine.abandon(addr("q"), d1.lockToken(), null));
@@ -371,7 +371,7 @@ class PeekLockTest {
             h.engine.runUntilIdle();
             assertThat(sink.take()).isEmpty();
 
-            ReceivedMessage d2 = h.await(h.engine.receiveDeferred(addr("q"), seqs, ReceiveMode.PEEK_LOCK, null))
+            ReceivedMessage d2 = h.await(h.engine.receiveDeferred(addr("q"), seqs, ReceiveMode.PEEK_LOCK, null, null))
                     .get(0);
             assertThat(d2.state()).isEqualTo(MessageState.DEFERRED);
             assertThat(d2.deliveryCount()).isEqualTo(2);
@@ -379,7 +379,7 @@ class PeekLockTest {
             h.advance(LOCK.plusMillis(1));
             assertThat(sink.take()).isEmpty();
             ReceivedMessage d3 = h.await(h.engine.receiveDeferred(addr("q"), seqs, ReceiveMode.RECEIVE_AND_DELETE,
-                    null)).get(0);
+                    null, null)).get(0);
             assertThat(d3.deliveryCount()).isEqualTo(3);
             assertThat(d3.lockToken()).isNull();
             assertThat(counts(h, "q").activeMessageCount()).isZero();
@@ -401,7 +401,7 @@ class PeekLockTest {
             h.receiver("q", ReceiveMode.PEEK_LOCK, sink2, 5);
             assertThat(sink2.take()).isEmpty();
             List<ReceivedMessage> d = h.await(h.engine.receiveDeferred(addr("q"), new long[] {a.sequenceNumber()},
-                    ReceiveMode.PEEK_LOCK, null));
+                    ReceiveMode.PEEK_LOCK, null, null));
             assertThat(d).extracting(EngineHarness::text).containsExactly("a");
             h.await(h.engine.complete(addr("q"), d.get(0).lockToken()));
         }
@@ -419,7 +419,7 @@ class PeekLockTest {
             long seq = a.sequenceNumber();
 
             List<ReceivedMessage> got = h.await(h.engine.receiveDeferred(addr("q"), new long[] {seq, seq},
-                    ReceiveMode.PEEK_LOCK, null));
+                    ReceiveMode.PEEK_LOCK, null, null));
             assertThat(got).extracting(ReceivedMessage::sequenceNumber).containsExactly(seq);
             h.await(r.complete(got.get(0).lockToken()));
             // the message is gone for good: nothing comes back, not even after lock durations pass
@@ -428,7 +428,7 @@ class PeekLockTest {
             h.engine.runUntilIdle();
             assertThat(sink.take()).isEmpty();
             assertThat(counts(h, "q").activeMessageCount()).isZero();
-            assertFails(h, h.engine.receiveDeferred(addr("q"), new long[] {seq}, ReceiveMode.PEEK_LOCK, null),
+            assertFails(h, h.engine.receiveDeferred(addr("q"), new long[] {seq}, ReceiveMode.PEEK_LOCK, null, null),
                     ErrorKind.MESSAGE_NOT_FOUND);
         }
     }
@@ -440,9 +440,9 @@ class PeekLockTest {
             h.send("q", text("a"));
             ReceivedMessage a = h.await(h.engine.peek(addr("q"), 0, 1, null)).get(0);
             assertFails(h, h.engine.receiveDeferred(addr("q"), new long[] {a.sequenceNumber()},
-                    ReceiveMode.PEEK_LOCK, null), ErrorKind.MESSAGE_NOT_FOUND);
+                    ReceiveMode.PEEK_LOCK, null, null), ErrorKind.MESSAGE_NOT_FOUND);
             assertFails(h, h.engine.receiveDeferred(addr("q"), new long[] {12345},
-                    ReceiveMode.PEEK_LOCK, null), ErrorKind.MESSAGE_NOT_FOUND);
+                    ReceiveMode.PEEK_LOCK, null, null), ErrorKind.MESSAGE_NOT_FOUND);
             // the active message was not touched: still deliverable, fresh
             EngineHarness.Sink sink = h.sink();
             h.receiver("q", ReceiveMode.PEEK_LOCK, sink, 5);
@@ -885,7 +885,7 @@ class PeekLockTest {
             }
             long[] seqs = toDefer.stream().mapToLong(ReceivedMessage::sequenceNumber).toArray();
             List<ReceivedMessage> deferred = h.await(h.engine.receiveDeferred(addr("pq"), seqs,
-                    ReceiveMode.PEEK_LOCK, null));
+                    ReceiveMode.PEEK_LOCK, null, null));
             assertThat(deferred).extracting(ReceivedMessage::sequenceNumber)
                     .containsExactlyInAnyOrderElementsOf(toDefer.stream().map(ReceivedMessage::sequenceNumber)
                             .toList());

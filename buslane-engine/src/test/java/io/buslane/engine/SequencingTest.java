@@ -13,6 +13,7 @@ import io.buslane.engine.entity.TopicProperties;
 import io.buslane.engine.message.Message;
 import io.buslane.engine.message.ReceivedMessage;
 import io.buslane.engine.partition.SequenceCounter;
+import io.buslane.engine.routing.PartitionDirectory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -74,10 +75,10 @@ class SequencingTest {
 
     /** A partition key that maps to a different partition than {@code other}. */
     private static String keyOnAnotherPartition(String other) {
-        int p = Engine.partitionIndexFor(keyed("x", other), false, Limits.PARTITION_COUNT, 0);
+        int p = PartitionDirectory.partitionIndexFor(keyed("x", other), false, Limits.PARTITION_COUNT, 0);
         for (int i = 0; i < 1000; i++) {
             String k = "key-" + i;
-            if (Engine.partitionIndexFor(keyed("x", k), false, Limits.PARTITION_COUNT, 0) != p) {
+            if (PartitionDirectory.partitionIndexFor(keyed("x", k), false, Limits.PARTITION_COUNT, 0) != p) {
                 return k;
             }
         }

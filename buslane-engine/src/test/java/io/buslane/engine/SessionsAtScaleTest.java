@@ -121,8 +121,7 @@ class SessionsAtScaleTest {
     void aHundredThousandSessionStatesOfOneKibibyteSurviveACrashAndListInPages() {
         int sessions = 100_000;
         long budget = 1024 * 1024; // per shard: 100 MB of states, at most 2 MiB of them in the heap
-        System.setProperty("buslane.sessionStateBytes", String.valueOf(budget));
-        try (EngineHarness h = new EngineHarness()) {
+        try (EngineHarness h = new EngineHarness().withSessionStateBytesPerShard(budget)) {
             h.queue(QueueProperties.builder("many").requiresSession(true).build());
             List<CompletableFuture<Void>> writes = new ArrayList<>();
             for (int s = 0; s < sessions; s++) {
@@ -134,11 +133,11 @@ class SessionsAtScaleTest {
             long t0 = System.nanoTime();
             h.engine.runUntilIdle();
             writes.forEach(CompletableFuture::join);
-            assertThat(h.engine.residentSessionStateBytes()).isLessThanOrEqualTo(2 * budget);
+            assertThat(h.engine.shards().residentSessionStateBytes()).isLessThanOrEqualTo(2 * budget);
             long t1 = System.nanoTime();
             h.crashAndRestart();
             long t2 = System.nanoTime();
-            assertThat(h.engine.residentSessionStateBytes()).as("after recovery")
+            assertThat(h.engine.shards().residentSessionStateBytes()).as("after recovery")
                     .isLessThanOrEqualTo(2 * budget);
             System.out.println("SCALE " + sessions + " states written in " + (t1 - t0) / 1_000_000
                     + " ms, recovered in " + (t2 - t1) / 1_000_000 + " ms");
@@ -162,7 +161,7 @@ class SessionsAtScaleTest {
             // the SDKs page by skip and top: each page walks on from where the previous one stopped
             List<String> bySkip = new ArrayList<>();
             for (int skip = 0; ; skip += 100) {
-                List<String> page = h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, skip, 100));
+                List<String> page = h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, skip, 100, null));
                 if (page.isEmpty()) {
                     break;
                 }
@@ -172,14 +171,12 @@ class SessionsAtScaleTest {
                     + (t3 - t2) / 1_000_000 + " ms, by skip " + (System.nanoTime() - t3) / 1_000_000 + " ms");
             assertThat(bySkip).isEqualTo(all);
             // a skip that no earlier page ended at still answers (walking from the first session)
-            assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 150, 3)))
+            assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 150, 3, null)))
                     .isEqualTo(all.subList(150, 153));
             // a state changed after it was evicted reads back as changed, after another crash too
             h.await(h.engine.setSessionState(Q, "s00000", new byte[] {42}));
             h.crashAndRestart();
             assertThat(h.await(h.engine.getSessionState(Q, "s00000"))).containsExactly(42);
-        } finally {
-            System.clearProperty("buslane.sessionStateBytes");
         }
     }
 
@@ -220,18 +217,17 @@ class SessionsAtScaleTest {
 
     @Test
     void evictedSessionStatesAreReadBackFromTheFileJournal(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
-        System.setProperty("buslane.sessionStateBytes", "1024");
         try (EngineHarness h = EngineHarness.onFiles(dir, 1, EngineConfig.DEFAULT_RESIDENT_BYTES_PER_SHARD,
-                1024 * 1024)) {
+                1024 * 1024).withSessionStateBytesPerShard(1024)) {
             h.await(h.engine.createQueue(QueueProperties.builder("many").requiresSession(true).build()));
             for (int s = 0; s < 200; s++) {
                 h.await(h.engine.setSessionState(Q, "s" + s, ("state of s" + s + " v1").getBytes(
                         StandardCharsets.UTF_8)));
             }
             h.await(h.engine.setSessionState(Q, "s7", "state of s7 v2".getBytes(StandardCharsets.UTF_8)));
-            assertThat(h.engine.residentSessionStateBytes()).isLessThanOrEqualTo(1024);
-            assertThat(h.engine.residentSessionStateBytes()).as("3.4 KB of states, 1 KiB budget: some evicted")
-                    .isLessThan(3_000);
+            assertThat(h.engine.shards().residentSessionStateBytes()).isLessThanOrEqualTo(1024);
+            assertThat(h.engine.shards().residentSessionStateBytes())
+                    .as("3.4 KB of states, 1 KiB budget: some evicted").isLessThan(3_000);
             for (int round = 0; round < 2; round++) {
                 assertThat(new String(h.await(h.engine.getSessionState(Q, "s0")), StandardCharsets.UTF_8))
                         .isEqualTo("state of s0 v1");
@@ -239,8 +235,6 @@ class SessionsAtScaleTest {
                         .isEqualTo("state of s7 v2");
                 h.restart();
             }
-        } finally {
-            System.clearProperty("buslane.sessionStateBytes");
         }
     }
 }

@@ -458,7 +458,8 @@ class SessionsTest {
             r.close();
             h.engine.runUntilIdle();
             assertThat(counts(h, "sq").activeMessageCount()).isEqualTo(1);
-            assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 10))).containsExactly("other");
+            assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 10, null)))
+                    .containsExactly("other");
         }
     }
 
@@ -505,22 +506,24 @@ class SessionsTest {
             assertThat(counts(h, "sq").activeMessageCount()).isZero();
             assertThat(h.await(h.engine.getSessionState(Q, "s"))).isEqualTo(state2);
             assertThat(counts(h, "sq").sizeInBytes()).isEqualTo(state2.length);
-            assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 100))).containsExactly("s");
+            assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 100, null)))
+                    .containsExactly("s");
 
             h.crashAndRestart();
             assertThat(h.await(h.engine.getSessionState(Q, "s"))).isEqualTo(state2);
             assertThat(counts(h, "sq").sizeInBytes()).isEqualTo(state2.length);
-            assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 100))).containsExactly("s");
+            assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 100, null)))
+                    .containsExactly("s");
 
             // set null clears, also durably
             h.await(h.engine.setSessionState(Q, "s", null));
             assertThat(h.await(h.engine.getSessionState(Q, "s"))).isNull();
             assertThat(counts(h, "sq").sizeInBytes()).isZero();
-            assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 100))).isEmpty();
+            assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 100, null))).isEmpty();
             h.crashAndRestart();
             assertThat(h.await(h.engine.getSessionState(Q, "s"))).isNull();
             assertThat(counts(h, "sq").sizeInBytes()).isZero();
-            assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 100))).isEmpty();
+            assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 100, null))).isEmpty();
         }
     }
 
@@ -561,29 +564,29 @@ class SessionsTest {
             h.engine.runUntilIdle();
 
             // DateTime.MaxValue: every session with messages or state, paged by skip or by the last id seen
-            assertThat(h.await(h.engine.listSessions(Q, all, 0, 100))).containsExactly("a", "b", "c", "d");
-            assertThat(h.await(h.engine.listSessions(Q, all, 0, 2))).containsExactly("a", "b");
-            assertThat(h.await(h.engine.listSessions(Q, all, 2, 2))).containsExactly("c", "d");
-            assertThat(h.await(h.engine.listSessions(Q, all, 4, 2))).isEmpty();
+            assertThat(h.await(h.engine.listSessions(Q, all, 0, 100, null))).containsExactly("a", "b", "c", "d");
+            assertThat(h.await(h.engine.listSessions(Q, all, 0, 2, null))).containsExactly("a", "b");
+            assertThat(h.await(h.engine.listSessions(Q, all, 2, 2, null))).containsExactly("c", "d");
+            assertThat(h.await(h.engine.listSessions(Q, all, 4, 2, null))).isEmpty();
             assertThat(h.await(h.engine.listSessions(Q, all, 0, 2, "b"))).containsExactly("c", "d");
             assertThat(h.await(h.engine.listSessions(Q, all, 0, 2, "bb"))).containsExactly("c", "d");
             assertThat(h.await(h.engine.listSessions(Q, all, 0, 2, "d"))).isEmpty();
             // a real time: the sessions whose state changed since (message arrivals do not count)
-            assertThat(h.await(h.engine.listSessions(Q, t0, 0, 100))).containsExactly("c");
+            assertThat(h.await(h.engine.listSessions(Q, t0, 0, 100, null))).containsExactly("c");
 
             h.advance(Duration.ofMinutes(1));
             long t1 = h.clock.epochMillis();
-            assertThat(h.await(h.engine.listSessions(Q, t1, 0, 100))).isEmpty();
+            assertThat(h.await(h.engine.listSessions(Q, t1, 0, 100, null))).isEmpty();
             h.await(h.engine.setSessionState(Q, "d", new byte[] {1}));
             h.send("sq", text("4", "a"));
-            assertThat(h.await(h.engine.listSessions(Q, t1, 0, 100))).containsExactly("d");
-            assertThat(h.await(h.engine.listSessions(Q, t0, 0, 100))).containsExactly("c", "d");
+            assertThat(h.await(h.engine.listSessions(Q, t1, 0, 100, null))).containsExactly("d");
+            assertThat(h.await(h.engine.listSessions(Q, t0, 0, 100, null))).containsExactly("c", "d");
 
             // the times of session state survive a restart
             h.crashAndRestart();
-            assertThat(h.await(h.engine.listSessions(Q, all, 0, 100))).containsExactly("a", "b", "c", "d");
-            assertThat(h.await(h.engine.listSessions(Q, t0, 0, 100))).containsExactly("c", "d");
-            assertThat(h.await(h.engine.listSessions(Q, t1, 0, 100))).containsExactly("d");
+            assertThat(h.await(h.engine.listSessions(Q, all, 0, 100, null))).containsExactly("a", "b", "c", "d");
+            assertThat(h.await(h.engine.listSessions(Q, t0, 0, 100, null))).containsExactly("c", "d");
+            assertThat(h.await(h.engine.listSessions(Q, t1, 0, 100, null))).containsExactly("d");
         }
     }
 
@@ -650,8 +653,8 @@ class SessionsTest {
             assertThat(h.await(h.engine.getSessionState(pq, "alpha"))).containsExactly(1, 2);
             List<String> expected = new ArrayList<>(ids);
             expected.add("zulu");
-            assertThat(h.await(h.engine.listSessions(pq, ALL, 0, 100))).containsExactlyElementsOf(expected);
-            assertThat(h.await(h.engine.listSessions(pq, ALL, 3, 2))).containsExactly("delta", "echo");
+            assertThat(h.await(h.engine.listSessions(pq, ALL, 0, 100, null))).containsExactlyElementsOf(expected);
+            assertThat(h.await(h.engine.listSessions(pq, ALL, 3, 2, null))).containsExactly("delta", "echo");
 
             // completing everything empties the queue
             for (ReceivedMessage m : got.subList(1, 3)) {
@@ -659,7 +662,7 @@ class SessionsTest {
             }
             h.crashAndRestart();
             assertThat(h.await(h.engine.getSessionState(pq, "zulu"))).containsExactly(7);
-            assertThat(h.await(h.engine.listSessions(pq, ALL, 0, 100))).containsExactlyElementsOf(expected);
+            assertThat(h.await(h.engine.listSessions(pq, ALL, 0, 100, null))).containsExactlyElementsOf(expected);
         }
     }
 
@@ -702,9 +705,10 @@ class SessionsTest {
 
             long[] seqs = {m1.sequenceNumber()};
             // a different session id does not find it
-            assertFails(h, h.engine.receiveDeferred(Q, seqs, ReceiveMode.PEEK_LOCK, "other"),
+            assertFails(h, h.engine.receiveDeferred(Q, seqs, ReceiveMode.PEEK_LOCK, "other", null),
                     ErrorKind.MESSAGE_NOT_FOUND);
-            List<ReceivedMessage> deferred = h.await(h.engine.receiveDeferred(Q, seqs, ReceiveMode.PEEK_LOCK, "s"));
+            List<ReceivedMessage> deferred = h.await(h.engine.receiveDeferred(Q, seqs, ReceiveMode.PEEK_LOCK, "s",
+                    null));
             assertThat(deferred).hasSize(1);
             ReceivedMessage d = deferred.get(0);
             assertThat(d.sessionId()).isEqualTo("s");
@@ -716,10 +720,10 @@ class SessionsTest {
             h.await(r.abandon(d.lockToken(), null));
             h.engine.runUntilIdle();
             assertThat(sink.take()).isEmpty();
-            ReceivedMessage d2 = h.await(h.engine.receiveDeferred(Q, seqs, ReceiveMode.PEEK_LOCK, "s")).get(0);
+            ReceivedMessage d2 = h.await(h.engine.receiveDeferred(Q, seqs, ReceiveMode.PEEK_LOCK, "s", null)).get(0);
             assertThat(d2.deliveryCount()).isEqualTo(2); // the delivery that deferred it, and the abandoned one
             h.await(r.complete(d2.lockToken()));
-            assertFails(h, h.engine.receiveDeferred(Q, seqs, ReceiveMode.PEEK_LOCK, "s"),
+            assertFails(h, h.engine.receiveDeferred(Q, seqs, ReceiveMode.PEEK_LOCK, "s", null),
                     ErrorKind.MESSAGE_NOT_FOUND);
         }
     }
@@ -736,7 +740,7 @@ class SessionsTest {
             r.close();
             h.engine.runUntilIdle();
             long[] seqs = {m1.sequenceNumber()};
-            assertFails(h, h.engine.receiveDeferred(Q, seqs, ReceiveMode.PEEK_LOCK, "s"),
+            assertFails(h, h.engine.receiveDeferred(Q, seqs, ReceiveMode.PEEK_LOCK, "s", null),
                     ErrorKind.SESSION_LOCK_LOST);
             // a deferred-only session is not offered by next-available
             CompletableFuture<Receiver> next = h.engine.acceptSession(Q, null, ReceiveMode.PEEK_LOCK, 1_000,
@@ -745,9 +749,9 @@ class SessionsTest {
             h.advance(Duration.ofMillis(1_001));
             assertFails(h, next, ErrorKind.TIMEOUT);
             // the session is still listed (it has a message)
-            assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 10))).containsExactly("s");
+            assertThat(h.await(h.engine.listSessions(Q, Engine.ALL_ACTIVE_SESSIONS, 0, 10, null))).containsExactly("s");
             Receiver r2 = accept(h, Q, "s", h.sink(), 0);
-            ReceivedMessage d = h.await(h.engine.receiveDeferred(Q, seqs, ReceiveMode.PEEK_LOCK, "s")).get(0);
+            ReceivedMessage d = h.await(h.engine.receiveDeferred(Q, seqs, ReceiveMode.PEEK_LOCK, "s", null)).get(0);
             h.await(r2.complete(d.lockToken()));
             assertThat(counts(h, "sq").activeMessageCount()).isZero();
         }

@@ -110,7 +110,7 @@ class TransactionCommitTest {
             assertThat(text(again.get(0))).isEqualTo("a");
             assertThat(again.get(0).deliveryCount()).isEqualTo(1);
             List<ReceivedMessage> deferred = h.await(h.engine.receiveDeferred(addr("q"),
-                    new long[] {got.get(1).sequenceNumber()}, ReceiveMode.PEEK_LOCK, null));
+                    new long[] {got.get(1).sequenceNumber()}, ReceiveMode.PEEK_LOCK, null, null));
             assertThat(deferred).extracting(EngineHarness::text).containsExactly("b");
         }
     }

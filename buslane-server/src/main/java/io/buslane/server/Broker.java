@@ -154,8 +154,8 @@ public final class Broker implements AutoCloseable {
                 metrics.bindCluster(cluster);
             }
             Engine running = engine;
-            health.addCheck(() -> running.fatalError() == null ? List.of()
-                    : List.of("A shard thread stopped: " + running.fatalError()));
+            health.addCheck(() -> running.shards().fatalError() == null ? List.of()
+                    : List.of("A shard thread stopped: " + running.shards().fatalError()));
             health.addCheck(storage::healthProblems);
             metrics.bindEngine(engine);
             TopologyApplier.apply(engine, topology);
@@ -188,7 +188,7 @@ public final class Broker implements AutoCloseable {
                     .map(name -> "Event loop " + name + " is not answering.").toList());
             metrics.bindWatchdog(watchdog);
             Broker broker = new Broker(storage, engine, cluster, vertx, http, amqp, health, watchdog);
-            engine.onFatal(broker::fatal);
+            engine.shards().onFatal(broker::fatal);
             health.ready(engine, amqp.port(), http.port());
             LOG.info("Buslane ready in {} ms: AMQP on {}:{}, HTTP on {}:{}, data {}",
                     (Clock.system().monotonicNanos() - startNs) / 1_000_000, options.host(), amqp.port(),

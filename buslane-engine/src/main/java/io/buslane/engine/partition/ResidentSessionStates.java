@@ -17,7 +17,7 @@ import java.util.function.LongFunction;
  */
 public final class ResidentSessionStates {
 
-    /** Bytes of session state a shard keeps in the heap (overridable with {@code buslane.sessionStateBytes}). */
+    /** Bytes of session state a shard keeps in the heap unless configured otherwise (the engine's config). */
     public static final long DEFAULT_BUDGET_BYTES = 64L * 1024 * 1024;
 
     /** A store that never evicts (dormant shards, tests with their own context). */

@@ -28,12 +28,10 @@ public final class MessageCounts {
         this.clock = clock;
     }
 
-    /** Deletes up to {@code max} unlocked messages enqueued before {@code beforeMs}; completes with how many. */
-    public CompletableFuture<Integer> deleteMessages(EntityAddress address, int max, long beforeMs) {
-        return deleteMessages(address, max, beforeMs, null);
-    }
-
-    /** As {@link #deleteMessages(EntityAddress, int, long)}, only of one session when {@code sessionId} is set. */
+    /**
+     * Deletes up to {@code max} unlocked messages enqueued before {@code beforeMs}, only those of one session when
+     * {@code sessionId} is not null; completes with how many.
+     */
     public CompletableFuture<Integer> deleteMessages(EntityAddress address, int max, long beforeMs,
                                                      String sessionId) {
         try {

@@ -50,18 +50,6 @@ public final class Shard implements PartitionContext {
     private static final long MAX_PARK_MS = 100;
     private static final long SYNC_FAILURE_LOG_INTERVAL_MS = 10_000;
 
-    /** The system property that overrides the heap budget of each shard's session states (bytes). */
-    public static final String SESSION_STATE_BYTES_PROPERTY = "buslane.sessionStateBytes";
-
-    /**
-     * The heap budget of a shard's session states: 64 MiB unless {@value #SESSION_STATE_BYTES_PROPERTY} says
-     * otherwise, read when a shard is made, here (the partition state machines read no property).
-     */
-    static long sessionStateBudgetBytes() {
-        return Long.getLong(SESSION_STATE_BYTES_PROPERTY,
-                ResidentSessionStates.DEFAULT_BUDGET_BYTES);
-    }
-
     private final int index;
     private final Clock clock;
     private final ShardJournal journal;
@@ -113,13 +101,15 @@ public final class Shard implements PartitionContext {
     }
 
     public Shard(int index, Clock clock, ShardJournal journal) {
-        this(index, clock, journal, DedupWindow.DEFAULT_HEAP_BUDGET_BYTES);
+        this(index, clock, journal, DedupWindow.DEFAULT_HEAP_BUDGET_BYTES, ResidentSessionStates.DEFAULT_BUDGET_BYTES);
     }
 
     /**
-     * @param dedupHeapBudgetBytes the heap budget of each duplicate-detection window of this shard's partitions
+     * @param dedupHeapBudgetBytes    the heap budget of each duplicate-detection window of this shard's partitions
+     * @param sessionStateBudgetBytes the heap budget of this shard's durable session states
      */
-    public Shard(int index, Clock clock, ShardJournal journal, long dedupHeapBudgetBytes) {
+    public Shard(int index, Clock clock, ShardJournal journal, long dedupHeapBudgetBytes,
+                 long sessionStateBudgetBytes) {
         this.index = index;
         this.dedupHeapBudgetBytes = dedupHeapBudgetBytes;
         this.clock = clock;
@@ -127,8 +117,7 @@ public final class Shard implements PartitionContext {
         this.log = journal == null ? null : journal.log();
         this.bodies = journal == null ? null : journal.bodies();
         this.states = journal == null ? ResidentSessionStates.unlimited()
-                : new ResidentSessionStates(sessionStateBudgetBytes(),
-                        journal::readSessionState);
+                : new ResidentSessionStates(sessionStateBudgetBytes, journal::readSessionState);
         this.nowMs = clock.epochMillis();
         this.timers = new TimerWheel(1, 64, nowMs);
         this.random = new SplittableRandom(new SecureRandom().nextLong());
@@ -140,7 +129,7 @@ public final class Shard implements PartitionContext {
      * stay empty until the node takes the shard and builds them again on a serving shard.
      */
     public static Shard dormant(int index, Clock clock, long dedupHeapBudgetBytes, String reason) {
-        Shard s = new Shard(index, clock, null, dedupHeapBudgetBytes);
+        Shard s = new Shard(index, clock, null, dedupHeapBudgetBytes, 0);
         s.retired = reason;
         s.drained = true;
         return s;

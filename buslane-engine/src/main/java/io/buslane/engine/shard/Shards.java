@@ -1,9 +1,11 @@
 package io.buslane.engine.shard;
 
+import io.buslane.engine.api.ShardMonitor;
+
 import java.util.function.Consumer;
 
 /** All shards of an engine: driving them (manual threading), starting and stopping them, and their summed figures. */
-public final class Shards {
+public final class Shards implements ShardMonitor {
 
     private final Shard[] shards;
     private volatile Consumer<Throwable> fatalListener = e -> { };
@@ -73,6 +75,7 @@ public final class Shards {
     }
 
     /** Encoded bytes of the message bodies all shards hold in the heap, as of each shard's last duty cycle. */
+    @Override
     public long residentMessageBytes() {
         long total = 0;
         for (Shard s : shards) {
@@ -84,6 +87,7 @@ public final class Shards {
     }
 
     /** Bytes of session state all shards hold in the heap (as of their last cycle; exact in manual threading). */
+    @Override
     public long residentSessionStateBytes() {
         long total = 0;
         for (Shard s : shards) {
@@ -93,6 +97,7 @@ public final class Shards {
     }
 
     /** Message bodies read back from the journals so far. */
+    @Override
     public long messageBodyReads() {
         long total = 0;
         for (Shard s : shards) {
@@ -104,6 +109,7 @@ public final class Shards {
     }
 
     /** Commands waiting in all shard queues. */
+    @Override
     public int queuedCommands() {
         int n = 0;
         for (Shard s : shards) {
@@ -113,6 +119,7 @@ public final class Shards {
     }
 
     /** Message locks that expired before settlement, on every shard since start. */
+    @Override
     public long lockExpiries() {
         long n = 0;
         for (Shard s : shards) {
@@ -126,6 +133,7 @@ public final class Shards {
         return fatalListener;
     }
 
+    @Override
     public void onFatal(Consumer<Throwable> listener) {
         fatalListener = listener;
         for (Shard s : shards) {
@@ -134,6 +142,7 @@ public final class Shards {
     }
 
     /** The first error that ended a shard's thread, or null while every shard runs. */
+    @Override
     public Throwable fatalError() {
         for (Shard s : shards) {
             if (s.fatal() != null) {

@@ -123,7 +123,7 @@ class LeaseGateTest {
             journal.leaseLost(true);
             refusedForTheLease(h.engine.renewLock(Q, locked.lockToken()), h);
             refusedForTheLease(h.engine.receiveDeferred(Q, new long[] {deferred.sequenceNumber()},
-                    ReceiveMode.PEEK_LOCK, null), h);
+                    ReceiveMode.PEEK_LOCK, null, null), h);
             EntityAddress s = EntityAddress.parse("s");
             refusedForTheLease(h.engine.acceptSession(s, "session-1", ReceiveMode.PEEK_LOCK, 0, h.sink()), h);
             EngineHarness.Sink next = h.sink();
@@ -145,7 +145,7 @@ class LeaseGateTest {
             assertThat(h.await(h.engine.renewSessionLock(s, "session-1", accepted))).isPositive();
             assertThat(h.await(h.engine.renewLock(Q, locked.lockToken()))).isPositive();
             assertThat(h.await(h.engine.receiveDeferred(Q, new long[] {deferred.sequenceNumber()},
-                    ReceiveMode.PEEK_LOCK, null))).extracting(EngineHarness::text).containsExactly("deferred");
+                    ReceiveMode.PEEK_LOCK, null, null))).extracting(EngineHarness::text).containsExactly("deferred");
         }
     }
 }

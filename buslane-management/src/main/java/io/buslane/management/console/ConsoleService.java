@@ -593,7 +593,8 @@ final class ConsoleService {
             return out;
         }
         out.put("requiresSession", true);
-        List<String> ids = Await.result(engine.listSessions(address, Engine.ALL_ACTIVE_SESSIONS, 0, MAX_SESSIONS));
+        List<String> ids = Await.result(engine.listSessions(address, Engine.ALL_ACTIVE_SESSIONS, 0, MAX_SESSIONS,
+                null));
         for (String id : ids) {
             ObjectNode s = list.addObject();
             s.put("sessionId", id);
@@ -605,7 +606,7 @@ final class ConsoleService {
             }
             boolean locked;
             try {
-                Await.result(engine.checkSessionLocked(address, id));
+                Await.result(engine.checkSessionLocked(address, id, null));
                 locked = true;
             } catch (BrokerException e) {
                 locked = false;

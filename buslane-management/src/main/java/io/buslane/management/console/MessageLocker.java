@@ -67,7 +67,7 @@ final class MessageLocker {
             ReceivedMessage target;
             if (found.state() == MessageState.DEFERRED) {
                 List<ReceivedMessage> got = Await.result(engine.receiveDeferred(address, new long[] {sequenceNumber},
-                        ReceiveMode.PEEK_LOCK, sessionId));
+                        ReceiveMode.PEEK_LOCK, sessionId, null));
                 if (got.isEmpty()) {
                     throw notFound(sequenceNumber);
                 }

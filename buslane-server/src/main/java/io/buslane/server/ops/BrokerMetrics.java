@@ -3,6 +3,7 @@ package io.buslane.server.ops;
 import io.buslane.amqp.transport.AmqpStats;
 import io.buslane.engine.Engine;
 import io.buslane.engine.api.EngineStats;
+import io.buslane.engine.api.ShardMonitor;
 import io.buslane.engine.namespace.QueueEntity;
 import io.buslane.engine.api.RuntimeCounts;
 import io.buslane.engine.namespace.SubscriptionEntity;
@@ -109,13 +110,14 @@ public final class BrokerMetrics {
             counter("buslane.messages.settled", "Locked messages settled, by outcome", stats, s -> s.settled(o),
                     Tags.of("outcome", o.name().toLowerCase(Locale.ROOT)));
         }
-        counter("buslane.lock.expiries", "Message locks that expired before settlement", e, Engine::lockExpiries,
-                Tags.empty());
-        counter("buslane.engine.body.reads", "Message bodies read back from the journal (evicted from memory)", e,
-                Engine::messageBodyReads, Tags.empty());
-        Gauge.builder("buslane.engine.queued.commands", e, Engine::queuedCommands)
+        ShardMonitor shards = e.shards();
+        counter("buslane.lock.expiries", "Message locks that expired before settlement", shards,
+                ShardMonitor::lockExpiries, Tags.empty());
+        counter("buslane.engine.body.reads", "Message bodies read back from the journal (evicted from memory)",
+                shards, ShardMonitor::messageBodyReads, Tags.empty());
+        Gauge.builder("buslane.engine.queued.commands", shards, ShardMonitor::queuedCommands)
                 .description("Commands waiting in the shard queues").register(registry);
-        Gauge.builder("buslane.engine.resident.message", e, Engine::residentMessageBytes).baseUnit("bytes")
+        Gauge.builder("buslane.engine.resident.message", shards, ShardMonitor::residentMessageBytes).baseUnit("bytes")
                 .description("Encoded message bodies held in the heap").register(registry);
         for (String type : List.of("queue", "topic", "subscription")) {
             Gauge.builder("buslane.entities", e, x -> entityCount(x, type)).tag("type", type)
