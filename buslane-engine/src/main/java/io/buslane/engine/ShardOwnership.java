@@ -20,7 +20,7 @@ import java.util.function.IntPredicate;
  */
 final class ShardOwnership {
 
-    private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ShardOwnership.class);
 
     private final EngineConfig config;
     private final Shards shards;

@@ -247,9 +247,9 @@ public final class Partition {
             SubQueueState s = main.subQueue(q);
             s.deliveries.closeConsumers(BrokerException.entityNotFound(s.settings.entityPath()));
             s.purge();
-            s.forEachSession(session -> {
+            s.sessions().forEach(session -> {
                 if (session.hasState()) {
-                    s.setSessionState(session.id, null, ctx.nowMs());
+                    s.sessions().setState(session.id, null, ctx.nowMs());
                 }
             });
         }
@@ -908,7 +908,7 @@ public final class Partition {
     /** Starts delivery after a replay (e.g. to consumers that attach later, or timers already due). */
     public void afterReplay() {
         if (queue != null) {
-            queue.pump();
+            queue.deliveries().pump();
         }
         for (DedupWindow w : new DedupWindow[] {duplicates, transferKeys}) {
             if (w != null) {

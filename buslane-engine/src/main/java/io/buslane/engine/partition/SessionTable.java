@@ -23,7 +23,7 @@ import java.util.function.Consumer;
  * shard thread; takes {@code nowMs} from its caller and reports state records through the context's
  * {@link PartitionLog}.
  */
-final class SessionTable {
+public final class SessionTable {
 
     static final String SESSION_LOCK_LOST_TEXT =
             "The session lock has expired on the MessageSession. Accept a new MessageSession.";
@@ -194,8 +194,24 @@ final class SessionTable {
         return s.lockedUntilMs;
     }
 
-    /** The locked-until time of a session lock, or fails as lost. */
-    long lockedUntil(String sessionId, long nowMs, ConsumerHandle by) {
+    /**
+     * Renews a session's lock for its sub-queue's lock duration; returns the new locked-until time, or fails as lost
+     * (or as not sessionful, or while the shard's lease may have passed to another node), changing nothing then.
+     *
+     * @param by the receiver that must hold the lock, or null when any holder will do
+     */
+    public long renewLock(String sessionId, long nowMs, ConsumerHandle by) {
+        owner.requireSessionful();
+        owner.requireLease();
+        return renew(sessionId, nowMs, owner.settings.lockDurationMs(), by);
+    }
+
+    /**
+     * The locked-until time of a session lock, or fails as lost.
+     *
+     * @param by the receiver that must hold the lock, or null when any holder will do
+     */
+    public long lockedUntil(String sessionId, long nowMs, ConsumerHandle by) {
         return held(sessionId, nowMs, by).lockedUntilMs;
     }
 
@@ -212,7 +228,7 @@ final class SessionTable {
     }
 
     /** Whether the session is locked at {@code nowMs}. */
-    boolean lockedAt(String sessionId, long nowMs) {
+    public boolean lockedAt(String sessionId, long nowMs) {
         SessionEntry s = sessions.get(sessionId);
         return s != null && s.lockedAt(nowMs);
     }
@@ -299,13 +315,16 @@ final class SessionTable {
     // ------------------------------------------------------------------------------------------------ state
 
     /** The session's state, or null (read back from the journal when it was evicted). */
-    byte[] state(String sessionId) {
+    public byte[] state(String sessionId) {
         SessionEntry s = sessions.get(sessionId);
         return s == null || !s.hasState() ? null : ctx.sessionStates().get(s);
     }
 
-    /** Sets (or, with null, clears) the session's state, journaling the change. */
-    void setState(String sessionId, byte[] state, long nowMs) {
+    /**
+     * Sets (or, with null, clears) the session's state, journaling the change. The caller has checked that the
+     * sub-queue is sessionful ({@link SubQueueState#requireSessionful}).
+     */
+    public void setState(String sessionId, byte[] state, long nowMs) {
         SessionEntry s = getOrCreate(sessionId);
         if (s.hasState()) {
             stateBytes -= s.stateLength;
@@ -331,7 +350,7 @@ final class SessionTable {
     }
 
     /** Restores a session's state from its record (replay). */
-    void restoreState(String sessionId, byte[] state, long recordId, long lastUpdatedMs) {
+    public void restoreState(String sessionId, byte[] state, long recordId, long lastUpdatedMs) {
         SessionEntry s = getOrCreate(sessionId);
         if (s.hasState()) {
             stateBytes -= s.stateLength;
@@ -347,7 +366,7 @@ final class SessionTable {
     }
 
     /** Forgets a session's state whose DELETE record was replayed. */
-    void clearStateForReplay(String sessionId) {
+    public void clearStateForReplay(String sessionId) {
         SessionEntry s = sessions.get(sessionId);
         if (s != null && s.hasState()) {
             stateBytes -= s.stateLength;
@@ -371,7 +390,7 @@ final class SessionTable {
      * (message arrivals do not count), as the service lists them. Walks the id index from {@code afterId}: a page
      * costs its own size, not the number of sessions.
      */
-    List<String> ids(long stateUpdatedSinceMs, String afterId, int limit) {
+    public List<String> ids(long stateUpdatedSinceMs, String afterId, int limit) {
         List<String> ids = new ArrayList<>(Math.min(limit, 1024));
         boolean all = stateUpdatedSinceMs == Long.MIN_VALUE;
         Collection<SessionEntry> from = afterId == null ? byId.values()

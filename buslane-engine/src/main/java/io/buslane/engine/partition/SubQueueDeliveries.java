@@ -17,7 +17,7 @@ import java.util.ArrayList;
  * or next, expiry, release). A delivery's message is handed over after the sync that made it durable. Confined to
  * the shard thread, as its sub-queue.
  */
-final class SubQueueDeliveries {
+public final class SubQueueDeliveries {
 
     private static final Logger LOG = LoggerFactory.getLogger(SubQueueState.class);
 
@@ -60,7 +60,7 @@ final class SubQueueDeliveries {
 
     // ------------------------------------------------------------------------------------------------ delivery
 
-    void pump() {
+    public void pump() {
         if (!leaseHeld()) {
             return;
         }
@@ -190,13 +190,13 @@ final class SubQueueDeliveries {
 
     // ------------------------------------------------------------------------------------------------ consumers
 
-    ConsumerSlot addConsumer(ConsumerHandle consumer) {
+    public ConsumerSlot addConsumer(ConsumerHandle consumer) {
         ConsumerSlot slot = new ConsumerSlot(consumer, q);
         consumers.add(slot);
         return slot;
     }
 
-    void removeConsumer(ConsumerSlot slot) {
+    public void removeConsumer(ConsumerSlot slot) {
         if (slot.closed) {
             return;
         }
@@ -245,7 +245,7 @@ final class SubQueueDeliveries {
 
     // ------------------------------------------------------------------------------------------------ sessions
 
-    ConsumerSlot acceptSession(String sessionId, ConsumerHandle consumer, long nowMs) {
+    public ConsumerSlot acceptSession(String sessionId, ConsumerHandle consumer, long nowMs) {
         q.requireSessionful();
         q.requireLease();
         SessionEntry s = q.sessions.forAccept(sessionId, nowMs);
@@ -257,7 +257,7 @@ final class SubQueueDeliveries {
         return slot;
     }
 
-    void acceptNextSession(SessionWaiter waiter) {
+    public void acceptNextSession(SessionWaiter waiter) {
         q.requireSessionful();
         q.sessions.addWaiter(waiter);
         serveWaiters();
@@ -291,7 +291,7 @@ final class SubQueueDeliveries {
         w.onGrantWithdrawn(new BrokerException(ErrorKind.SERVER_BUSY, SubQueueState.LEASE_NOT_HELD_TEXT));
     }
 
-    void pumpSessionOf(ConsumerSlot slot) {
+    public void pumpSessionOf(ConsumerSlot slot) {
         if (slot.session != null && slot.session.holder == slot) {
             pumpSession(slot.session);
         }

@@ -21,7 +21,7 @@ import java.util.UUID;
  * settlement checks its lock before it changes anything: a refused settlement leaves the message as it was.
  * Confined to the shard thread, as its sub-queue.
  */
-final class SubQueueSettlements {
+public final class SubQueueSettlements {
 
     private final SubQueueState q;
     private final LockTable locks = new LockTable();
@@ -116,7 +116,7 @@ final class SubQueueSettlements {
         }
     }
 
-    long renewLock(UUID lockToken, long nowMs) {
+    public long renewLock(UUID lockToken, long nowMs) {
         q.requireLease();
         Entry e = lockedEntry(lockToken, nowMs, true);
         if (e.session != null) {
@@ -127,11 +127,11 @@ final class SubQueueSettlements {
         return e.lockedUntilMs;
     }
 
-    boolean holdsLock(UUID lockToken) {
+    public boolean holdsLock(UUID lockToken) {
         return locks.containsKey(lockToken);
     }
 
-    void requireLock(UUID lockToken, long nowMs) {
+    public void requireLock(UUID lockToken, long nowMs) {
         Entry e = lockToken == null ? null : locks.get(lockToken);
         if (e == null) {
             throw lost();
@@ -235,20 +235,20 @@ final class SubQueueSettlements {
 
     // ------------------------------------------------------------------------------------------------ settlement
 
-    void complete(UUID lockToken, long nowMs) {
+    public void complete(UUID lockToken, long nowMs) {
         Entry e = lockedEntry(lockToken, nowMs);
         unlock(e);
         q.remove(e);
     }
 
-    void abandon(UUID lockToken, Map<String, Object> propertiesToModify, long nowMs) {
+    public void abandon(UUID lockToken, Map<String, Object> propertiesToModify, long nowMs) {
         Entry e = lockedEntry(lockToken, nowMs);
         unlock(e);
         boolean modified = modify(e, propertiesToModify);
         fail(e, nowMs, main(), modified);
     }
 
-    void release(UUID lockToken, long nowMs) {
+    public void release(UUID lockToken, long nowMs) {
         Entry held = lockToken == null ? null : locks.get(lockToken);
         if (held == null && lapsedLock(lockToken) != null) {
             return; // its lock ran out: the message is available again already, counted as a failed delivery
@@ -262,7 +262,7 @@ final class SubQueueSettlements {
         fail(e, nowMs, false, false);
     }
 
-    void defer(UUID lockToken, Map<String, Object> propertiesToModify, long nowMs) {
+    public void defer(UUID lockToken, Map<String, Object> propertiesToModify, long nowMs) {
         Entry e = lockedEntry(lockToken, nowMs);
         unlock(e);
         modify(e, propertiesToModify);
@@ -276,7 +276,7 @@ final class SubQueueSettlements {
         log().entryUpdated(e);
     }
 
-    void deadLetter(UUID lockToken, String reason, String description, Map<String, Object> propertiesToModify,
+    public void deadLetter(UUID lockToken, String reason, String description, Map<String, Object> propertiesToModify,
                     long nowMs) {
         Entry e = lockedEntry(lockToken, nowMs);
         if (!main()) {
@@ -395,7 +395,7 @@ final class SubQueueSettlements {
 
     // ------------------------------------------------------------------------------------------------ deferred
 
-    List<ReceivedMessage> receiveDeferred(long[] sequenceNumbers, ReceiveMode mode, String sessionId,
+    public List<ReceivedMessage> receiveDeferred(long[] sequenceNumbers, ReceiveMode mode, String sessionId,
                                           ConsumerHandle by, long nowMs) {
         q.requireLease();
         List<Entry> found = new ArrayList<>(sequenceNumbers.length);

@@ -2,7 +2,6 @@ package io.buslane.engine.partition;
 
 import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
-import io.buslane.engine.api.ReceiveMode;
 import io.buslane.engine.api.RuntimeCounts;
 import io.buslane.engine.api.SubQueue;
 import io.buslane.engine.entity.RuleProperties;
@@ -14,16 +13,15 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.function.Consumer;
 
 /**
  * One receivable queue of one partition: a queue's or a subscription's main queue, dead-letter queue or
  * transfer dead-letter queue. Holds the messages (in sequence order, with their counts) and applies the Service Bus
- * rules through three sections: this class (entries and counts: arrival, removal, browsing, deletion), its
- * {@link SubQueueDeliveries} (consumers, hand-out, session locks) and its {@link SubQueueSettlements} (message
- * locks, settlement, expiry, dead-lettering); its sessions (availability, session locks, state) are kept by its
- * {@link SessionTable}. Confined to its shard thread.
+ * rules through four sections: this class (entries and counts: arrival, removal, browsing, deletion), its
+ * {@link #deliveries()} (consumers, hand-out, session locks), its {@link #settlements()} (message locks,
+ * settlement, expiry, dead-lettering) and its {@link #sessions()} (availability, session locks, state); callers use
+ * the section an operation belongs to (this class forwards none of them). Confined to its shard thread.
  *
  * <p>Every state change that must survive a restart is reported to the {@link PartitionLog}; locks are not
  * (they do not survive a restart).
@@ -93,6 +91,21 @@ public final class SubQueueState {
     }
 
     // ------------------------------------------------------------------------------------------------ accessors
+
+    /** Its deliveries: consumers, hand-out of ready messages, session accepts. */
+    public SubQueueDeliveries deliveries() {
+        return deliveries;
+    }
+
+    /** Its settlements: message locks, complete, abandon, defer, dead-letter, deferred receives, expiry. */
+    public SubQueueSettlements settlements() {
+        return settlements;
+    }
+
+    /** Its sessions (a sessionful main queue's): session locks, state, listing. */
+    public SessionTable sessions() {
+        return sessions;
+    }
 
     public Partition partition() {
         return partition;
@@ -239,94 +252,6 @@ public final class SubQueueState {
         ctx().schedule(e.ttlTimer, e.expiresAtMs);
     }
 
-    // ------------------------------------------------------------------------------- deliveries and settlements
-
-    /** Delivers ready messages to consumers with credit, round-robin (a session's to its holder). */
-    public void pump() {
-        deliveries.pump();
-    }
-
-    /** Registers a (non-session) consumer; {@link #pump} delivers to it. */
-    public ConsumerSlot addConsumer(ConsumerHandle consumer) {
-        return deliveries.addConsumer(consumer);
-    }
-
-    /** Removes a consumer; a session it held is released without counting a delivery. */
-    public void removeConsumer(ConsumerSlot slot) {
-        deliveries.removeConsumer(slot);
-    }
-
-    /** Completes (removes) a locked message. */
-    public void complete(UUID lockToken, long nowMs) {
-        settlements.complete(lockToken, nowMs);
-    }
-
-    /** Abandons a locked message: it becomes available again with one more failed delivery. */
-    public void abandon(UUID lockToken, Map<String, Object> propertiesToModify, long nowMs) {
-        settlements.abandon(lockToken, propertiesToModify, nowMs);
-    }
-
-    /**
-     * Releases a locked message without counting a failed delivery (AMQP {@code released}, or a delivery that
-     * could not be handed to a receiver that had already gone).
-     */
-    public void release(UUID lockToken, long nowMs) {
-        settlements.release(lockToken, nowMs);
-    }
-
-    /** Defers a locked message: from now on it can only be received by sequence number. */
-    public void defer(UUID lockToken, Map<String, Object> propertiesToModify, long nowMs) {
-        settlements.defer(lockToken, propertiesToModify, nowMs);
-    }
-
-    /** Moves a locked message to the dead-letter queue with the given reason and description. */
-    public void deadLetter(UUID lockToken, String reason, String description,
-                           Map<String, Object> propertiesToModify, long nowMs) {
-        settlements.deadLetter(lockToken, reason, description, propertiesToModify, nowMs);
-    }
-
-    /** Renews a message lock; returns the new locked-until time. */
-    public long renewLock(UUID lockToken, long nowMs) {
-        return settlements.renewLock(lockToken, nowMs);
-    }
-
-    /** Whether this lock token is a held message lock. */
-    public boolean holdsLock(UUID lockToken) {
-        return settlements.holdsLock(lockToken);
-    }
-
-    /**
-     * Fails exactly as a settlement with this lock token would fail now (lost or expired message lock, lost
-     * session lock), changing nothing: lets a transaction commit check all its settlements before applying any.
-     */
-    public void requireLock(UUID lockToken, long nowMs) {
-        settlements.requireLock(lockToken, nowMs);
-    }
-
-    /**
-     * Receives deferred messages by sequence number (locking them in peek-lock mode); a session's message only while
-     * its session is locked, by {@code by} when it is given.
-     */
-    public List<ReceivedMessage> receiveDeferred(long[] sequenceNumbers, ReceiveMode mode, String sessionId,
-                                                 ConsumerHandle by, long nowMs) {
-        return settlements.receiveDeferred(sequenceNumbers, mode, sessionId, by, nowMs);
-    }
-
-    /** Locks a named session for a new consumer slot. */
-    public ConsumerSlot acceptSession(String sessionId, ConsumerHandle consumer, long nowMs) {
-        return deliveries.acceptSession(sessionId, consumer, nowMs);
-    }
-
-    /** Locks the oldest free session with messages for the waiter, or queues the waiter. */
-    public void acceptNextSession(SessionWaiter waiter) {
-        deliveries.acceptNextSession(waiter);
-    }
-
-    /** Starts delivering to a session receiver (after its attach was answered). */
-    public void pumpSessionOf(ConsumerSlot slot) {
-        deliveries.pumpSessionOf(slot);
-    }
-
     /** Moves an (unlocked) entry of this main queue to the dead-letter queue, keeping its sequence number. */
     void moveToDeadLetter(Entry e, String reason, String description, Map<String, Object> propertiesToModify) {
         settlements.moveToDeadLetter(e, reason, description, propertiesToModify);
@@ -465,61 +390,13 @@ public final class SubQueueState {
 
     // ------------------------------------------------------------------------------------------------ sessions
 
-    /** Renews a session lock held by anyone; returns the new locked-until time. */
-    public long renewSessionLock(String sessionId, long nowMs, ConsumerHandle by) {
-        requireSessionful();
-        requireLease();
-        return sessions.renew(sessionId, nowMs, settings.lockDurationMs(), by);
-    }
-
-    /**
-     * The locked-until time of a session lock, or fails as lost.
-     *
-     * @param by the receiver that must hold the lock, or null when any holder will do
-     */
-    public long sessionLockedUntil(String sessionId, long nowMs, ConsumerHandle by) {
-        return sessions.lockedUntil(sessionId, nowMs, by);
-    }
-
-    void requireSessionful() {
+    /** Refuses, changing nothing, unless this is a main queue that requires sessions. */
+    public void requireSessionful() {
         if (!sessionful()) {
             throw new BrokerException(ErrorKind.INVALID_OPERATION, "A sessionful message receiver cannot be "
                     + "created on an entity that does not require sessions. Ensure RequiresSession is set to "
                     + "true when creating a Queue or Subscription to enable sessionful behavior.");
         }
-    }
-
-    /** The session's state, or null. */
-    public byte[] getSessionState(String sessionId) {
-        return sessions.state(sessionId);
-    }
-
-    /** Sets (or, with null, clears) the session's state. */
-    public void setSessionState(String sessionId, byte[] state, long nowMs) {
-        requireSessionful();
-        sessions.setState(sessionId, state, nowMs);
-    }
-
-    public void restoreSessionState(String sessionId, byte[] state, long recordId, long lastUpdatedMs) {
-        sessions.restoreState(sessionId, state, recordId, lastUpdatedMs);
-    }
-
-    /**
-     * At most {@code limit} ids of sessions in id order after {@code afterId} (null: from the first): all with
-     * messages or state for {@link Long#MIN_VALUE}, else those whose state was written at or after the time.
-     */
-    public List<String> sessionIds(long stateUpdatedSinceMs, String afterId, int limit) {
-        return sessions.ids(stateUpdatedSinceMs, afterId, limit);
-    }
-
-    /** A session entry's lock owner check for settlement by session id. */
-    public boolean sessionLocked(String sessionId, long nowMs) {
-        return sessions.lockedAt(sessionId, nowMs);
-    }
-
-    /** Reports the records of every session state (used when a partition's records are rewritten). */
-    void forEachSession(Consumer<SessionEntry> action) {
-        sessions.forEach(action);
     }
 
     // ------------------------------------------------------------------------------------------------ counts

@@ -304,7 +304,7 @@ public final class ShardReplayer {
             orphanRecords.add(r.id());
             return;
         }
-        q.restoreSessionState(rec.sessionId(), rec.state(), r.id(), rec.lastUpdatedMs());
+        q.sessions().restoreState(rec.sessionId(), rec.state(), r.id(), rec.lastUpdatedMs());
         sessionStates.put(r.id(), new SessionRef(q, rec.sessionId()));
     }
 

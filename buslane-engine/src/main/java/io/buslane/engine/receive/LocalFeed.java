@@ -44,9 +44,9 @@ final class LocalFeed implements PartitionFeed {
             return;
         }
         if (receiver.sessionId() != null) {
-            s.queue().pumpSessionOf(s);
+            s.queue().deliveries().pumpSessionOf(s);
         } else {
-            s.queue().pump();
+            s.queue().deliveries().pump();
         }
     }
 
@@ -81,7 +81,7 @@ final class LocalFeed implements PartitionFeed {
         ref.shard().submit(() -> {
             ConsumerSlot s = slot;
             if (s != null) {
-                s.queue().removeConsumer(s); // nothing for the slot the engine closed already
+                s.queue().deliveries().removeConsumer(s); // nothing for the slot the engine closed already
             }
         });
     }

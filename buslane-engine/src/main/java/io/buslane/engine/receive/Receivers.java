@@ -117,8 +117,8 @@ public final class Receivers {
                 }
                 try {
                     SubQueueState q = Source.subQueue(ref, address);
-                    receiver.setSlot(index, q.addConsumer(receiver));
-                    q.pump();
+                    receiver.setSlot(index, q.deliveries().addConsumer(receiver));
+                    q.deliveries().pump();
                 } catch (BrokerException e) {
                     receiver.closedByEngine(e);
                 }
@@ -154,9 +154,9 @@ public final class Receivers {
                 }
                 return ref.shard().call(() -> {
                     SubQueueState q = Source.subQueue(ref, address);
-                    var slot = q.acceptSession(sessionId, receiver, ref.shard().nowMs());
+                    var slot = q.deliveries().acceptSession(sessionId, receiver, ref.shard().nowMs());
                     receiver.setSlot(0, slot);
-                    receiver.bindSession(sessionId, q.sessionLockedUntil(sessionId, ref.shard().nowMs(), null));
+                    receiver.bindSession(sessionId, q.sessions().lockedUntil(sessionId, ref.shard().nowMs(), null));
                     return receiver;
                 });
             }
@@ -196,7 +196,7 @@ public final class Receivers {
             }
             ref.shard().submit(() -> {
                 try {
-                    Source.subQueue(ref, address).acceptNextSession(waiter);
+                    Source.subQueue(ref, address).deliveries().acceptNextSession(waiter);
                 } catch (BrokerException e) {
                     if (waiter.tryClaim()) {
                         result.completeExceptionally(e);

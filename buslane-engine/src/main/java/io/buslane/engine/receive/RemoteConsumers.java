@@ -112,8 +112,8 @@ public final class RemoteConsumers {
         ref.shard().call(() -> {
             if (h == null) {
                 SubQueueState q = Source.subQueue(ref, address);
-                poll.slot = q.addConsumer(poll);
-                q.pump();
+                poll.slot = q.deliveries().addConsumer(poll);
+                q.deliveries().pump();
             } else {
                 Poll old = h.poll;
                 if (old != null) {
@@ -124,7 +124,7 @@ public final class RemoteConsumers {
                     old.end();
                 }
                 h.poll = poll;
-                h.slot.queue().pumpSessionOf(h.slot);
+                h.slot.queue().deliveries().pumpSessionOf(h.slot);
             }
             poll.arm(Math.max(0, op.waitMs()));
             return null;
@@ -223,7 +223,7 @@ public final class RemoteConsumers {
                 ref.shard().cancel(this);
             }
             if (slot != null) {
-                slot.queue().removeConsumer(slot);
+                slot.queue().deliveries().removeConsumer(slot);
             }
             if (holder != null && holder.poll == this) {
                 holder.poll = null;
@@ -285,10 +285,10 @@ public final class RemoteConsumers {
             return ref.shard().call(() -> {
                 SubQueueState q = Source.subQueue(ref, address);
                 long now = ref.shard().nowMs();
-                holder.slot = q.acceptSession(op.sessionId(), holder, now);
+                holder.slot = q.deliveries().acceptSession(op.sessionId(), holder, now);
                 holders.put(holder.id, holder);
                 return new PartitionOp.SessionGrant(holder.id, op.sessionId(),
-                        q.sessionLockedUntil(op.sessionId(), now, null));
+                        q.sessions().lockedUntil(op.sessionId(), now, null));
             });
         }
         CompletableFuture<PartitionOp.SessionGrant> result = new CompletableFuture<>();
@@ -302,7 +302,7 @@ public final class RemoteConsumers {
         };
         long waitMs = Math.max(0, op.waitMs());
         ref.shard().call(() -> {
-            Source.subQueue(ref, address).acceptNextSession(waiter);
+            Source.subQueue(ref, address).deliveries().acceptNextSession(waiter);
             ref.shard().schedule(new EngineTimer() {
                 @Override
                 public void onTimer(long nowMs) {
@@ -332,7 +332,8 @@ public final class RemoteConsumers {
             if (holder.poll != null) {
                 holder.poll.end();
             }
-            holder.slot.queue().removeConsumer(holder.slot); // the session is free again, no delivery counted
+            // the session is free again, no delivery counted
+            holder.slot.queue().deliveries().removeConsumer(holder.slot);
             return null;
         });
     }

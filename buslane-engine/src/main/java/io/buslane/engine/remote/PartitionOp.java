@@ -328,11 +328,11 @@ public sealed interface PartitionOp<R> {
         @Override
         public Void apply(SubQueueState q, long nowMs, ConsumerHandle by) {
             switch (disposition) {
-                case COMPLETE -> q.complete(lockToken, nowMs);
-                case ABANDON -> q.abandon(lockToken, properties, nowMs);
-                case RELEASE -> q.release(lockToken, nowMs);
-                case DEFER -> q.defer(lockToken, properties, nowMs);
-                case DEAD_LETTER -> q.deadLetter(lockToken, reason, description, properties, nowMs);
+                case COMPLETE -> q.settlements().complete(lockToken, nowMs);
+                case ABANDON -> q.settlements().abandon(lockToken, properties, nowMs);
+                case RELEASE -> q.settlements().release(lockToken, nowMs);
+                case DEFER -> q.settlements().defer(lockToken, properties, nowMs);
+                case DEAD_LETTER -> q.settlements().deadLetter(lockToken, reason, description, properties, nowMs);
                 default -> throw new IllegalStateException(disposition.name());
             }
             return null;
@@ -365,7 +365,7 @@ public sealed interface PartitionOp<R> {
     record RenewLock(String path, int partition, UUID lockToken) implements OnSubQueue<Long> {
         @Override
         public Long apply(SubQueueState q, long nowMs, ConsumerHandle by) {
-            return q.renewLock(lockToken, nowMs);
+            return q.settlements().renewLock(lockToken, nowMs);
         }
 
         @Override
@@ -393,7 +393,7 @@ public sealed interface PartitionOp<R> {
                            UUID holder) implements OnSubQueue<List<ReceivedMessage>> {
         @Override
         public List<ReceivedMessage> apply(SubQueueState q, long nowMs, ConsumerHandle by) {
-            return q.receiveDeferred(sequences, mode, sessionId, by, nowMs);
+            return q.settlements().receiveDeferred(sequences, mode, sessionId, by, nowMs);
         }
 
         @Override
@@ -596,7 +596,7 @@ public sealed interface PartitionOp<R> {
     record GetSessionState(String path, int partition, String sessionId) implements OnSubQueue<byte[]> {
         @Override
         public byte[] apply(SubQueueState q, long nowMs, ConsumerHandle by) {
-            return q.getSessionState(sessionId);
+            return q.sessions().state(sessionId);
         }
 
         @Override
@@ -628,7 +628,8 @@ public sealed interface PartitionOp<R> {
     record SetSessionState(String path, int partition, String sessionId, byte[] state) implements OnSubQueue<Void> {
         @Override
         public Void apply(SubQueueState q, long nowMs, ConsumerHandle by) {
-            q.setSessionState(sessionId, state, nowMs);
+            q.requireSessionful();
+            q.sessions().setState(sessionId, state, nowMs);
             return null;
         }
 
@@ -657,7 +658,7 @@ public sealed interface PartitionOp<R> {
     record RenewSessionLock(String path, int partition, String sessionId, UUID holder) implements OnSubQueue<Long> {
         @Override
         public Long apply(SubQueueState q, long nowMs, ConsumerHandle by) {
-            return q.renewSessionLock(sessionId, nowMs, by);
+            return q.sessions().renewLock(sessionId, nowMs, by);
         }
 
         @Override
@@ -685,7 +686,7 @@ public sealed interface PartitionOp<R> {
     record CheckSessionLocked(String path, int partition, String sessionId, UUID holder) implements OnSubQueue<Void> {
         @Override
         public Void apply(SubQueueState q, long nowMs, ConsumerHandle by) {
-            q.sessionLockedUntil(sessionId, nowMs, by);
+            q.sessions().lockedUntil(sessionId, nowMs, by);
             return null;
         }
 
@@ -720,7 +721,7 @@ public sealed interface PartitionOp<R> {
         public List<String> apply(Partition p) {
             String subscription = EntityAddress.parse(path).subscription();
             SubQueueState main = subscription == null ? p.queue() : p.subscription(subscription);
-            return main == null ? List.of() : main.sessionIds(updatedSinceMs, afterId, max);
+            return main == null ? List.of() : main.sessions().ids(updatedSinceMs, afterId, max);
         }
 
         @Override

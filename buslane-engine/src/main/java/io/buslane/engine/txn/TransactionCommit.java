@@ -231,7 +231,7 @@ public final class TransactionCommit {
             Work w = e.getValue();
             for (TransactionalBatch.Settle s : w.settles) {
                 SubQueueState q = Source.subQueue(ref, s.address());
-                q.requireLock(s.lockToken(), now);
+                q.settlements().requireLock(s.lockToken(), now);
                 if (s.kind() == TransactionalBatch.SettleKind.DEAD_LETTER
                         && q.kind() != SubQueue.MAIN) {
                     // refused here, before anything is applied, as the settlement itself would refuse it
@@ -281,10 +281,10 @@ public final class TransactionCommit {
             for (TransactionalBatch.Settle s : w.settles) {
                 SubQueueState q = Source.subQueue(ref, s.address());
                 switch (s.kind()) {
-                    case COMPLETE -> q.complete(s.lockToken(), now);
-                    case ABANDON -> q.abandon(s.lockToken(), s.properties(), now);
-                    case DEFER -> q.defer(s.lockToken(), s.properties(), now);
-                    case DEAD_LETTER -> q.deadLetter(s.lockToken(), s.deadLetterReason(),
+                    case COMPLETE -> q.settlements().complete(s.lockToken(), now);
+                    case ABANDON -> q.settlements().abandon(s.lockToken(), s.properties(), now);
+                    case DEFER -> q.settlements().defer(s.lockToken(), s.properties(), now);
+                    case DEAD_LETTER -> q.settlements().deadLetter(s.lockToken(), s.deadLetterReason(),
                             s.deadLetterDescription(), s.properties(), now);
                 }
             }

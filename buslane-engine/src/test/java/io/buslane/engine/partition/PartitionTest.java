@@ -49,8 +49,8 @@ class PartitionTest {
     /** A receiver attached to the main queue; what it is given arrives at the cycle's sync. */
     private TestConsumer receiver(Partition p, ReceiveMode mode, int credit) {
         TestConsumer c = new TestConsumer(mode, credit);
-        p.queue().addConsumer(c);
-        p.queue().pump();
+        p.queue().deliveries().addConsumer(c);
+        p.queue().deliveries().pump();
         ctx.sync();
         return c;
     }
@@ -135,12 +135,12 @@ class PartitionTest {
         assertThat(m.lockedUntilMs()).isEqualTo(T0 + LOCK_MS);
         assertThat(p.queue().lockedCount()).isEqualTo(1);
 
-        p.queue().complete(m.lockToken(), T0 + 10);
+        p.queue().settlements().complete(m.lockToken(), T0 + 10);
 
         assertThat(p.queue().messageCount()).isZero();
         assertThat(p.queue().lockedCount()).isZero();
         assertThat(ctx.log.records).containsExactly("entryAdded 1", "entryRemoved 1");
-        assertThatThrownBy(() -> p.queue().complete(m.lockToken(), T0 + 11))
+        assertThatThrownBy(() -> p.queue().settlements().complete(m.lockToken(), T0 + 11))
                 .isInstanceOfSatisfying(BrokerException.class,
                         e -> assertThat(e.kind()).isEqualTo(ErrorKind.MESSAGE_LOCK_LOST));
     }
@@ -151,7 +151,7 @@ class PartitionTest {
         p.send(List.of(message("a")), T0);
         ReceivedMessage first = receiveOne(p).received.get(0);
 
-        p.queue().abandon(first.lockToken(), Map.of("tried", 1), T0 + 10);
+        p.queue().settlements().abandon(first.lockToken(), Map.of("tried", 1), T0 + 10);
 
         assertThat(p.queue().lockedCount()).isZero();
         ReceivedMessage second = receiveOne(p).received.get(0);
@@ -176,7 +176,7 @@ class PartitionTest {
         ReceivedMessage second = receiveOne(p).received.get(0);
         assertThat(second.deliveryCount()).isEqualTo(first.deliveryCount() + 1);
         // taken again: the lapsed lock can no longer be used
-        assertThatThrownBy(() -> p.queue().complete(first.lockToken(), T0 + LOCK_MS))
+        assertThatThrownBy(() -> p.queue().settlements().complete(first.lockToken(), T0 + LOCK_MS))
                 .isInstanceOfSatisfying(BrokerException.class,
                         e -> assertThat(e.kind()).isEqualTo(ErrorKind.MESSAGE_LOCK_LOST));
     }
@@ -188,11 +188,11 @@ class PartitionTest {
         UUID token = receiveOne(p).received.get(0).lockToken();
 
         ctx.advanceTo(T0 + 20_000);
-        assertThat(p.queue().renewLock(token, T0 + 20_000)).isEqualTo(T0 + 20_000 + LOCK_MS);
+        assertThat(p.queue().settlements().renewLock(token, T0 + 20_000)).isEqualTo(T0 + 20_000 + LOCK_MS);
         ctx.advanceTo(T0 + LOCK_MS);
 
         assertThat(p.queue().lockedCount()).isEqualTo(1);
-        p.queue().complete(token, T0 + LOCK_MS);
+        p.queue().settlements().complete(token, T0 + LOCK_MS);
         assertThat(p.queue().messageCount()).isZero();
     }
 
@@ -201,7 +201,7 @@ class PartitionTest {
         Partition p = queue(settings(2, false, false));
         p.send(List.of(message("a")), T0);
 
-        p.queue().abandon(receiveOne(p).received.get(0).lockToken(), null, T0 + 1);
+        p.queue().settlements().abandon(receiveOne(p).received.get(0).lockToken(), null, T0 + 1);
         assertThat(p.queue().messageCount()).isEqualTo(1);
         UUID second = receiveOne(p).received.get(0).lockToken();
         ctx.advanceTo(T0 + 1 + LOCK_MS); // the second failure is a lock expiry
@@ -216,7 +216,7 @@ class PartitionTest {
                 .containsEntry(DeadLetterReasons.DEAD_LETTER_REASON, DeadLetterReasons.MAX_DELIVERY_COUNT_EXCEEDED)
                 .containsEntry(DeadLetterReasons.DEAD_LETTER_DESCRIPTION,
                         DeadLetterReasons.maxDeliveryCountDescription(2));
-        assertThat(p.queue().holdsLock(second)).isFalse();
+        assertThat(p.queue().settlements().holdsLock(second)).isFalse();
     }
 
     @Test
@@ -263,7 +263,7 @@ class PartitionTest {
 
         p.send(List.of(Message.builder().messageId("x").sessionId("s").build()), T0);
         assertThat(p.queue().messageCount()).isEqualTo(1);
-        assertThat(p.queue().sessionIds(Long.MIN_VALUE, null, 10)).containsExactly("s");
+        assertThat(p.queue().sessions().ids(Long.MIN_VALUE, null, 10)).containsExactly("s");
     }
 
     @Test
@@ -274,12 +274,12 @@ class PartitionTest {
                 Message.builder().messageId("a2").sessionId("a").build()), T0);
         TestConsumer c = new TestConsumer(ReceiveMode.PEEK_LOCK, 10);
 
-        ConsumerSlot slot = p.queue().acceptSession("a", c, T0);
-        p.queue().pumpSessionOf(slot);
+        ConsumerSlot slot = p.queue().deliveries().acceptSession("a", c, T0);
+        p.queue().deliveries().pumpSessionOf(slot);
         ctx.sync();
 
         assertThat(c.received).extracting(m -> m.message().messageId()).containsExactly("a1", "a2");
-        assertThat(p.queue().sessionLockedUntil("a", T0, null)).isEqualTo(T0 + LOCK_MS);
+        assertThat(p.queue().sessions().lockedUntil("a", T0, null)).isEqualTo(T0 + LOCK_MS);
     }
 
     @Test
