@@ -2,6 +2,7 @@ package io.buslane.conformance;
 
 import io.buslane.journal.postgres.TestPostgres;
 import io.buslane.testsupport.BrokerProcess;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 
 import java.net.URI;
@@ -13,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -111,15 +113,14 @@ class ClusterProcessTest {
      */
     private static BrokerProcess servingNode(List<BrokerProcess> nodes, String queue, String probe, Duration within)
             throws Exception {
-        long deadline = System.nanoTime() + within.toNanos();
-        while (System.nanoTime() < deadline) {
-            BrokerProcess b = ClusterProbe.ownerOf(nodes, queue);
-            if (b != null && send(b, queue, probe) == 201) {
-                return b;
-            }
-            Thread.sleep(100);
+        try {
+            return await().atMost(within).pollInterval(Duration.ofMillis(100)).until(() -> {
+                BrokerProcess b = ClusterProbe.ownerOf(nodes, queue);
+                return b != null && send(b, queue, probe) == 201 ? b : null;
+            }, Objects::nonNull);
+        } catch (ConditionTimeoutException none) {
+            return null;
         }
-        return null;
     }
 
     private static void awaitSpread(List<BrokerProcess> nodes) throws Exception {

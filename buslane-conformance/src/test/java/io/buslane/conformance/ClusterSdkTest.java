@@ -10,6 +10,7 @@ import com.azure.messaging.servicebus.ServiceBusSenderClient;
 import com.azure.messaging.servicebus.ServiceBusSessionReceiverClient;
 import io.buslane.journal.postgres.TestPostgres;
 import io.buslane.testsupport.BrokerProcess;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -18,11 +19,13 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Cluster mode through the official Java SDK: three packaged nodes on one PostgreSQL database; the SDK is connected
@@ -268,19 +271,13 @@ class ClusterSdkTest {
         int ackedBeforeKill = acked.size();
         owner.kill();
         long killedAt = System.nanoTime();
-        long deadline = killedAt + Duration.ofSeconds(30).toNanos();
         int ackedAtKill = acked.size();
-        while (System.nanoTime() < deadline && acked.size() < ackedAtKill + 50) {
-            Thread.sleep(100);
-        }
+        waitUpTo(Duration.ofSeconds(30), () -> acked.size() >= ackedAtKill + 50);
         System.out.println("CLUSTER SDK failover: sends acknowledged again " + (System.nanoTime() - killedAt)
                 / 1_000_000 + " ms after kill -9 of the queue's node");
         sending.set(false);
         producer.join(60_000);
-        long drainDeadline = System.nanoTime() + Duration.ofSeconds(40).toNanos();
-        while (System.nanoTime() < drainDeadline && !received.containsAll(acked)) {
-            Thread.sleep(200);
-        }
+        waitUpTo(Duration.ofSeconds(40), () -> received.containsAll(acked));
         receiving.set(false);
         consumer.join(30_000);
         System.out.println("CLUSTER SDK failover: " + acked.size() + " sends acknowledged (" + ackedBeforeKill
@@ -388,10 +385,7 @@ class ClusterSdkTest {
         void stopAndCheck() throws InterruptedException {
             sending.set(false);
             producer.join(60_000);
-            long deadline = System.nanoTime() + Duration.ofSeconds(40).toNanos();
-            while (System.nanoTime() < deadline && !allCompleted()) {
-                Thread.sleep(200);
-            }
+            waitUpTo(Duration.ofSeconds(40), this::allCompleted);
             receiving.set(false);
             consumer.join(30_000);
             System.out.println("CLUSTER SDK sessions through the failover: acknowledged " + count(acked)
@@ -436,6 +430,19 @@ class ClusterSdkTest {
 
         private static int count(Map<String, List<Integer>> m) {
             return m.values().stream().mapToInt(List::size).sum();
+        }
+    }
+
+    /**
+     * Waits until {@code condition} holds or {@code atMost} has passed, whichever comes first; it does not fail by
+     * itself: the assertions after it say what did not hold.
+     */
+    private static void waitUpTo(Duration atMost, Callable<Boolean> condition) {
+        try {
+            await().atMost(atMost).pollInterval(Duration.ofMillis(100))
+                    .until(condition);
+        } catch (ConditionTimeoutException timedOut) {
+            // reported by the assertions that follow
         }
     }
 }
