@@ -1,7 +1,5 @@
 package io.buslane.journal.postgres;
 
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -47,47 +45,93 @@ public record PostgresOptions(String jdbcUrl, String user, String password, Stri
      * Parses Buslane's storage URL, {@code postgresql://USER:PASSWORD@HOST:PORT/DATABASE?PARAMS} (also
      * {@code postgres://}; the port defaults to 5432; percent-encoding is decoded in the user and the password; the
      * query parameters are handed to pgjdbc as they are, e.g. {@code sslmode=require}). A {@code jdbc:postgresql:}
-     * URL is accepted too.
+     * URL is accepted too. HOST:PORT may be a comma-separated list ({@code h1:5432,h2:5432}, pgjdbc's form for a
+     * highly available PostgreSQL): pgjdbc then connects to the first that answers as the server type that
+     * {@code targetServerType} asks for ({@code primary} follows a failover to the promoted standby).
      *
      * @throws IllegalArgumentException with what is wrong, never echoing the password
      */
     public static PostgresOptions parse(String url, String nodeId, Duration lease, Path cacheDir) {
         Objects.requireNonNull(url, "url");
         String u = url.startsWith("jdbc:") ? url.substring(5) : url;
-        URI uri;
-        try {
-            uri = new URI(u);
-        } catch (URISyntaxException e) {
+        int schemeEnd = u.indexOf("://");
+        if (schemeEnd <= 0) {
             throw new IllegalArgumentException("the storage URL is not a URL (expected postgresql://USER:PASSWORD@HOST"
                     + ":PORT/DATABASE): " + redact(url));
         }
-        String scheme = uri.getScheme();
+        String scheme = u.substring(0, schemeEnd);
         if (!"postgresql".equals(scheme) && !"postgres".equals(scheme)) {
             throw new IllegalArgumentException("unsupported storage '" + scheme + "': only postgresql://USER:PASSWORD"
                     + "@HOST:PORT/DATABASE is known (without --storage the broker keeps its files in --data-dir)");
         }
-        if (uri.getHost() == null) {
-            throw new IllegalArgumentException("the storage URL names no host: " + redact(url));
-        }
-        String path = uri.getRawPath();
-        if (path == null || path.length() <= 1) {
+        String rest = u.substring(schemeEnd + 3);
+        int authorityEnd = indexOfAny(rest, "/?#");
+        String authority = rest.substring(0, authorityEnd);
+        String tail = rest.substring(authorityEnd);
+        int at = authority.lastIndexOf('@');
+        String info = at < 0 ? null : authority.substring(0, at);
+        String hosts = hostList(authority.substring(at + 1), url);
+        int queryStart = indexOfAny(tail, "?#");
+        String path = tail.substring(0, queryStart);
+        if (path.length() <= 1 || path.indexOf('/', 1) >= 0) {
             throw new IllegalArgumentException("the storage URL names no database (postgresql://USER:PASSWORD@HOST:"
                     + "PORT/DATABASE): " + redact(url));
         }
+        String afterPath = tail.substring(queryStart);
+        String query = afterPath.startsWith("?") ? afterPath.substring(1).split("#", 2)[0] : "";
         String user = null;
         String password = null;
-        String info = uri.getRawUserInfo();
         if (info != null) {
             int colon = info.indexOf(':');
             user = decode(colon < 0 ? info : info.substring(0, colon));
             password = colon < 0 ? null : decode(info.substring(colon + 1));
         }
-        int port = uri.getPort() < 0 ? 5432 : uri.getPort();
-        String host = uri.getHost().contains(":") && !uri.getHost().startsWith("[") ? "[" + uri.getHost() + "]"
-                : uri.getHost();
-        String jdbc = "jdbc:postgresql://" + host + ":" + port + path
-                + (uri.getRawQuery() != null ? "?" + uri.getRawQuery() : "");
+        String jdbc = "jdbc:postgresql://" + hosts + path + (query.isEmpty() ? "" : "?" + query);
         return new PostgresOptions(jdbc, user, password, nodeId, lease, cacheDir);
+    }
+
+    /** {@code h1:p1,h2,[::1]:p3} as pgjdbc takes it, every host with its port (5432 when none is given). */
+    private static String hostList(String hosts, String url) {
+        StringBuilder out = new StringBuilder();
+        for (String one : hosts.split(",", -1)) {
+            String host;
+            String port;
+            if (one.startsWith("[")) {
+                int close = one.indexOf(']');
+                if (close < 0 || close + 1 < one.length() && one.charAt(close + 1) != ':') {
+                    throw new IllegalArgumentException("the storage URL has a malformed IPv6 host: " + redact(url));
+                }
+                host = one.substring(0, close + 1);
+                port = close + 1 < one.length() ? one.substring(close + 2) : "";
+            } else {
+                int colon = one.lastIndexOf(':');
+                host = colon < 0 ? one : one.substring(0, colon);
+                port = colon < 0 ? "" : one.substring(colon + 1);
+            }
+            if (host.isEmpty() || host.equals("[]")) {
+                throw new IllegalArgumentException("the storage URL names no host: " + redact(url));
+            }
+            if (!port.isEmpty() && !isPort(port)) {
+                throw new IllegalArgumentException("the storage URL has a port that is not a number from 1 to "
+                        + "65535 (" + port + "): " + redact(url));
+            }
+            out.append(out.length() > 0 ? "," : "").append(host).append(':').append(port.isEmpty() ? "5432" : port);
+        }
+        return out.toString();
+    }
+
+    private static boolean isPort(String p) {
+        return p.length() <= 5 && p.chars().allMatch(c -> c >= '0' && c <= '9') && Integer.parseInt(p) >= 1
+                && Integer.parseInt(p) <= 65535;
+    }
+
+    private static int indexOfAny(String s, String chars) {
+        for (int i = 0; i < s.length(); i++) {
+            if (chars.indexOf(s.charAt(i)) >= 0) {
+                return i;
+            }
+        }
+        return s.length();
     }
 
     private static String decode(String s) {

@@ -48,4 +48,29 @@ class PostgresOptionsTest {
         assertThat(redacted).doesNotContain("s3cret").doesNotContain("q5ecret").doesNotContain("k3y")
                 .contains("sslmode=require").contains("password=***");
     }
+
+    @Test
+    void acceptsAListOfHostsAsPgjdbcDoesEachWithItsPort() {
+        PostgresOptions o = parse("postgresql://u:p%40ss@pg-a:5433,pg-b,[fd00::2]:6000/buslane"
+                + "?targetServerType=primary");
+        assertThat(o.jdbcUrl()).isEqualTo("jdbc:postgresql://pg-a:5433,pg-b:5432,[fd00::2]:6000/buslane"
+                + "?targetServerType=primary");
+        assertThat(o.user()).isEqualTo("u");
+        assertThat(o.password()).isEqualTo("p@ss");
+        assertThat(o.describe()).isEqualTo("pg-a:5433,pg-b:5432,[fd00::2]:6000/buslane");
+        assertThat(parse("jdbc:postgresql://h1:1,h2:2/db").jdbcUrl()).isEqualTo("jdbc:postgresql://h1:1,h2:2/db");
+        assertThat(parse("postgresql://[::1]/db").jdbcUrl()).isEqualTo("jdbc:postgresql://[::1]:5432/db");
+    }
+
+    @Test
+    void refusesAnEmptyHostOrABadPortInTheListWithoutEchoingThePassword() {
+        assertThatThrownBy(() -> parse("postgresql://u:secret@h1,,h2/db")).hasMessageContaining("no host")
+                .hasMessageNotContaining("secret");
+        assertThatThrownBy(() -> parse("postgresql://u:secret@/db")).hasMessageContaining("no host");
+        assertThatThrownBy(() -> parse("postgresql://u:secret@h1:5432,h2:x/db")).hasMessageContaining("port")
+                .hasMessageNotContaining("secret");
+        assertThatThrownBy(() -> parse("postgresql://h1:70000/db")).hasMessageContaining("port");
+        assertThatThrownBy(() -> parse("postgresql://h1:0/db")).hasMessageContaining("port");
+        assertThatThrownBy(() -> parse("postgresql://[::1/db")).hasMessageContaining("IPv6");
+    }
 }
