@@ -148,6 +148,68 @@ public final class TestPostgres implements AutoCloseable {
         }
     }
 
+    /**
+     * A hot standby of {@code primary}: a base backup of it ({@code pg_basebackup -R}, WAL streamed) started on its
+     * own port, streaming the primary's WAL from then on. {@link #promote()} makes it a primary.
+     */
+    public static TestPostgres startStandbyOf(TestPostgres primary) {
+        try {
+            boolean root = isRoot();
+            Path dir = Files.createTempDirectory("buslane-pg-standby-");
+            if (root) {
+                run(List.of("chown", "postgres:postgres", dir.toString()), false, 30);
+            }
+            TestPostgres pg = new TestPostgres(binaries(), dir, freePort(), root, List.of());
+            pg.exec(List.of(pg.bin.resolve("pg_basebackup").toString(), "-h", "127.0.0.1", "-p",
+                    String.valueOf(primary.port), "-U", "buslane", "-D", dir.resolve("data").toString(), "-R",
+                    "-X", "stream", "-c", "fast"), 120);
+            pg.startServer();
+            return pg;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Runs one SQL statement with {@code psql} on the {@code postgres} database; returns what it printed. */
+    public String sql(String statement) {
+        List<String> command = new ArrayList<>();
+        if (asPostgresUser) {
+            command.addAll(List.of("runuser", "-u", "postgres", "--"));
+        }
+        command.addAll(List.of(bin.resolve("psql").toString(), "-h", "127.0.0.1", "-p", String.valueOf(port), "-U",
+                "buslane", "-d", "postgres", "-At", "-c", statement));
+        try {
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                throw new IllegalStateException("psql failed: " + statement + "\n" + out);
+            }
+            return out;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Kills the server's postmaster with SIGKILL, as a host loss would (its backends end when they notice). */
+    public synchronized void kill() {
+        try {
+            String pid = Files.readAllLines(dir.resolve("data").resolve("postmaster.pid")).get(0).trim();
+            run(List.of("kill", "-9", pid), false, 30);
+            running = false;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Promotes a standby to a primary ({@code pg_ctl promote}, waiting until it accepts writes). */
+    public void promote() {
+        exec(List.of(bin.resolve("pg_ctl").toString(), "-D", dir.resolve("data").toString(), "-w", "-t", "60",
+                "promote"), 90);
+    }
+
     private static boolean isRoot() {
         return "root".equals(System.getProperty("user.name"));
     }
