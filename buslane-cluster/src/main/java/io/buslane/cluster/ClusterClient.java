@@ -9,6 +9,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.ClientSSLOptions;
 import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetClientOptions;
 import io.vertx.core.net.NetSocket;
@@ -19,6 +20,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -43,14 +45,36 @@ public final class ClusterClient implements RemotePartitions, AutoCloseable {
     private final AtomicLong ids = new AtomicLong();
     private final SecureRandom random = new SecureRandom();
 
+    /** A client on plain TCP channels, authenticated by the HMAC handshake only. */
     public ClusterClient(Vertx vertx, ShardDirectory directory, byte[] secret, int maxInFlight, Duration timeout) {
+        this(vertx, directory, secret, maxInFlight, timeout, null);
+    }
+
+    /**
+     * @param tls mutual TLS for the channels (this node's certificate, the cluster CA to trust; the peer's certificate
+     *            must name the host of its cluster address), or null for plain TCP
+     */
+    public ClusterClient(Vertx vertx, ShardDirectory directory, byte[] secret, int maxInFlight, Duration timeout,
+                         ClientSSLOptions tls) {
         this.vertx = vertx;
         this.directory = directory;
         this.secret = secret.clone();
         this.maxInFlight = maxInFlight;
         this.timeoutMs = Math.max(1, timeout.toMillis());
-        this.client = vertx.createNetClient(new NetClientOptions().setConnectTimeout((int) Math.min(timeoutMs,
-                Integer.MAX_VALUE)));
+        NetClientOptions options = new NetClientOptions().setConnectTimeout((int) Math.min(timeoutMs,
+                Integer.MAX_VALUE));
+        if (tls != null) {
+            options.setSsl(true).setKeyCertOptions(tls.getKeyCertOptions()).setTrustOptions(tls.getTrustOptions())
+                    .setHostnameVerificationAlgorithm(tls.getHostnameVerificationAlgorithm())
+                    .setEnabledSecureTransportProtocols(tls.getEnabledSecureTransportProtocols())
+                    .setSslHandshakeTimeout(timeoutMs).setSslHandshakeTimeoutUnit(TimeUnit.MILLISECONDS);
+        }
+        this.client = vertx.createNetClient(options);
+    }
+
+    /** Makes the next connections use {@code newTls} (a renewed certificate or CA); open connections keep theirs. */
+    public Future<Boolean> updateTls(ClientSSLOptions newTls) {
+        return client.updateSSLOptions(newTls, true);
     }
 
     @Override

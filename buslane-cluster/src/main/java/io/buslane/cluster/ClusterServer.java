@@ -12,7 +12,10 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.ClientAuth;
 import io.vertx.core.net.NetServer;
+import io.vertx.core.net.NetServerOptions;
+import io.vertx.core.net.ServerSSLOptions;
 import io.vertx.core.net.NetSocket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,6 +23,7 @@ import org.slf4j.LoggerFactory;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The owner's side of the cluster channel: a Vert.x TCP server on the cluster address. A connecting node must say
@@ -28,6 +32,10 @@ import java.util.concurrent.CompletionException;
  * REQUEST runs through {@link io.buslane.engine.EngineCluster#ownerSide} (which refuses partitions this node does
  * not serve) and is answered with OK or ERROR (the engine's error kind and text). At most {@code maxInFlight}
  * requests per connection run at a time; more are answered SERVER_BUSY at once.
+ *
+ * <p>With TLS options ({@code tls}: the node's certificate, the cluster CA to trust, client certificates required)
+ * the channel is mutual TLS: a peer must present a certificate the cluster CA signed before a byte of the handshake
+ * is read, and every frame after it is encrypted and integrity-checked. The HMAC handshake still runs inside it.
  */
 public final class ClusterServer implements AutoCloseable {
 
@@ -38,20 +46,40 @@ public final class ClusterServer implements AutoCloseable {
     private final RemotePartitions.Owner owner;
     private final byte[] secret;
     private final int maxInFlight;
+    private final ServerSSLOptions tls;
     private final SecureRandom random = new SecureRandom();
     private NetServer server;
 
+    /** A server on a plain TCP channel, authenticated by the HMAC handshake only. */
     public ClusterServer(Vertx vertx, Engine engine, byte[] secret, int maxInFlight) {
+        this(vertx, engine, secret, maxInFlight, null);
+    }
+
+    /** @param tls mutual TLS for the channel (client certificates required), or null for plain TCP */
+    public ClusterServer(Vertx vertx, Engine engine, byte[] secret, int maxInFlight, ServerSSLOptions tls) {
         this.vertx = vertx;
         this.owner = engine.cluster().ownerSide();
         this.secret = secret.clone();
         this.maxInFlight = maxInFlight;
+        this.tls = tls;
     }
 
     /** Listens on {@code host:port} (0: any free port); completes with the port. */
     public Future<Integer> listen(String host, int port) {
-        server = vertx.createNetServer().connectHandler(this::connected);
+        NetServerOptions options = new NetServerOptions();
+        if (tls != null) {
+            options.setSsl(true).setKeyCertOptions(tls.getKeyCertOptions()).setTrustOptions(tls.getTrustOptions())
+                    .setClientAuth(ClientAuth.REQUIRED)
+                    .setEnabledSecureTransportProtocols(tls.getEnabledSecureTransportProtocols())
+                    .setSslHandshakeTimeout(HANDSHAKE_MS).setSslHandshakeTimeoutUnit(TimeUnit.MILLISECONDS);
+        }
+        server = vertx.createNetServer(options).connectHandler(this::connected);
         return server.listen(port, host).map(NetServer::actualPort);
+    }
+
+    /** Makes the next connections use {@code newTls} (a renewed certificate or CA); open connections keep theirs. */
+    public Future<Boolean> updateTls(ServerSSLOptions newTls) {
+        return server.updateSSLOptions(newTls, true);
     }
 
     private void connected(NetSocket socket) {

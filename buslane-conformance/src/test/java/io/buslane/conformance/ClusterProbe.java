@@ -7,6 +7,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -26,24 +27,28 @@ final class ClusterProbe {
     private static final Pattern SERVED = Pattern.compile("\"servedShards\":\\[([0-9,]*)]");
 
     /** The cluster secret the test nodes share. */
-    static final String SECRET = "test-cluster-secret-0123456789";
+    static final String SECRET = "test-cluster-secret-0123456789abcdef";
     private static final Pattern LIVE = Pattern.compile("\"liveNodes\":\\[([^]]*)]");
 
     private ClusterProbe() {
     }
 
     /** Starts a packaged node of a test cluster on {@code storage} with {@code shards} shards. */
-    static BrokerProcess node(String config, String storage, String id, int shards) throws Exception {
-        BrokerProcess b = unstarted(config, storage, id, shards);
+    static BrokerProcess node(String config, String storage, String id, int shards, String... more)
+            throws Exception {
+        BrokerProcess b = unstarted(config, storage, id, shards, more);
         b.launch();
         return b;
     }
 
     /** A packaged node of a test cluster, built but not started ({@link BrokerProcess#launch}). */
-    static BrokerProcess unstarted(String config, String storage, String id, int shards) throws Exception {
-        return BrokerProcess.builder().config(config).args("--storage", storage, "--node-id", id,
+    static BrokerProcess unstarted(String config, String storage, String id, int shards, String... more)
+            throws Exception {
+        List<String> args = new ArrayList<>(List.of("--storage", storage, "--node-id", id,
                 "--cluster-address", "127.0.0.1:" + BrokerProcess.freePort(), "--cluster-secret", SECRET,
-                "--shards", String.valueOf(shards)).build();
+                "--shards", String.valueOf(shards)));
+        args.addAll(List.of(more));
+        return BrokerProcess.builder().config(config).args(args.toArray(new String[0])).build();
     }
 
     /** The shards a node serves now, from its {@code /health}. */

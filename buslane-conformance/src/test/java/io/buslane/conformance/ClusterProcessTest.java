@@ -2,6 +2,7 @@ package io.buslane.conformance;
 
 import io.buslane.journal.postgres.TestPostgres;
 import io.buslane.testsupport.BrokerProcess;
+import io.buslane.testsupport.TestCa;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 
@@ -10,6 +11,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -21,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -376,6 +379,57 @@ class ClusterProcessTest {
      * (twice over): each applies the topology without failing on what another created a moment before, none waits
      * on a lease another keeps renewing, and the shards spread over all three; every entity is there once.
      */
+    /**
+     * Nodes whose channel is mutual TLS (certificates of a cluster CA, TLS 1.3) carry operations to each other as on
+     * plain TCP: a send through the node that does not serve the queue is stored by the one that does.
+     */
+    @Test
+    void nodesOnMutualTlsCarryOperationsToEachOther() throws Exception {
+        TestCa ca = TestCa.create();
+        String storage = TestPostgres.storageUrl(TestPostgres.sharedOrSkip().newDatabase());
+        Path[] certA = ca.issue("node-a", "127.0.0.1", 30);
+        Path[] certB = ca.issue("node-b", "127.0.0.1", 30);
+        try (BrokerProcess a = ClusterProbe.node(CONFIG, storage, "node-a", SHARDS, tlsArgs(certA, ca));
+             BrokerProcess b = ClusterProbe.node(CONFIG, storage, "node-b", SHARDS, tlsArgs(certB, ca))) {
+            List<BrokerProcess> nodes = List.of(a, b);
+            awaitSpread(nodes);
+            BrokerProcess owner = servingNode(nodes, "cq", "probe-tls", Duration.ofSeconds(10));
+            assertThat(owner).isNotNull();
+            BrokerProcess other = owner == a ? b : a;
+            assertThat(send(other, "cq", "carried over tls")).isEqualTo(201);
+            assertThat(drain(owner, "cq")).contains("carried over tls");
+        }
+    }
+
+    private static String[] tlsArgs(Path[] cert, TestCa ca) {
+        return new String[] {"--cluster-tls-cert", cert[0].toString(), "--cluster-tls-key", cert[1].toString(),
+            "--cluster-tls-ca", ca.caCert().toString()};
+    }
+
+    /**
+     * Two processes must never act as one node: a second process started with a live node's {@code --node-id} is
+     * refused (after waiting for the id's heartbeat to age out, which a live node keeps renewing), and the first
+     * serves on undisturbed; the same node killed with {@code kill -9} gets its id back once its old heartbeat has
+     * aged out. Before incarnation ids the second took the first's shards as if it were the same node.
+     */
+    @Test
+    void aSecondProcessWithALiveNodesIdIsRefusedAndAKilledNodeGetsItsIdBack() throws Exception {
+        String storage = TestPostgres.storageUrl(TestPostgres.sharedOrSkip().newDatabase());
+        try (BrokerProcess a = node(storage, "node-a");
+             BrokerProcess twin = ClusterProbe.unstarted(CONFIG, storage, "node-a", SHARDS)) {
+            Set<Integer> all = served(a);
+            assertThat(all).hasSize(SHARDS);
+            assertThatThrownBy(twin::launch).hasMessageContaining("'node-a' is in use by a live process");
+            assertThat(served(a)).as("the first serves on").isEqualTo(all);
+            assertThat(send(a, "cq", "after the twin")).isEqualTo(201);
+
+            a.crashAndRestart();
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> served(a).size() == SHARDS);
+            assertThat(drain(a, "cq")).contains("after the twin");
+        }
+    }
+
     @Test
     void threeNodesStartedTogetherWithOneConfigAllServe() throws Exception {
         TestPostgres pg = TestPostgres.sharedOrSkip();

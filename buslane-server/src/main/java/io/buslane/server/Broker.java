@@ -148,7 +148,7 @@ public final class Broker implements AutoCloseable {
             if (options.clusterAddress() != null) {
                 cluster = ClusterNode.start(options.postgres().nodeId(), engine,
                         (PostgresJournalFactory) journals, options.clusterAddress(), vertx,
-                        options.clusterSecret());
+                        options.clusterSecret(), options.clusterTls());
                 health.addCheck(cluster::healthProblems);
                 health.cluster(cluster);
                 metrics.bindCluster(cluster);

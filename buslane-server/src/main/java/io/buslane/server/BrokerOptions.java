@@ -3,7 +3,9 @@ package io.buslane.server;
 import io.buslane.amqp.transport.AmqpLimits;
 import io.buslane.amqp.transport.AmqpOptions;
 import io.buslane.journal.postgres.PostgresOptions;
+import io.buslane.server.tls.ClusterTls;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
@@ -29,13 +31,21 @@ import java.util.Set;
  * @param clusterAddress with {@code postgres}: join the cluster of the nodes on that database, reachable by the
  *                       others at this HOST:PORT (null: a single broker)
  * @param clusterSecret  with {@code clusterAddress}: the secret every node of the cluster shares (authenticates the
- *                       node-to-node channel)
+ *                       node-to-node channel; at least {@value #MIN_CLUSTER_SECRET_BYTES} bytes; optional with
+ *                       {@code clusterTls})
+ * @param httpLimits     what one HTTP request may take
+ * @param proxyProtocolFrom the balancers whose PROXY protocol headers the AMQP ports accept
+ * @param clusterTls     with {@code clusterAddress}: mutual TLS on the node-to-node channel (null: plain TCP)
  */
 public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDir, Path configFile, int shards,
                             boolean syncEnabled, boolean inMemory, List<String> sasKeys,
                             boolean insecure, int maxConnections, AmqpLimits amqpLimits, int eventLoops,
                             PostgresOptions postgres, String clusterAddress,
-                            String clusterSecret, HttpLimits httpLimits, Set<String> proxyProtocolFrom) {
+                            String clusterSecret, HttpLimits httpLimits, Set<String> proxyProtocolFrom,
+                            ClusterTls clusterTls) {
+
+    /** The shortest cluster secret accepted, in UTF-8 bytes (32 random bytes, e.g. {@code openssl rand -hex 32}). */
+    public static final int MIN_CLUSTER_SECRET_BYTES = 32;
 
     public BrokerOptions {
         sasKeys = sasKeys == null ? List.of() : List.copyOf(sasKeys);
@@ -53,10 +63,32 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
         if (clusterAddress != null && postgres == null) {
             throw new IllegalArgumentException("--cluster-address needs --storage (the cluster's database)");
         }
-        if (clusterAddress != null && (clusterSecret == null || clusterSecret.length() < 16)) {
-            throw new IllegalArgumentException("--cluster-address needs --cluster-secret (or BUSLANE_CLUSTER_SECRET): "
-                    + "the same secret of at least 16 characters on every node");
+        if (clusterTls != null && clusterAddress == null) {
+            throw new IllegalArgumentException("--cluster-tls-cert, --cluster-tls-key and --cluster-tls-ca need "
+                    + "--cluster-address");
         }
+        if (clusterAddress != null && clusterTls == null && clusterSecret == null) {
+            throw new IllegalArgumentException("--cluster-address needs --cluster-tls-cert, --cluster-tls-key and "
+                    + "--cluster-tls-ca (mutual TLS between the nodes), or --cluster-secret (or BUSLANE_CLUSTER_SECRET)"
+                    + ": the same secret of at least " + MIN_CLUSTER_SECRET_BYTES + " bytes on every node");
+        }
+        if (clusterAddress != null && clusterSecret != null
+                && clusterSecret.getBytes(StandardCharsets.UTF_8).length < MIN_CLUSTER_SECRET_BYTES) {
+            throw new IllegalArgumentException("--cluster-secret must be at least " + MIN_CLUSTER_SECRET_BYTES
+                    + " bytes (random ones: openssl rand -hex 32); this one has "
+                    + clusterSecret.getBytes(StandardCharsets.UTF_8).length);
+        }
+    }
+
+    /** Options without TLS between cluster nodes. */
+    public BrokerOptions(String host, int amqpPort, int httpPort, Path dataDir, Path configFile, int shards,
+                         boolean syncEnabled, boolean inMemory, List<String> sasKeys,
+                         boolean insecure, int maxConnections, AmqpLimits amqpLimits, int eventLoops,
+                         PostgresOptions postgres, String clusterAddress,
+                         String clusterSecret, HttpLimits httpLimits, Set<String> proxyProtocolFrom) {
+        this(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys, insecure,
+                maxConnections, amqpLimits, eventLoops, postgres, clusterAddress, clusterSecret, httpLimits,
+                proxyProtocolFrom, null);
     }
 
     /** Options with the default HTTP limits. */
@@ -73,14 +105,14 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
     public BrokerOptions withHttpLimits(HttpLimits limits) {
         return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
                 insecure, maxConnections, amqpLimits, eventLoops, postgres, clusterAddress, clusterSecret, limits,
-                proxyProtocolFrom);
+                proxyProtocolFrom, clusterTls);
     }
 
     /** These options with the PROXY protocol on the AMQP ports from the balancers at {@code addresses}. */
     public BrokerOptions withProxyProtocolFrom(Set<String> addresses) {
         return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
                 insecure, maxConnections, amqpLimits, eventLoops, postgres, clusterAddress, clusterSecret, httpLimits,
-                addresses);
+                addresses, clusterTls);
     }
 
     /** Options that keep the journals in files (or in memory). */
@@ -95,7 +127,7 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
     public BrokerOptions withPostgres(PostgresOptions options) {
         return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
                 insecure, maxConnections, amqpLimits, eventLoops, options, clusterAddress, clusterSecret, httpLimits,
-                proxyProtocolFrom);
+                proxyProtocolFrom, clusterTls);
     }
 
     /**
@@ -105,7 +137,18 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
     public BrokerOptions withCluster(String address, String secret) {
         return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
                 insecure, maxConnections, amqpLimits, eventLoops, postgres, address, secret, httpLimits,
-                proxyProtocolFrom);
+                proxyProtocolFrom, clusterTls);
+    }
+
+    /**
+     * These options as one node of a cluster, reachable by the other nodes at {@code address} (HOST:PORT), the
+     * node-to-node channel in mutual TLS ({@code tls}, null: plain TCP) and authenticated with {@code secret}
+     * (optional with TLS).
+     */
+    public BrokerOptions withCluster(String address, String secret, ClusterTls tls) {
+        return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
+                insecure, maxConnections, amqpLimits, eventLoops, postgres, address, secret, httpLimits,
+                proxyProtocolFrom, tls);
     }
 
     /** Options with the default connection limits and event loops. */

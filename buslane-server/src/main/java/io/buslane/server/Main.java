@@ -4,6 +4,7 @@ import io.buslane.amqp.transport.AmqpLimits;
 import io.buslane.amqp.transport.AmqpOptions;
 import io.buslane.journal.postgres.PostgresOptions;
 import io.buslane.server.config.ConfigException;
+import io.buslane.server.tls.ClusterTls;
 import io.buslane.server.tls.TlsMaterial;
 import io.buslane.server.tls.TlsOptions;
 import picocli.CommandLine;
@@ -103,9 +104,24 @@ public final class Main implements Callable<Integer> {
     String clusterAddress;
 
     @Option(names = "--cluster-secret", defaultValue = "${env:BUSLANE_CLUSTER_SECRET}", description = "With "
-            + "--cluster-address: the secret every node shares (at least 16 characters), authenticating the channel "
-            + "between nodes (default: the BUSLANE_CLUSTER_SECRET environment variable).")
+            + "--cluster-address: the secret every node shares (at least 32 bytes, e.g. openssl rand -hex 32), "
+            + "authenticating the channel between nodes; optional with --cluster-tls-* (default: the "
+            + "BUSLANE_CLUSTER_SECRET environment variable).")
     String clusterSecret;
+
+    @Option(names = "--cluster-tls-cert", defaultValue = "${env:BUSLANE_CLUSTER_TLS_CERT}", description = "With "
+            + "--cluster-address: PEM certificate chain of this node for mutual TLS between the nodes; it must name "
+            + "the host of --cluster-address (default: BUSLANE_CLUSTER_TLS_CERT). Re-read when it changes.")
+    Path clusterTlsCert;
+
+    @Option(names = "--cluster-tls-key", defaultValue = "${env:BUSLANE_CLUSTER_TLS_KEY}",
+            description = "PEM private key of --cluster-tls-cert (default: BUSLANE_CLUSTER_TLS_KEY).")
+    Path clusterTlsKey;
+
+    @Option(names = "--cluster-tls-ca", defaultValue = "${env:BUSLANE_CLUSTER_TLS_CA}", description = "PEM "
+            + "certificate(s) of the CA that signs every node's --cluster-tls-cert: the only CA trusted between the "
+            + "nodes (default: BUSLANE_CLUSTER_TLS_CA).")
+    Path clusterTlsCa;
 
     @Option(names = "--in-memory", description = "Keep nothing on disk (not durable).")
     boolean inMemory;
@@ -260,8 +276,9 @@ public final class Main implements Callable<Integer> {
                         nodeId != null ? nodeId : defaultNodeId(amqpPort),
                         Duration.ofMillis((long) (lease * 1000)), dataDir.toAbsolutePath()));
             }
-            if (clusterAddress != null) {
-                options = options.withCluster(clusterAddress, clusterSecret);
+            ClusterTls clusterTls = clusterTls();
+            if (clusterAddress != null || clusterTls != null) {
+                options = options.withCluster(clusterAddress, clusterSecret, clusterTls);
             }
             options = options.withHttpLimits(new HttpLimits(httpMaxConnections, httpIdleTimeoutSeconds * 1000));
             if (proxyProtocolFrom != null) {
@@ -306,6 +323,20 @@ public final class Main implements Callable<Integer> {
     }
 
     /** HOSTNAME:AMQP-PORT: stable across restarts of one broker, different for two brokers of one host. */
+    /** The three cluster TLS files, all or none; null when none is given. */
+    private ClusterTls clusterTls() {
+        int given = (clusterTlsCert != null ? 1 : 0) + (clusterTlsKey != null ? 1 : 0) + (clusterTlsCa != null ? 1 : 0);
+        if (given == 0) {
+            return null;
+        }
+        if (given < 3) {
+            throw new IllegalArgumentException("--cluster-tls-cert, --cluster-tls-key and --cluster-tls-ca go "
+                    + "together (mutual TLS between the nodes needs this node's certificate, its key and the cluster "
+                    + "CA)");
+        }
+        return new ClusterTls(clusterTlsCert, clusterTlsKey, clusterTlsCa);
+    }
+
     static String defaultNodeId(int amqpPort) {
         String host;
         try {

@@ -39,13 +39,15 @@ public final class TestCa {
     }
 
     /**
-     * Signs a server certificate for {@code dnsName} into {@code name}.crt / {@code name}.key; {@code days} below
-     * zero gives one that has already expired.
+     * Signs a certificate for {@code dnsName} (a host name, or an IP address, which it names as such) into
+     * {@code name}.crt / {@code name}.key, good for servers and clients (no key usage restricts it); {@code days}
+     * below zero gives one that has already expired.
      */
     public Path[] issue(String name, String dnsName, int days) throws Exception {
         openssl(dir, "req", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-out", name + ".csr",
                 "-subj", "/CN=" + dnsName);
-        Files.writeString(dir.resolve(name + ".ext"), "subjectAltName=DNS:" + dnsName + "\n");
+        boolean ip = dnsName.matches("[0-9.]+") || dnsName.contains(":");
+        Files.writeString(dir.resolve(name + ".ext"), "subjectAltName=" + (ip ? "IP:" : "DNS:") + dnsName + "\n");
         openssl(dir, "x509", "-req", "-in", name + ".csr", "-CA", "ca.crt", "-CAkey", caKey.getFileName().toString(),
                 "-CAcreateserial", "-days", Integer.toString(days), "-extfile", name + ".ext", "-out", name + ".crt");
         return new Path[] {dir.resolve(name + ".crt"), dir.resolve(name + ".key")};

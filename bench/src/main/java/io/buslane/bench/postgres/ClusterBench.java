@@ -43,7 +43,7 @@ public final class ClusterBench {
      * nodes (6 + 6 shards) and 2 + 2 + 2 on three (5 + 4 + 3 shards), so that the load is spread over the nodes.
      */
     static final List<String> NODE_IDS = List.of("node-c", "node-g", "node-b");
-    static final String SECRET = "bench-cluster-secret-0123456789";
+    static final String SECRET = "bench-cluster-secret-0123456789abcdef";
     static final String LATENCY_QUEUE = "lat";
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private static final Pattern SERVED = Pattern.compile("\"servedShards\":\\[([0-9,]*)]");

@@ -11,12 +11,21 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 
 /**
  * Cluster membership in the database (table {@code buslane_node}, docs/cluster.md): a node heartbeats its row, and
  * the nodes whose heartbeat is younger than {@code deadAfter} (by the database's clock, so that nodes' clocks need
  * not agree) and that are not leaving are the live ones. Also reads who holds which journal's lease, which is what
  * a node looks at before taking a shard. Thread-safe (one connection, used under this object's lock).
+ *
+ * <p>A node id is held by one process at a time, its <em>incarnation</em> (a random id made when the process makes
+ * its membership): the first heartbeat claims the row, which succeeds only while no other incarnation holds it live
+ * (its heartbeat younger than {@code deadAfter} and not leaving); every later heartbeat renews the row only for this
+ * incarnation. So a second process started with a live node's id is refused ({@link JournalException.Reason#LEASED})
+ * instead of taking that node's shards as if it were the same node, and a process whose id was taken over while it
+ * was presumed dead (paused past {@code deadAfter}, then resumed) learns it at its next heartbeat
+ * ({@link JournalException.Reason#FENCED}).
  */
 public final class PostgresMembership implements AutoCloseable {
 
@@ -37,6 +46,9 @@ public final class PostgresMembership implements AutoCloseable {
     private final String nodeId;
     private final String address;
     private final Duration deadAfter;
+    private final String incarnation = UUID.randomUUID().toString();
+    /** Whether this incarnation has claimed the node id. */
+    private boolean claimed;
     private Connection connection;
 
     PostgresMembership(PostgresJournalFactory factory, String nodeId, String address, Duration deadAfter) {
@@ -53,17 +65,24 @@ public final class PostgresMembership implements AutoCloseable {
     /**
      * Records this node's heartbeat (joining, or back after leaving) and returns the live nodes, ordered by id.
      *
-     * @throws JournalException UNAVAILABLE when the database does not answer
+     * @throws JournalException UNAVAILABLE when the database does not answer; LEASED when another process holds
+     *                          this node id live (nothing changed); FENCED when another process took the node id
+     *                          over after this one had held it
      */
     public synchronized List<Node> heartbeat() {
         try {
             Connection c = connection();
-            try (PreparedStatement up = c.prepareStatement("INSERT INTO buslane_node (node_id, address)"
-                    + " VALUES (?, ?) ON CONFLICT (node_id) DO UPDATE SET address = EXCLUDED.address,"
-                    + " heartbeat_at = now(), leaving = false")) {
-                up.setString(1, nodeId);
-                up.setString(2, address);
-                up.executeUpdate();
+            if (!renew(c)) {
+                if (claimed) {
+                    throw new JournalException("Another process took node id '" + nodeId + "' over (this one was "
+                            + "presumed dead: no heartbeat for " + deadAfter.toMillis() + " ms): " + holder(c),
+                            null, JournalException.Reason.FENCED);
+                }
+                if (!claim(c)) {
+                    throw new JournalException("Node id '" + nodeId + "' is in use by a live process: " + holder(c)
+                            + ". Every node needs its own --node-id.", null, JournalException.Reason.LEASED);
+                }
+                claimed = true;
             }
             List<Node> live = new ArrayList<>();
             try (PreparedStatement sel = c.prepareStatement("SELECT node_id, address FROM buslane_node"
@@ -78,6 +97,43 @@ public final class PostgresMembership implements AutoCloseable {
             return live;
         } catch (SQLException e) {
             throw unavailable("record the heartbeat of node " + nodeId, e);
+        }
+    }
+
+    /** Renews this incarnation's row; false when the row is not this incarnation's (or there is none). */
+    private boolean renew(Connection c) throws SQLException {
+        try (PreparedStatement up = c.prepareStatement("UPDATE buslane_node SET address = ?, heartbeat_at = now(),"
+                + " leaving = false WHERE node_id = ? AND incarnation = ?")) {
+            up.setString(1, address);
+            up.setString(2, nodeId);
+            up.setString(3, incarnation);
+            return up.executeUpdate() == 1;
+        }
+    }
+
+    /** Claims the node id for this incarnation unless another holds it live; true when claimed. */
+    private boolean claim(Connection c) throws SQLException {
+        try (PreparedStatement up = c.prepareStatement("INSERT INTO buslane_node (node_id, address, incarnation)"
+                + " VALUES (?, ?, ?) ON CONFLICT (node_id) DO UPDATE SET address = EXCLUDED.address,"
+                + " incarnation = EXCLUDED.incarnation, started_at = now(), heartbeat_at = now(), leaving = false"
+                + " WHERE buslane_node.leaving OR buslane_node.heartbeat_at <= now() - ? * interval '1 millisecond'")) {
+            up.setString(1, nodeId);
+            up.setString(2, address);
+            up.setString(3, incarnation);
+            up.setLong(4, deadAfter.toMillis());
+            return up.executeUpdate() == 1;
+        }
+    }
+
+    /** Who holds this node id's row, for a refusal's message. */
+    private String holder(Connection c) throws SQLException {
+        try (PreparedStatement sel = c.prepareStatement("SELECT address, (extract(epoch FROM now() - heartbeat_at)"
+                + " * 1000)::bigint, leaving FROM buslane_node WHERE node_id = ?")) {
+            sel.setString(1, nodeId);
+            try (ResultSet rs = sel.executeQuery()) {
+                return rs.next() ? "the process at " + rs.getString(1) + ", last heartbeat " + rs.getLong(2)
+                        + " ms ago" + (rs.getBoolean(3) ? " (leaving)" : "") : "no row";
+            }
         }
     }
 
@@ -97,11 +153,15 @@ public final class PostgresMembership implements AutoCloseable {
         }
     }
 
-    /** Marks this node as leaving (a clean shutdown): the others stop counting it at once. */
+    /**
+     * Marks this node as leaving (a clean shutdown): the others stop counting it at once. Only this incarnation's
+     * row: a process whose node id was taken over leaves the new holder's row alone.
+     */
     public synchronized void leave() {
         try (PreparedStatement up = connection().prepareStatement(
-                "UPDATE buslane_node SET leaving = true WHERE node_id = ?")) {
+                "UPDATE buslane_node SET leaving = true WHERE node_id = ? AND incarnation = ?")) {
             up.setString(1, nodeId);
+            up.setString(2, incarnation);
             up.executeUpdate();
         } catch (SQLException e) {
             throw unavailable("mark node " + nodeId + " as leaving", e);

@@ -51,7 +51,10 @@ public final class PostgresSchema {
                             + " address text,"
                             + " started_at timestamptz NOT NULL DEFAULT now(),"
                             + " heartbeat_at timestamptz NOT NULL DEFAULT now(),"
-                            + " leaving boolean NOT NULL DEFAULT false)"));
+                            + " leaving boolean NOT NULL DEFAULT false)"),
+            List.of(
+                    // the process that holds a node id: a second process started with a live node's id is refused
+                    "ALTER TABLE buslane_node ADD COLUMN incarnation text"));
 
     private PostgresSchema() {
     }

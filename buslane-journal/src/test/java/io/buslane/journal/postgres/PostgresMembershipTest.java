@@ -1,11 +1,13 @@
 package io.buslane.journal.postgres;
 
 import io.buslane.journal.Journal;
+import io.buslane.journal.JournalException;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Cluster membership rows: heartbeats, the live set by the database's clock, leaving, and the leases' view. */
 class PostgresMembershipTest {
@@ -48,6 +50,51 @@ class PostgresMembershipTest {
             j.close(); // a clean close gives the lease back
             assertThat(ma.leases().get("shard-3").live()).isFalse();
             assertThat(a.ownedJournals()).isEmpty();
+        }
+    }
+
+    @Test
+    void aSecondProcessWithALiveNodesIdIsRefusedAndTheFirstLearnsWhenItsIdWasTakenOver() throws Exception {
+        String url = TestPostgres.sharedOrSkip().newDatabase();
+        try (PostgresJournalFactory f1 = new PostgresJournalFactory(
+                PostgresTestDatabase.options(url, "node-a", Duration.ofSeconds(5)));
+             PostgresJournalFactory f2 = new PostgresJournalFactory(
+                     PostgresTestDatabase.options(url, "node-a", Duration.ofSeconds(5)));
+             PostgresMembership first = f1.membership("127.0.0.1:1001", Duration.ofMillis(700));
+             PostgresMembership second = f2.membership("127.0.0.1:2002", Duration.ofMillis(700))) {
+            first.heartbeat();
+            assertThatThrownBy(second::heartbeat).isInstanceOfSatisfying(JournalException.class,
+                    e -> assertThat(e.reason()).isEqualTo(JournalException.Reason.LEASED))
+                    .hasMessageContaining("'node-a' is in use by a live process")
+                    .hasMessageContaining("127.0.0.1:1001");
+            // refused, it changed nothing: the first still holds its row
+            assertThat(first.heartbeat()).containsExactly(new PostgresMembership.Node("node-a", "127.0.0.1:1001"));
+
+            // the first stops heartbeating (paused or killed): once its row is older than deadAfter, the second
+            // process claims the node id
+            Thread.sleep(900);
+            assertThat(second.heartbeat()).containsExactly(new PostgresMembership.Node("node-a", "127.0.0.1:2002"));
+            // the first resumes: its heartbeat says its id was taken over, and its leave leaves the new row alone
+            assertThatThrownBy(first::heartbeat).isInstanceOfSatisfying(JournalException.class,
+                    e -> assertThat(e.reason()).isEqualTo(JournalException.Reason.FENCED))
+                    .hasMessageContaining("took node id 'node-a' over");
+            first.leave();
+            assertThat(second.heartbeat()).extracting(PostgresMembership.Node::id).containsExactly("node-a");
+        }
+    }
+
+    @Test
+    void aNodeThatLeftCleanlyIsFollowedAtOnceByTheNextProcessWithItsId() {
+        String url = TestPostgres.sharedOrSkip().newDatabase();
+        try (PostgresJournalFactory f1 = new PostgresJournalFactory(
+                PostgresTestDatabase.options(url, "node-a", Duration.ofSeconds(5)));
+             PostgresJournalFactory f2 = new PostgresJournalFactory(
+                     PostgresTestDatabase.options(url, "node-a", Duration.ofSeconds(5)));
+             PostgresMembership first = f1.membership("127.0.0.1:1001", Duration.ofSeconds(30));
+             PostgresMembership second = f2.membership("127.0.0.1:2002", Duration.ofSeconds(30))) {
+            first.heartbeat();
+            first.leave();
+            assertThat(second.heartbeat()).containsExactly(new PostgresMembership.Node("node-a", "127.0.0.1:2002"));
         }
     }
 }

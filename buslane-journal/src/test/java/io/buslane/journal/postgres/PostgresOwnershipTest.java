@@ -329,6 +329,23 @@ class PostgresOwnershipTest {
     }
 
     @Test
+    void aVersionTwoDatabaseGainsTheIncarnationColumnAndKeepsItsNodes() throws Exception {
+        String url = TestPostgres.sharedOrSkip().newDatabase();
+        try (PostgresJournalFactory f = factory(url, "n", Duration.ofSeconds(30));
+             PostgresMembership m = f.membership("127.0.0.1:1", Duration.ofSeconds(30))) {
+            m.heartbeat();
+        }
+        // as a database written by a broker that knew version 2 only
+        execute(url, "ALTER TABLE buslane_node DROP COLUMN incarnation");
+        execute(url, "DELETE FROM buslane_schema WHERE version > 2");
+        try (PostgresJournalFactory f = factory(url, "n", Duration.ofSeconds(30))) {
+            assertThat(count(url, "SELECT max(version) FROM buslane_schema"))
+                    .isEqualTo(PostgresSchema.currentVersion());
+            assertThat(count(url, "SELECT count(*) FROM buslane_node WHERE incarnation IS NULL")).isEqualTo(1);
+        }
+    }
+
+    @Test
     void anEmptyDatabaseIsMigratedOnceEvenByBrokersStartingTogether() throws Exception {
         String url = TestPostgres.sharedOrSkip().newDatabase();
         List<CompletableFuture<PostgresJournalFactory>> starting = new ArrayList<>();

@@ -3,13 +3,16 @@ package io.buslane.server.cluster;
 import io.buslane.cluster.ClusterClient;
 import io.buslane.cluster.ClusterServer;
 import io.buslane.engine.Engine;
+import io.buslane.journal.JournalException;
 import io.buslane.journal.postgres.PostgresJournalFactory;
 import io.buslane.journal.postgres.PostgresMembership;
 import io.buslane.management.console.ClusterView;
+import io.buslane.server.tls.ClusterTls;
 import io.vertx.core.Vertx;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,6 +40,10 @@ public final class ClusterNode implements AutoCloseable, ClusterView {
     private final Engine engine;
     private final PostgresMembership membership;
     private final ShardController controller;
+    /** The HMAC key of the handshake when mutual TLS authenticates the nodes and no secret is given. */
+    static final String NO_SECRET = "buslane-cluster: mutual TLS, no shared secret";
+    private static final long TLS_CHECK_MS = 1_000;
+
     private final ScheduledExecutorService thread;
     /** The self-fence's own timer: no database call on it, so a silent database cannot delay it. */
     private final ScheduledExecutorService fence;
@@ -134,10 +141,26 @@ public final class ClusterNode implements AutoCloseable, ClusterView {
      */
     public static ClusterNode start(String nodeId, Engine engine, PostgresJournalFactory journals, String address,
                                     Vertx vertx, String secret) {
+        return start(nodeId, engine, journals, address, vertx, secret, null);
+    }
+
+    /**
+     * As above, the channel between nodes in mutual TLS when {@code tls} is given (then {@code secret} may be null:
+     * the certificates authenticate the nodes, and the HMAC handshake inside TLS runs with a fixed key).
+     */
+    public static ClusterNode start(String nodeId, Engine engine, PostgresJournalFactory journals, String address,
+                                    Vertx vertx, String secret, ClusterTls tls) {
         ClusterNode node = new ClusterNode(nodeId, engine, journals, address);
-        byte[] key = secret.getBytes(StandardCharsets.UTF_8);
+        byte[] key = (secret != null ? secret : NO_SECRET).getBytes(StandardCharsets.UTF_8);
+        ClusterTls.Options tlsOptions;
+        try {
+            tlsOptions = tls != null ? tls.load() : null;
+        } catch (IOException | IllegalArgumentException e) {
+            throw new IllegalStateException("Cannot use the cluster TLS files: " + e.getMessage(), e);
+        }
         // the channel first: other nodes may carry operations here as soon as this node serves a shard
-        node.server = new ClusterServer(vertx, engine, key, MAX_IN_FLIGHT);
+        node.server = new ClusterServer(vertx, engine, key, MAX_IN_FLIGHT,
+                tlsOptions != null ? tlsOptions.server() : null);
         int colon = address.lastIndexOf(':');
         // on the cluster address's host only (a name resolving to one of this machine's addresses, as a pod's DNS
         // name does), not on every interface: the node channel is for the other nodes, not for clients' networks
@@ -150,9 +173,13 @@ public final class ClusterNode implements AutoCloseable, ClusterView {
                     + "be one of this machine's addresses, or a name resolving to one): " + e, e);
         }
         node.client = new ClusterClient(vertx, node::addressOf, key, MAX_IN_FLIGHT,
-                Duration.ofSeconds(10));
+                Duration.ofSeconds(10), tlsOptions != null ? tlsOptions.client() : null);
+        if (tls != null) {
+            node.watchTls(vertx, tls);
+        }
         engine.cluster().remotePartitions(node.client);
         journals.takeWithoutWaiting(); // a shard whose lease another node renewed is tried again next round
+        node.join(journals.lease().plus(ShardController.period(journals.lease()).multipliedBy(2)));
         node.round();
         long periodMs = ShardController.period(journals.lease()).toMillis();
         node.thread.scheduleWithFixedDelay(node::round, periodMs, periodMs, TimeUnit.MILLISECONDS);
@@ -160,6 +187,57 @@ public final class ClusterNode implements AutoCloseable, ClusterView {
         LOG.info("Node '{}' joined the cluster at {}: serving shards {} of {}; live nodes {}", nodeId, address,
                 node.servedShards(), engine.shardCount(), node.liveNodes());
         return node;
+    }
+
+    /** Re-reads the cluster TLS files when they change: new node connections use the new material. */
+    private void watchTls(Vertx vertx, ClusterTls tls) {
+        ClusterTls.Watch watch;
+        try {
+            watch = tls.watch((serverTls, clientTls) -> {
+                server.updateTls(serverTls);
+                client.updateTls(clientTls);
+            });
+        } catch (IOException e) {
+            throw new IllegalStateException("Cannot watch the cluster TLS files: " + e.getMessage(), e);
+        }
+        vertx.setPeriodic(TLS_CHECK_MS, t -> vertx.executeBlocking(() -> watch.check()));
+    }
+
+    /**
+     * Claims this node's id before the first round. A live process holding it (another node started with the same
+     * {@code --node-id}) is waited for up to {@code patience}, so that a node restarted after {@code kill -9} gets
+     * its id back once its old heartbeat has aged out, and a real duplicate is refused: the start fails with who
+     * holds the id. A database that does not answer is left to the rounds.
+     */
+    private void join(Duration patience) {
+        long deadline = System.nanoTime() + patience.toNanos();
+        long retryMs = ShardController.period(patience).toMillis();
+        boolean logged = false;
+        while (true) {
+            try {
+                membership.heartbeat();
+                return;
+            } catch (JournalException e) {
+                if (e.reason() != JournalException.Reason.LEASED) {
+                    LOG.warn("Node '{}' could not join the cluster yet: {}", nodeId, e.toString());
+                    return;
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    throw new IllegalStateException("Cannot join the cluster: " + e.getMessage(), e);
+                }
+                if (!logged) {
+                    LOG.warn("{} Waiting up to {} ms for it to age out (a previous run of this node that was killed?)",
+                            e.getMessage(), patience.toMillis());
+                    logged = true;
+                }
+            }
+            try {
+                Thread.sleep(retryMs);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("Interrupted while joining the cluster", e);
+            }
+        }
     }
 
     private void round() {
@@ -250,6 +328,10 @@ public final class ClusterNode implements AutoCloseable, ClusterView {
 
     /** Problems for /health (empty when none). */
     public List<String> healthProblems() {
+        String displaced = controller.displaced();
+        if (displaced != null) {
+            return List.of("This node serves nothing any more: " + displaced);
+        }
         String p = problem;
         return p == null ? List.of() : List.of(p);
     }

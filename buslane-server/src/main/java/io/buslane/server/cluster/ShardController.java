@@ -66,6 +66,8 @@ public final class ShardController {
     private volatile List<String> liveNodes = List.of();
     private final AtomicLong moves = new AtomicLong();
     private boolean left;
+    /** Why this node serves nothing for good: another process took its node id over (null while it does not). */
+    private volatile String displaced;
 
     public ShardController(String nodeId, Duration lease, Members members, Host host, LongSupplier nanoTime) {
         this.nodeId = nodeId;
@@ -132,7 +134,16 @@ public final class ShardController {
     }
 
     private void round() {
-        List<String> live = members.heartbeat();
+        List<String> live;
+        try {
+            live = members.heartbeat();
+        } catch (JournalException e) {
+            if (e.reason() == JournalException.Reason.FENCED) {
+                displace(e.getMessage());
+                return;
+            }
+            throw e;
+        }
         if (fenceIfLeasesMayRunOut("its leases could not be renewed")) {
             return;
         }
@@ -221,6 +232,26 @@ public final class ShardController {
             }
         }
         return true;
+    }
+
+    /**
+     * Why this node serves nothing for good, or null: another process took its node id over while this one was
+     * presumed dead (paused past its lease, say); two processes must never act as one node.
+     */
+    public String displaced() {
+        return displaced;
+    }
+
+    /** Another process holds this node's id now: gives every shard up and takes none again (no more rounds). */
+    private void displace(String why) {
+        displaced = why;
+        left = true;
+        LOG.error("Node '{}' stops for good: {}", nodeId, why);
+        for (int k = 0; k < host.shardCount(); k++) {
+            if (host.serves(k)) {
+                giveUp(k, "Another process took this node's id over.");
+            }
+        }
     }
 
     /** A clean shutdown: marks this node as leaving and gives every shard back, so others take them at once. */

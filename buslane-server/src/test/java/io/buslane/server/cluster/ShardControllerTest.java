@@ -1,5 +1,6 @@
 package io.buslane.server.cluster;
 
+import io.buslane.journal.JournalException;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -34,6 +35,8 @@ class ShardControllerTest {
         volatile long securedAt;
         /** When set, heartbeats wait on it: a database that has gone silent instead of refusing. */
         volatile CountDownLatch silent;
+        /** When set, heartbeats say another process took this node's id over (PostgresMembership: FENCED). */
+        volatile boolean idTakenOver;
         /** Shards whose next take fails (another node renewed its lease meanwhile, or the database failed). */
         final Set<Integer> failNextTake = new TreeSet<>();
         final ShardController controller;
@@ -88,6 +91,10 @@ class ShardControllerTest {
             if (db.down) {
                 throw new IllegalStateException("database down");
             }
+            if (idTakenOver) {
+                throw new JournalException("Another process took node id '" + id + "' over", null,
+                        JournalException.Reason.FENCED);
+            }
             if (!db.live.contains(id)) {
                 db.live.add(id);
             }
@@ -120,6 +127,24 @@ class ShardControllerTest {
             }
             return out;
         }
+    }
+
+    @Test
+    void aNodeWhoseIdAnotherProcessTookOverGivesEveryShardUpAndTakesNoneAgain() {
+        Db db = new Db();
+        Node a = new Node("node-a", db);
+        a.controller.tick();
+        assertThat(a.served).hasSize(12);
+        assertThat(a.controller.displaced()).isNull();
+
+        a.idTakenOver = true; // it was paused past its lease, and a second process started with its id
+        a.controller.tick();
+        assertThat(a.served).isEmpty();
+        assertThat(a.controller.displaced()).contains("took node id 'node-a' over");
+        a.idTakenOver = false;
+        db.leases.clear();
+        a.controller.tick(); // no more rounds: the other process is node-a now
+        assertThat(a.served).isEmpty();
     }
 
     @Test
