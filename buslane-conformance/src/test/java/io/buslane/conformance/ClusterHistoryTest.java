@@ -9,6 +9,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -16,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -26,12 +29,19 @@ import java.util.regex.Pattern;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A randomized history check of cluster mode: producers and consumers on several nodes while nodes are killed with
- * kill -9 and restarted, for a bounded time; the recorded history (acknowledged sends, deliveries with their
- * sequence numbers, acknowledged completions) is then checked: no acknowledged message is lost, no completed
- * message comes back, and no sequence number names two messages. Clients use the REST data plane through any live
- * node, chosen at random per call: sends, receives and completions are carried to the node serving the queue.
- * (Per-session order through a kill is checked by ClusterSdkTest, with the SDK's session receiver.)
+ * A randomized history check of cluster mode under a nemesis: producers and consumers on three nodes while, one at
+ * a time and at random, a node is killed with kill -9 and restarted, a node is paused with SIGSTOP (sometimes past
+ * its lease) and resumed, or PostgreSQL is restarted; for a bounded time. The recorded history (acknowledged sends,
+ * deliveries with their sequence numbers, enqueued times and locks, acknowledged completions, the nemesis' events)
+ * is then checked: no acknowledged message is lost, no completed message comes back, no sequence number names two
+ * messages, no message is locked twice at once (a second delivery while the first delivery's lock still ran, with
+ * no disruption of the nemesis that could have ended that lock), and the enqueued times of a queue follow its
+ * sequence numbers. The availability (the longest time without an acknowledged send per queue) is printed. Clients
+ * use the REST data plane through any live node, chosen at random per call: sends, receives and completions are
+ * carried to the node
+ * serving the queue. (Per-session order through a kill is checked by ClusterSdkTest, with the SDK's session
+ * receiver.) {@code -Dbuslane.nemesisSeconds=N} runs longer (a soak), {@code -Dbuslane.nemesisSeed=S} replays a
+ * run; the seed is printed.
  */
 class ClusterHistoryTest {
 
@@ -52,13 +62,39 @@ class ClusterHistoryTest {
             }
             """;
     private static final List<String> QUEUES = List.of("h0", "h1", "h2", "h3");
-    private static final Duration RUN = Duration.ofSeconds(Long.getLong("buslane.clusterHistorySeconds", 20));
+    private static final Duration RUN = Duration.ofSeconds(Long.getLong("buslane.nemesisSeconds",
+            Long.getLong("buslane.clusterHistorySeconds", 30)));
+    private static final long SEED = Long.getLong("buslane.nemesisSeed", 42);
+    /** The REST dates have whole seconds: a lock is taken to run until its LockedUntilUtc, less this. */
+    private static final long DATE_MARGIN_MS = 1_500;
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private static final Pattern SEQ = Pattern.compile("\"SequenceNumber\":(\\d+)");
+    private static final Pattern ENQUEUED = Pattern.compile("\"EnqueuedTimeUtc\":\"([^\"]+)\"");
+    private static final Pattern LOCKED_UNTIL = Pattern.compile("\"LockedUntilUtc\":\"([^\"]+)\"");
 
-    /** One delivery: which message, its sequence number, and when (nanoTime) it was handed out. */
-    private record Delivery(String queue, String body, long seq, long atNs) {
+    /**
+     * One delivery: which message, its sequence number, when it was handed out (nanoTime, and wall-clock ms), its
+     * enqueued time and the end of its lock (wall-clock ms from the broker's REST dates; -1: none).
+     */
+    private record Delivery(String queue, String body, long seq, long atNs, long atMs, long enqueuedMs,
+                            long lockedUntilMs) {
     }
+
+    /**
+     * A moment the nemesis disrupted the cluster (nanoTime): a kill, a restart, a pause, a resume, PostgreSQL stopped
+     * or started. Locks may end there (with a node, or when shards move); a second delivery counts as excused by it
+     * only from {@code graceNs} after it: a node resumed from a pause must hand out nothing before it rejoined.
+     */
+    private record Disruption(String what, long atNs, long graceNs) {
+    }
+
+    /** The nodes' lease (their default in a cluster): a fault's effects reach this far after it. */
+    private static final long LEASE_NS = Duration.ofSeconds(5).toNanos();
+    private static final long RESUMED_GRACE_NS = Duration.ofSeconds(1).toNanos();
+
+    private final ConcurrentLinkedQueue<Disruption> disruptions = new ConcurrentLinkedQueue<>();
+    /** Acknowledged sends' times (nanoTime), by queue: the availability. */
+    private final Map<String, ConcurrentLinkedQueue<Long>> ackedAtNs = new ConcurrentHashMap<>();
 
     private final Map<String, Long> completedAtNs = new ConcurrentHashMap<>();
     /**
@@ -76,10 +112,15 @@ class ClusterHistoryTest {
     }
 
     private static HttpResponse<String> call(BrokerProcess b, String method, String path, String body) {
+        return call(b, method, path, body, Duration.ofSeconds(5));
+    }
+
+    private static HttpResponse<String> call(BrokerProcess b, String method, String path, String body,
+                                             Duration timeout) {
         try {
             String entity = path.substring(1, path.indexOf('/', 1));
             HttpRequest.Builder r = HttpRequest.newBuilder(URI.create(b.baseUrl() + path))
-                    .timeout(Duration.ofSeconds(5))
+                    .timeout(timeout)
                     .header("Authorization", ConformanceBase.sasToken("http://localhost/" + entity));
             if (body != null) {
                 // the body is the message id too: a send retried after an ambiguous failure is stored once
@@ -103,56 +144,129 @@ class ClusterHistoryTest {
     }
 
     private void record(String queue, HttpResponse<String> r) {
-        Matcher m = SEQ.matcher(r.headers().firstValue("BrokerProperties").orElse(""));
-        deliveries.add(new Delivery(queue, r.body(), m.find() ? Long.parseLong(m.group(1)) : -1, System.nanoTime()));
+        String props = r.headers().firstValue("BrokerProperties").orElse("");
+        Matcher m = SEQ.matcher(props);
+        deliveries.add(new Delivery(queue, r.body(), m.find() ? Long.parseLong(m.group(1)) : -1, System.nanoTime(),
+                System.currentTimeMillis(), date(ENQUEUED, props), date(LOCKED_UNTIL, props)));
+    }
+
+    private static long date(Pattern p, String props) {
+        Matcher m = p.matcher(props);
+        return m.find() ? ZonedDateTime.parse(m.group(1), DateTimeFormatter.RFC_1123_DATE_TIME).toInstant()
+                .toEpochMilli() : -1;
     }
 
     @Test
-    void randomKillsAndRestartsLoseNothingResurrectNothingAndNeverReuseASequenceNumber() throws Exception {
-        String storage = TestPostgres.storageUrl(TestPostgres.sharedOrSkip().newDatabase());
-        List<BrokerProcess> nodes = new ArrayList<>();
-        try {
-            for (String id : List.of("node-a", "node-b", "node-c")) {
-                nodes.add(node(storage, id));
-            }
-            AtomicBoolean running = new AtomicBoolean(true);
-            AtomicInteger sent = new AtomicInteger();
-            List<Thread> threads = new ArrayList<>();
-            for (int p = 0; p < 3; p++) {
-                int producer = p;
-                threads.add(new Thread(() -> produce(nodes, producer, running, sent), "producer-" + p));
-            }
-            for (int c = 0; c < 3; c++) {
-                int consumer = c;
-                threads.add(new Thread(() -> consume(nodes, consumer, running), "consumer-" + c));
-            }
-            threads.forEach(Thread::start);
-            SplittableRandom chaos = new SplittableRandom(42);
-            int kills = 0;
-            long end = System.nanoTime() + RUN.toNanos();
-            while (System.nanoTime() < end) {
-                Thread.sleep(4_000 + chaos.nextInt(3_000));
-                BrokerProcess victim = nodes.get(chaos.nextInt(nodes.size()));
-                victim.kill();
-                kills++;
-                Thread.sleep(1_000 + chaos.nextInt(2_000));
-                victim.launch();
-            }
-            running.set(false);
-            long stoppedNs = System.nanoTime();
-            for (Thread t : threads) {
-                t.join(30_000);
-            }
-            long joinedNs = System.nanoTime();
-            drainEverything(nodes);
-            System.out.println("CLUSTER history phases: clients stopped in " + (joinedNs - stoppedNs) / 1_000_000
-                    + " ms, drained in " + (System.nanoTime() - joinedNs) / 1_000_000 + " ms");
-            check(kills, sent.get());
-        } finally {
-            for (BrokerProcess b : nodes) {
-                b.close();
+    void underANemesisNothingIsLostResurrectedLockedTwiceOrNumberedTwice() throws Exception {
+        System.out.println("CLUSTER nemesis: seed " + SEED + " (-Dbuslane.nemesisSeed), " + RUN.toSeconds() + " s");
+        try (TestPostgres pg = TestPostgres.startPrivate()) {
+            String storage = TestPostgres.storageUrl(pg.newDatabase());
+            List<BrokerProcess> nodes = new ArrayList<>();
+            try {
+                for (String id : List.of("node-a", "node-b", "node-c")) {
+                    nodes.add(node(storage, id));
+                }
+                AtomicBoolean running = new AtomicBoolean(true);
+                AtomicInteger sent = new AtomicInteger();
+                List<Thread> threads = new ArrayList<>();
+                for (int p = 0; p < 3; p++) {
+                    int producer = p;
+                    threads.add(new Thread(() -> produce(nodes, producer, running, sent), "producer-" + p));
+                }
+                for (int c = 0; c < 3; c++) {
+                    int consumer = c;
+                    threads.add(new Thread(() -> consume(nodes, consumer, running), "consumer-" + c));
+                }
+                threads.forEach(Thread::start);
+                long startNs = System.nanoTime();
+                Map<String, Integer> done = nemesis(nodes, pg, new SplittableRandom(SEED));
+                running.set(false);
+                long stoppedNs = System.nanoTime();
+                for (Thread t : threads) {
+                    t.join(30_000);
+                }
+                long joinedNs = System.nanoTime();
+                drainEverything(nodes);
+                System.out.println("CLUSTER history phases: clients stopped in " + (joinedNs - stoppedNs) / 1_000_000
+                        + " ms, drained in " + (System.nanoTime() - joinedNs) / 1_000_000 + " ms");
+                printAvailability(startNs, stoppedNs);
+                check(done, sent.get());
+            } finally {
+                for (BrokerProcess b : nodes) {
+                    b.close();
+                }
             }
         }
+    }
+
+    /**
+     * Until the run's time is up (and at least one of each), one fault at a time, a few seconds apart: kill -9 of a
+     * node and its restart 1 to 3 s later, SIGSTOP of a node for 2 to 9 s (past its 5 s lease about half the time)
+     * and SIGCONT, or a PostgreSQL restart after 1 to 4 s down. Returns how many of each.
+     */
+    private Map<String, Integer> nemesis(List<BrokerProcess> nodes, TestPostgres pg, SplittableRandom chaos)
+            throws Exception {
+        Map<String, Integer> done = new HashMap<>(Map.of("kill", 0, "pause", 0, "postgres", 0));
+        long end = System.nanoTime() + RUN.toNanos();
+        int step = 0;
+        while (step < 3 || System.nanoTime() < end) {
+            Thread.sleep(3_000 + chaos.nextInt(3_000));
+            BrokerProcess victim = nodes.get(chaos.nextInt(nodes.size()));
+            // the first three steps are one of each, in a seeded order; then at random
+            int kind = step < 3 ? (int) Math.floorMod(SEED + step, 3L) : chaos.nextInt(3);
+            step++;
+            switch (kind) {
+                case 0 -> {
+                    disrupt("kill");
+                    victim.kill();
+                    Thread.sleep(1_000 + chaos.nextInt(2_000));
+                    victim.launch();
+                    disrupt("restarted");
+                    done.merge("kill", 1, Integer::sum);
+                }
+                case 1 -> {
+                    disrupt("pause");
+                    signal(victim, "STOP");
+                    Thread.sleep(2_000 + chaos.nextInt(7_000));
+                    signal(victim, "CONT");
+                    disruptions.add(new Disruption("resume", System.nanoTime(), RESUMED_GRACE_NS));
+                    done.merge("pause", 1, Integer::sum);
+                }
+                default -> {
+                    disrupt("postgres stopped");
+                    pg.stop();
+                    Thread.sleep(1_000 + chaos.nextInt(3_000));
+                    pg.restart();
+                    disrupt("postgres started");
+                    done.merge("postgres", 1, Integer::sum);
+                }
+            }
+        }
+        return done;
+    }
+
+    private void disrupt(String what) {
+        disruptions.add(new Disruption(what, System.nanoTime(), 0));
+    }
+
+    private static void signal(BrokerProcess b, String signal) throws Exception {
+        new ProcessBuilder("kill", "-" + signal, Long.toString(b.pid())).start().waitFor();
+    }
+
+    private void printAvailability(long startNs, long stoppedNs) {
+        StringBuilder out = new StringBuilder("CLUSTER availability: longest time without an acknowledged send:");
+        for (String queue : QUEUES) {
+            List<Long> times = new ArrayList<>(ackedAtNs.getOrDefault(queue, new ConcurrentLinkedQueue<>()));
+            times.add(startNs);
+            times.add(stoppedNs);
+            times.sort(Long::compare);
+            long longest = 0;
+            for (int i = 1; i < times.size(); i++) {
+                longest = Math.max(longest, times.get(i) - times.get(i - 1));
+            }
+            out.append(' ').append(queue).append(' ').append(longest / 1_000_000).append(" ms");
+        }
+        System.out.println(out);
     }
 
     private void produce(List<BrokerProcess> nodes, int producer, AtomicBoolean running, AtomicInteger sent) {
@@ -167,6 +281,7 @@ class ClusterHistoryTest {
                 HttpResponse<String> r = b == null ? null : call(b, "POST", "/" + queue + "/messages", body);
                 if (r != null && r.statusCode() == 201) {
                     acked.add(body);
+                    ackedAtNs.computeIfAbsent(queue, k -> new ConcurrentLinkedQueue<>()).add(System.nanoTime());
                     sent.incrementAndGet();
                     stored = true;
                     sleep(15); // slower than the consumers: the backlog to drain at the end stays small
@@ -182,8 +297,11 @@ class ClusterHistoryTest {
         while (running.get()) {
             String queue = QUEUES.get(random.nextInt(QUEUES.size()));
             BrokerProcess b = anyNode(nodes, random);
-            HttpResponse<String> r = b == null ? null : call(b, "POST", "/" + queue + "/messages/head?timeout=1",
-                    null);
+            // consumer 0 waits long (as an SDK receiver's link stays attached): its poll may outlast a pause of the
+            // node it waits on, which then must hand it nothing that another node served meanwhile
+            int waitSeconds = consumer == 0 ? 12 : 1;
+            HttpResponse<String> r = b == null ? null : call(b, "POST", "/" + queue + "/messages/head?timeout="
+                    + waitSeconds, null, Duration.ofSeconds(waitSeconds + 5));
             if (r == null || (r.statusCode() != 201 && r.statusCode() != 204)) {
                 sleep(100);
                 continue;
@@ -244,11 +362,11 @@ class ClusterHistoryTest {
                 + failures + " failed calls");
     }
 
-    private void check(int kills, int sent) {
+    private void check(Map<String, Integer> faults, int sent) {
         List<Delivery> all = new ArrayList<>(deliveries);
         System.out.println("CLUSTER history: " + sent + " sends acknowledged, " + all.size() + " deliveries, "
-                + completedAtNs.size() + " completions, " + kills + " kills");
-        assertThat(kills).isPositive();
+                + completedAtNs.size() + " completions, faults " + faults);
+        assertThat(faults.values()).as("every kind of fault happened").allMatch(n -> n > 0);
         assertThat(sent).isGreaterThan(50);
         // nothing acknowledged is lost: every acknowledged send was completed or drained
         Set<String> missing = new HashSet<>(acked);
@@ -271,6 +389,59 @@ class ClusterHistoryTest {
             assertThat(before == null || before.equals(d.body()))
                     .as("sequence number %d of %s names %s and %s", d.seq(), d.queue(), before, d.body()).isTrue();
         }
+        assertThat(lockedTwice(all)).as("a message delivered again while its first delivery's lock ran").isEmpty();
+        assertThat(enqueuedOutOfOrder(all)).as("enqueued times against sequence numbers").isEmpty();
+    }
+
+    /**
+     * Second deliveries of a message made while the lock of the one before still ran (by its LockedUntilUtc, less
+     * the dates' rounding), unless a disruption could have ended that lock: one no longer than a lease before the
+     * first delivery, and at least its grace before the second.
+     */
+    private List<String> lockedTwice(List<Delivery> all) {
+        Map<String, List<Delivery>> byMessage = new HashMap<>();
+        for (Delivery d : all) {
+            byMessage.computeIfAbsent(d.queue() + "/" + d.body(), k -> new ArrayList<>()).add(d);
+        }
+        List<String> out = new ArrayList<>();
+        for (List<Delivery> ds : byMessage.values()) {
+            ds.sort((x, y) -> Long.compare(x.atNs(), y.atNs()));
+            for (int i = 1; i < ds.size(); i++) {
+                Delivery first = ds.get(i - 1);
+                Delivery again = ds.get(i);
+                boolean lockRan = first.lockedUntilMs() > 0 && again.atMs() + DATE_MARGIN_MS < first.lockedUntilMs();
+                boolean excused = disruptions.stream().anyMatch(e -> e.atNs() >= first.atNs() - LEASE_NS
+                        && e.atNs() + e.graceNs() <= again.atNs());
+                if (lockRan && !excused) {
+                    out.add(again.body() + " (#" + again.seq() + ") at " + again.atMs() + ", locked until "
+                            + first.lockedUntilMs() + " by the delivery at " + first.atMs());
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Pairs of deliveries of a queue whose enqueued times run against their sequence numbers. */
+    private static List<String> enqueuedOutOfOrder(List<Delivery> all) {
+        Map<String, Map<Long, Long>> enqueuedBySeq = new HashMap<>();
+        for (Delivery d : all) {
+            if (d.enqueuedMs() > 0) {
+                enqueuedBySeq.computeIfAbsent(d.queue(), k -> new TreeMap<>()).put(d.seq(), d.enqueuedMs());
+            }
+        }
+        List<String> out = new ArrayList<>();
+        enqueuedBySeq.forEach((queue, bySeq) -> {
+            long seqBefore = -1;
+            long before = Long.MIN_VALUE;
+            for (Map.Entry<Long, Long> e : bySeq.entrySet()) {
+                if (e.getValue() < before) {
+                    out.add(queue + " #" + seqBefore + " at " + before + ", #" + e.getKey() + " at " + e.getValue());
+                }
+                seqBefore = e.getKey();
+                before = e.getValue();
+            }
+        });
+        return out;
     }
 
     private static void sleep(long ms) {
