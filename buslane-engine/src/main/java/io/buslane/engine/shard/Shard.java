@@ -497,7 +497,32 @@ public final class Shard implements PartitionContext {
             fatal = e;
             running = false;
             LOG.error("shard {}: its thread stopped: {}", index, e.toString(), e);
+            answerNothingMore(e);
             onFatal.accept(e);
+        }
+    }
+
+    /**
+     * After its thread died: the answers parked for a sync that will not come fail (their records may or may not
+     * be durable, as after a lost answer), and every command queued or submitted from now on is refused with
+     * SERVER_BUSY, so that no caller waits for good on a shard that runs no more.
+     */
+    private void answerNothingMore(Throwable cause) {
+        try {
+            retired = "The shard's thread stopped (" + cause + "): this broker cannot serve its entities any more.";
+            BrokerException error = new BrokerException(ErrorKind.SERVER_BUSY, retired);
+            heldBy = null;
+            Object[] actions = pending.toArray();
+            pending.clear();
+            for (Object action : actions) {
+                if (action instanceof Pending p) {
+                    p.failed(error);
+                }
+            }
+            drained = true;
+            refuseQueued();
+        } catch (Throwable again) { // out of memory still: the fatal listener below must run whatever happens
+            LOG.error("shard {}: could not fail its waiting callers: {}", index, again.toString());
         }
     }
 
