@@ -4,11 +4,13 @@ import io.buslane.common.error.BrokerException;
 import io.buslane.common.error.ErrorKind;
 import io.buslane.engine.api.EntityAddress;
 import io.buslane.engine.api.ReceiveMode;
+import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.message.ReceivedMessage;
 import io.buslane.journal.memory.InMemoryJournal;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -69,6 +71,42 @@ class HeldAnswersTest {
             assertThat(sink.take()).extracting(EngineHarness::text).containsExactly("a");
             h.crashAndRestart();
             assertThat(peekAll(h)).isEmpty();
+        }
+    }
+
+    /**
+     * While answers are held, no message is handed out (it would reach its receiver only when the batch is stored,
+     * its lock perhaps run out and the message taken by another receiver meanwhile): two receivers never hold one
+     * message, and the one that gets it gets a lock that is current. Before, the first receiver's delivery waited
+     * with the held answers, its lock ran out, the second receiver got the message, and both were handed it.
+     */
+    @Test
+    void noMessageIsHandedOutWhileAnswersAreHeldSoNoTwoReceiversGetIt() {
+        try (EngineHarness h = new EngineHarness(1)) {
+            h.queue(QueueProperties.builder("q").lockDuration(Duration.ofSeconds(5)).build());
+            h.send("q", EngineHarness.text("a"));
+            InMemoryJournal journal = h.journals.journal("shard-0");
+            journal.unavailable(true);
+            CompletableFuture<Void> held = h.engine.send("q", List.of(EngineHarness.text("b")));
+            h.engine.runUntilIdle();
+            EngineHarness.Sink first = h.sink();
+            EngineHarness.Sink second = h.sink();
+            h.receiver("q", ReceiveMode.PEEK_LOCK, first, 1);
+            h.receiver("q", ReceiveMode.PEEK_LOCK, second, 1);
+            h.advance(Duration.ofSeconds(6)); // longer than a lock: one taken now would have run out
+            h.advance(Duration.ofSeconds(6));
+            assertThat(held).isNotDone();
+
+            journal.unavailable(false);
+            h.advance(Duration.ofSeconds(1)); // the batch is stored
+            h.advance(Duration.ofMillis(200)); // hand-outs go on at their next try
+            List<ReceivedMessage> got = new ArrayList<>(first.take());
+            got.addAll(second.take());
+            assertThat(got).extracting(EngineHarness::text).containsExactlyInAnyOrder("a", "b");
+            for (ReceivedMessage m : got) {
+                h.await(h.engine.complete(Q, m.lockToken())); // each lock handed out is current
+            }
+            assertThat(held).isCompleted();
         }
     }
 

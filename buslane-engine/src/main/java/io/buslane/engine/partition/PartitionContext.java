@@ -43,6 +43,15 @@ public interface PartitionContext {
         return true;
     }
 
+    /**
+     * Whether the shard holds answers for a batch the journal kept after a failed sync (they run once a later sync
+     * stores it): hand-outs wait meanwhile, since a delivery made now would be handed over only then, its lock
+     * perhaps run out and its message taken by another receiver.
+     */
+    default boolean answersHeld() {
+        return false;
+    }
+
     /** The heap budget of each duplicate-detection window of a partition (see {@code DedupWindow}), in bytes. */
     long dedupHeapBudgetBytes();
 

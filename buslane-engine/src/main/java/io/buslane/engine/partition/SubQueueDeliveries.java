@@ -39,17 +39,22 @@ public final class SubQueueDeliveries {
         this.q = q;
     }
 
+    /** Why an accept-next is answered retriably when its granted session's lock ran out before it was answered. */
+    static final String GRANT_LAPSED_TEXT = "The session granted to this accept was released before the accept could "
+            + "be answered (the broker's storage was slow to confirm). Retry.";
+
     private PartitionContext ctx() {
         return q.partition.ctx;
     }
 
     /**
      * Whether deliveries may go on: not while the shard's lease may have passed to another node (cluster mode: its
-     * renewals did not get through, or this process was paused), so that no message is delivered by two nodes;
-     * they are tried again shortly (and at the next arrival, credit or settlement).
+     * renewals did not get through, or this process was paused), so that no message is delivered by two nodes, and
+     * not while the shard holds the answers of a kept batch ({@link PartitionContext#answersHeld}); they are tried
+     * again shortly (and at the next arrival, credit or settlement).
      */
     private boolean leaseHeld() {
-        if (ctx().leaseHeld()) {
+        if (ctx().leaseHeld() && !ctx().answersHeld()) {
             return true;
         }
         if (!leaseRetry.isScheduled() && (!consumers.isEmpty() || q.sessions.hasWaiters())) {
@@ -168,22 +173,30 @@ public final class SubQueueDeliveries {
     }
 
     /**
-     * Hands a locked message to its consumer, unless the shard's lease may have passed to another node since it was
-     * locked (the process was paused in between): then it is held back, its lock let go without counting a
-     * delivery and the credit returned, and it is delivered once the lease is confirmed.
+     * Hands a locked message to its consumer, unless its lock is not current any more (the hand-over ran late: the
+     * lock ran out, or the message was settled or taken again meanwhile; the credit is returned), or the shard's
+     * lease may have passed to another node since it was locked (the process was paused in between): then it is
+     * held back, its lock let go without counting a delivery and the credit returned, and it is delivered once the
+     * lease is confirmed.
      */
     private void handOverLocked(ConsumerHandle consumer, ReceivedMessage view, Entry e) {
+        boolean current = e.owner == q && view.lockToken().equals(e.lockToken) && e.locked()
+                && e.effectiveLockedUntilMs() > ctx().nowMs();
+        if (!current) {
+            // handed over late (its cycle's answers were held) and its lock is gone meanwhile: the message was
+            // settled, or is available or delivered again; this receiver must not get it with a dead lock
+            consumer.releaseCredit();
+            return;
+        }
         if (ctx().leaseHeld()) {
             consumer.deliver(view);
             return;
         }
         consumer.releaseCredit();
-        if (e.owner == q && view.lockToken().equals(e.lockToken)) {
-            try {
-                q.settlements.release(e.lockToken, ctx().nowMs());
-            } catch (BrokerException lost) {
-                // its session's lock ran out meanwhile: the message is available again already
-            }
+        try {
+            q.settlements.release(e.lockToken, ctx().nowMs());
+        } catch (BrokerException lost) {
+            // its session's lock ran out meanwhile: the message is available again already
         }
         leaseHeld(); // arms the retry
     }
@@ -283,6 +296,14 @@ public final class SubQueueDeliveries {
      * accept fails retriably (SERVER_BUSY: the SDKs accept again), as a named accept on that lease would.
      */
     private void handOverSession(SessionWaiter w, ConsumerSlot slot, String id, long lockedUntilMs) {
+        if (slot.session == null || slot.session.holder != slot || !slot.session.lockedAt(ctx().nowMs())) {
+            // handed over late and the grant is gone meanwhile (its lock ran out, or it was released)
+            if (!slot.closed) {
+                removeConsumer(slot);
+            }
+            w.onGrantWithdrawn(new BrokerException(ErrorKind.SERVER_BUSY, GRANT_LAPSED_TEXT));
+            return;
+        }
         if (ctx().leaseHeld()) {
             w.onAccepted(slot, id, lockedUntilMs);
             return;

@@ -341,6 +341,11 @@ public final class Shard implements PartitionContext {
         return leaseHeld;
     }
 
+    @Override
+    public boolean answersHeld() {
+        return heldBy != null;
+    }
+
     private boolean readLease() {
         return journal != null && journal.leaseHeld(); // a dormant shard (no journal) serves nothing
     }
