@@ -31,7 +31,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A randomized history check of cluster mode under a nemesis: producers and consumers on three nodes while, one at
  * a time and at random, a node is killed with kill -9 and restarted, a node is paused with SIGSTOP (sometimes past
- * its lease) and resumed, or PostgreSQL is restarted; for a bounded time. The recorded history (acknowledged sends,
+ * its lease) and resumed, PostgreSQL is restarted, or a node's database connection is black-holed or reset; for a
+ * bounded time. The recorded history (acknowledged sends,
  * deliveries with their sequence numbers, enqueued times and locks, acknowledged completions, the nemesis' events)
  * is then checked: no acknowledged message is lost, no completed message comes back, no sequence number names two
  * messages, no message is locked twice at once (a second delivery while the first delivery's lock still ran, with
@@ -63,7 +64,7 @@ class ClusterHistoryTest {
             """;
     private static final List<String> QUEUES = List.of("h0", "h1", "h2", "h3");
     private static final Duration RUN = Duration.ofSeconds(Long.getLong("buslane.nemesisSeconds",
-            Long.getLong("buslane.clusterHistorySeconds", 30)));
+            Long.getLong("buslane.clusterHistorySeconds", 45)));
     private static final long SEED = Long.getLong("buslane.nemesisSeed", 42);
     /** The REST dates have whole seconds: a lock is taken to run until its LockedUntilUtc, less this. */
     private static final long DATE_MARGIN_MS = 1_500;
@@ -160,11 +161,16 @@ class ClusterHistoryTest {
     void underANemesisNothingIsLostResurrectedLockedTwiceOrNumberedTwice() throws Exception {
         System.out.println("CLUSTER nemesis: seed " + SEED + " (-Dbuslane.nemesisSeed), " + RUN.toSeconds() + " s");
         try (TestPostgres pg = TestPostgres.startPrivate()) {
-            String storage = TestPostgres.storageUrl(pg.newDatabase());
+            String jdbc = pg.newDatabase();
+            String database = jdbc.substring(jdbc.lastIndexOf('/') + 1, jdbc.indexOf('?'));
             List<BrokerProcess> nodes = new ArrayList<>();
+            List<TcpProxy> proxies = new ArrayList<>();
             try {
                 for (String id : List.of("node-a", "node-b", "node-c")) {
-                    nodes.add(node(storage, id));
+                    // each node reaches the database through a proxy of its own, which the nemesis cuts
+                    TcpProxy proxy = new TcpProxy("127.0.0.1", pg.port());
+                    proxies.add(proxy);
+                    nodes.add(node("postgresql://buslane@127.0.0.1:" + proxy.port() + "/" + database, id));
                 }
                 AtomicBoolean running = new AtomicBoolean(true);
                 AtomicInteger sent = new AtomicInteger();
@@ -179,7 +185,7 @@ class ClusterHistoryTest {
                 }
                 threads.forEach(Thread::start);
                 long startNs = System.nanoTime();
-                Map<String, Integer> done = nemesis(nodes, pg, new SplittableRandom(SEED));
+                Map<String, Integer> done = nemesis(nodes, proxies, pg, new SplittableRandom(SEED));
                 running.set(false);
                 long stoppedNs = System.nanoTime();
                 for (Thread t : threads) {
@@ -195,52 +201,74 @@ class ClusterHistoryTest {
                 for (BrokerProcess b : nodes) {
                     b.close();
                 }
+                for (TcpProxy p : proxies) {
+                    p.close();
+                }
             }
         }
     }
 
     /**
-     * Until the run's time is up (and at least one of each), one fault at a time, a few seconds apart: kill -9 of a
-     * node and its restart 1 to 3 s later, SIGSTOP of a node for 2 to 9 s (past its 5 s lease about half the time)
-     * and SIGCONT, or a PostgreSQL restart after 1 to 4 s down. Returns how many of each.
+     * Until the run's time is up (and at least one of each), one fault at a time, 3 to 6 s apart: kill -9 of a node
+     * and its restart 1 to 3 s later; SIGSTOP of a node for 2 to 9 s (past its 5 s lease about half the time) and
+     * SIGCONT; a PostgreSQL restart after 1 to 4 s down; a node's database connection black-holed (packets dropped,
+     * nothing closed) for 2 to 9 s; a node's database connections reset and refused for 1 to 5 s. Returns how many of
+     * each.
      */
-    private Map<String, Integer> nemesis(List<BrokerProcess> nodes, TestPostgres pg, SplittableRandom chaos)
-            throws Exception {
-        Map<String, Integer> done = new HashMap<>(Map.of("kill", 0, "pause", 0, "postgres", 0));
+    private Map<String, Integer> nemesis(List<BrokerProcess> nodes, List<TcpProxy> proxies, TestPostgres pg,
+                                         SplittableRandom chaos) throws Exception {
+        List<String> kinds = List.of("kill", "pause", "postgres", "black-hole", "reset");
+        Map<String, Integer> done = new HashMap<>();
+        kinds.forEach(k -> done.put(k, 0));
         long end = System.nanoTime() + RUN.toNanos();
         int step = 0;
-        while (step < 3 || System.nanoTime() < end) {
+        while (step < kinds.size() || System.nanoTime() < end) {
             Thread.sleep(3_000 + chaos.nextInt(3_000));
-            BrokerProcess victim = nodes.get(chaos.nextInt(nodes.size()));
-            // the first three steps are one of each, in a seeded order; then at random
-            int kind = step < 3 ? (int) Math.floorMod(SEED + step, 3L) : chaos.nextInt(3);
+            int victimIndex = chaos.nextInt(nodes.size());
+            BrokerProcess victim = nodes.get(victimIndex);
+            TcpProxy link = proxies.get(victimIndex);
+            // the first steps are one of each, in a seeded order; then at random
+            String kind = kinds.get(step < kinds.size() ? (int) Math.floorMod(SEED + step, (long) kinds.size())
+                    : chaos.nextInt(kinds.size()));
             step++;
             switch (kind) {
-                case 0 -> {
+                case "kill" -> {
                     disrupt("kill");
                     victim.kill();
                     Thread.sleep(1_000 + chaos.nextInt(2_000));
                     victim.launch();
                     disrupt("restarted");
-                    done.merge("kill", 1, Integer::sum);
                 }
-                case 1 -> {
+                case "pause" -> {
                     disrupt("pause");
                     signal(victim, "STOP");
                     Thread.sleep(2_000 + chaos.nextInt(7_000));
                     signal(victim, "CONT");
                     disruptions.add(new Disruption("resume", System.nanoTime(), RESUMED_GRACE_NS));
-                    done.merge("pause", 1, Integer::sum);
                 }
-                default -> {
+                case "postgres" -> {
                     disrupt("postgres stopped");
                     pg.stop();
                     Thread.sleep(1_000 + chaos.nextInt(3_000));
                     pg.restart();
                     disrupt("postgres started");
-                    done.merge("postgres", 1, Integer::sum);
+                }
+                case "black-hole" -> {
+                    disrupt("database black-holed");
+                    link.blackHole();
+                    Thread.sleep(2_000 + chaos.nextInt(7_000));
+                    link.heal();
+                    disrupt("database healed");
+                }
+                default -> {
+                    disrupt("database reset");
+                    link.sever();
+                    Thread.sleep(1_000 + chaos.nextInt(4_000));
+                    link.heal();
+                    disrupt("database healed");
                 }
             }
+            done.merge(kind, 1, Integer::sum);
         }
         return done;
     }
