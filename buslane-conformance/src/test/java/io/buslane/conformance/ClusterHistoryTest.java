@@ -27,22 +27,22 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * A randomized history check of cluster mode under a nemesis: producers and consumers on three nodes while, one at
  * a time and at random, a node is killed with kill -9 and restarted, a node is paused with SIGSTOP (sometimes past
- * its lease) and resumed, PostgreSQL is restarted, or a node's database connection is black-holed or reset; for a
- * bounded time. The recorded history (acknowledged sends,
- * deliveries with their sequence numbers, enqueued times and locks, acknowledged completions, the nemesis' events)
- * is then checked: no acknowledged message is lost, no completed message comes back, no sequence number names two
- * messages, no message is locked twice at once (a second delivery while the first delivery's lock still ran, with
- * no disruption of the nemesis that could have ended that lock), and the enqueued times of a queue follow its
- * sequence numbers. The availability (the longest time without an acknowledged send per queue) is printed. Clients
- * use the REST data plane through any live node, chosen at random per call: sends, receives and completions are
- * carried to the node
- * serving the queue. (Per-session order through a kill is checked by ClusterSdkTest, with the SDK's session
- * receiver.) {@code -Dbuslane.nemesisSeconds=N} runs longer (a soak), {@code -Dbuslane.nemesisSeed=S} replays a
- * run; the seed is printed.
+ * its lease) and resumed, PostgreSQL is restarted, a node's database connection is black-holed or reset, or (once)
+ * the PostgreSQL primary is killed and its synchronous standby promoted; for a bounded time. The recorded history
+ * (acknowledged sends, deliveries with their sequence numbers, enqueued times and locks, acknowledged completions,
+ * the nemesis' disruptions) is then checked: no acknowledged message is lost, no completed message comes back, no
+ * sequence number names two messages, no message is locked twice at once (a second delivery while the first
+ * delivery's lock still ran, with no disruption of the nemesis that could have ended that lock), and the enqueued
+ * times of a queue follow its sequence numbers. The availability (the longest time without an acknowledged send
+ * per queue) is printed. Clients use the REST data plane through any live node, chosen at random per call: sends,
+ * receives and completions are carried to the node serving the queue. (Per-session order through a kill is checked
+ * by ClusterSdkTest, with the SDK's session receiver.) {@code -Dbuslane.nemesisSeconds=N} runs longer (a soak),
+ * {@code -Dbuslane.nemesisSeed=S} replays a run; the seed is printed.
  */
 class ClusterHistoryTest {
 
@@ -63,6 +63,7 @@ class ClusterHistoryTest {
             }
             """;
     private static final List<String> QUEUES = List.of("h0", "h1", "h2", "h3");
+    private static final int SHARDS = 6;
     private static final Duration RUN = Duration.ofSeconds(Long.getLong("buslane.nemesisSeconds",
             Long.getLong("buslane.clusterHistorySeconds", 45)));
     private static final long SEED = Long.getLong("buslane.nemesisSeed", 42);
@@ -109,7 +110,7 @@ class ClusterHistoryTest {
     private final Map<String, List<String>> refusedCompletions = new ConcurrentHashMap<>();
 
     private static BrokerProcess node(String storage, String id) throws Exception {
-        return ClusterProbe.node(CONFIG, storage, id, 6);
+        return ClusterProbe.node(CONFIG, storage, id, SHARDS);
     }
 
     private static HttpResponse<String> call(BrokerProcess b, String method, String path, String body) {
@@ -163,14 +164,22 @@ class ClusterHistoryTest {
         try (TestPostgres pg = TestPostgres.startPrivate()) {
             String jdbc = pg.newDatabase();
             String database = jdbc.substring(jdbc.lastIndexOf('/') + 1, jdbc.indexOf('?'));
+            TestPostgres standby = TestPostgres.startStandbyOf(pg);
+            pg.sql("ALTER SYSTEM SET synchronous_standby_names = '*'"); // a commit waits for the standby's disk
+            pg.sql("SELECT pg_reload_conf()");
+            await().atMost(Duration.ofSeconds(30)).until(() -> pg.sql("SELECT string_agg(sync_state, ',') FROM "
+                    + "pg_stat_replication").equals("sync"));
+            Database db = new Database(pg, standby);
             List<BrokerProcess> nodes = new ArrayList<>();
-            List<TcpProxy> proxies = new ArrayList<>();
+            List<TcpProxy[]> links = new ArrayList<>();
             try {
                 for (String id : List.of("node-a", "node-b", "node-c")) {
-                    // each node reaches the database through a proxy of its own, which the nemesis cuts
-                    TcpProxy proxy = new TcpProxy("127.0.0.1", pg.port());
-                    proxies.add(proxy);
-                    nodes.add(node("postgresql://buslane@127.0.0.1:" + proxy.port() + "/" + database, id));
+                    // each node reaches both servers through proxies of its own, which the nemesis cuts; the
+                    // storage URL names both, the driver connecting to the one that is the primary
+                    TcpProxy[] link = {new TcpProxy("127.0.0.1", pg.port()), new TcpProxy("127.0.0.1", standby.port())};
+                    links.add(link);
+                    nodes.add(node("postgresql://buslane@127.0.0.1:" + link[0].port() + ",127.0.0.1:" + link[1].port()
+                            + "/" + database + "?targetServerType=primary&hostRecheckSeconds=1", id));
                 }
                 AtomicBoolean running = new AtomicBoolean(true);
                 AtomicInteger sent = new AtomicInteger();
@@ -185,7 +194,7 @@ class ClusterHistoryTest {
                 }
                 threads.forEach(Thread::start);
                 long startNs = System.nanoTime();
-                Map<String, Integer> done = nemesis(nodes, proxies, pg, new SplittableRandom(SEED));
+                Map<String, Integer> done = nemesis(nodes, links, db, new SplittableRandom(SEED));
                 running.set(false);
                 long stoppedNs = System.nanoTime();
                 for (Thread t : threads) {
@@ -201,10 +210,24 @@ class ClusterHistoryTest {
                 for (BrokerProcess b : nodes) {
                     b.close();
                 }
-                for (TcpProxy p : proxies) {
-                    p.close();
+                for (TcpProxy[] link : links) {
+                    link[0].close();
+                    link[1].close();
                 }
+                standby.close();
             }
+        }
+    }
+
+    /** The primary and its synchronous standby; after a failover, the promoted standby alone. */
+    private static final class Database {
+        private final TestPostgres standby;
+        private TestPostgres primary;
+        private boolean failedOver;
+
+        Database(TestPostgres primary, TestPostgres standby) {
+            this.primary = primary;
+            this.standby = standby;
         }
     }
 
@@ -212,12 +235,12 @@ class ClusterHistoryTest {
      * Until the run's time is up (and at least one of each), one fault at a time, 3 to 6 s apart: kill -9 of a node
      * and its restart 1 to 3 s later; SIGSTOP of a node for 2 to 9 s (past its 5 s lease about half the time) and
      * SIGCONT; a PostgreSQL restart after 1 to 4 s down; a node's database connection black-holed (packets dropped,
-     * nothing closed) for 2 to 9 s; a node's database connections reset and refused for 1 to 5 s. Returns how many of
-     * each.
+     * nothing closed) for 2 to 9 s; a node's database connections reset and refused for 1 to 5 s; once, the primary
+     * killed with kill -9 and its synchronous standby promoted 1 to 4 s later. Returns how many of each.
      */
-    private Map<String, Integer> nemesis(List<BrokerProcess> nodes, List<TcpProxy> proxies, TestPostgres pg,
+    private Map<String, Integer> nemesis(List<BrokerProcess> nodes, List<TcpProxy[]> links, Database db,
                                          SplittableRandom chaos) throws Exception {
-        List<String> kinds = List.of("kill", "pause", "postgres", "black-hole", "reset");
+        List<String> kinds = List.of("kill", "pause", "postgres", "black-hole", "reset", "failover");
         Map<String, Integer> done = new HashMap<>();
         kinds.forEach(k -> done.put(k, 0));
         long end = System.nanoTime() + RUN.toNanos();
@@ -226,10 +249,13 @@ class ClusterHistoryTest {
             Thread.sleep(3_000 + chaos.nextInt(3_000));
             int victimIndex = chaos.nextInt(nodes.size());
             BrokerProcess victim = nodes.get(victimIndex);
-            TcpProxy link = proxies.get(victimIndex);
-            // the first steps are one of each, in a seeded order; then at random
+            TcpProxy[] link = links.get(victimIndex);
+            // the first steps are one of each, in a seeded order; then at random (one failover per run)
             String kind = kinds.get(step < kinds.size() ? (int) Math.floorMod(SEED + step, (long) kinds.size())
                     : chaos.nextInt(kinds.size()));
+            if (kind.equals("failover") && db.failedOver) {
+                kind = "postgres";
+            }
             step++;
             switch (kind) {
                 case "kill" -> {
@@ -248,23 +274,36 @@ class ClusterHistoryTest {
                 }
                 case "postgres" -> {
                     disrupt("postgres stopped");
-                    pg.stop();
+                    db.primary.stop();
                     Thread.sleep(1_000 + chaos.nextInt(3_000));
-                    pg.restart();
+                    db.primary.restart();
                     disrupt("postgres started");
+                }
+                case "failover" -> {
+                    disrupt("primary killed");
+                    db.primary.kill(); // kill -9 of its postmaster, as a host loss
+                    Thread.sleep(1_000 + chaos.nextInt(3_000));
+                    db.standby.promote();
+                    db.primary = db.standby;
+                    db.failedOver = true;
+                    disrupt("standby promoted");
                 }
                 case "black-hole" -> {
                     disrupt("database black-holed");
-                    link.blackHole();
+                    link[0].blackHole();
+                    link[1].blackHole();
                     Thread.sleep(2_000 + chaos.nextInt(7_000));
-                    link.heal();
+                    link[0].heal();
+                    link[1].heal();
                     disrupt("database healed");
                 }
                 default -> {
                     disrupt("database reset");
-                    link.sever();
+                    link[0].sever();
+                    link[1].sever();
                     Thread.sleep(1_000 + chaos.nextInt(4_000));
-                    link.heal();
+                    link[0].heal();
+                    link[1].heal();
                     disrupt("database healed");
                 }
             }
@@ -352,8 +391,20 @@ class ClusterHistoryTest {
         }
     }
 
-    /** Receive-and-delete everything left, through any node. */
+    /**
+     * Receive-and-delete everything left, through any node, once every shard is served again (the cluster has
+     * recovered from the last fault: within a minute, or the run fails for availability).
+     */
     private void drainEverything(List<BrokerProcess> nodes) throws InterruptedException {
+        long recovering = System.nanoTime();
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
+                .alias("every shard served again after the nemesis").until(() -> {
+                    Set<Integer> served = new HashSet<>();
+                    nodes.forEach(n -> served.addAll(ClusterProbe.served(n)));
+                    return served.size() == SHARDS;
+                });
+        System.out.println("CLUSTER recovered: every shard served " + (System.nanoTime() - recovering) / 1_000_000
+                + " ms after the last fault");
         List<Thread> drains = new ArrayList<>();
         for (String queue : QUEUES) {
             Thread t = new Thread(() -> drain(nodes, queue), "drain-" + queue);

@@ -48,7 +48,13 @@ final class TcpProxy implements AutoCloseable {
                         swallow(client);
                         continue;
                     }
-                    Socket upstream = new Socket(targetHost, targetPort);
+                    Socket upstream;
+                    try {
+                        upstream = new Socket(targetHost, targetPort);
+                    } catch (IOException refused) {
+                        closeQuietly(client); // as the target would: refused at once, not left hanging
+                        continue;
+                    }
                     sockets.add(client);
                     sockets.add(upstream);
                     pump(client, upstream);
