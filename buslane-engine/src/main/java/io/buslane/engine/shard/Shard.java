@@ -80,6 +80,7 @@ public final class Shard implements PartitionContext {
     private long nowMs;
     private long syncFailureLoggedAtMs = Long.MIN_VALUE / 2;
     private volatile boolean running;
+    private volatile long stopWaitMs = 10_000;
     private volatile boolean sleeping;
     private volatile Thread thread;
     /** The error that ended the shard's thread, or null while it runs (or never ran). */
@@ -582,18 +583,33 @@ public final class Shard implements PartitionContext {
         }
     }
 
-    /** Stops the thread after a final cycle and waits for it. */
+    /** Stops the thread after a final cycle and waits for it (up to 10 s: a journal call may hang that long). */
     public void stop() {
         running = false;
         Thread t = thread;
         if (t != null) {
             LockSupport.unpark(t);
             try {
-                t.join(10_000);
+                t.join(stopWaitMs);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+            if (t.isAlive()) {
+                LOG.warn("shard {}: its thread has not stopped within {} ms (a journal call still waiting?); it "
+                        + "fails what it still holds when that call returns", index, stopWaitMs);
+            }
         }
+    }
+
+    /** How long {@link #stop} waits for the thread (tests shorten it). */
+    void stopWait(long ms) {
+        stopWaitMs = ms;
+    }
+
+    /** Whether this shard's dedicated thread is still running (false in manual threading mode). */
+    boolean threadAlive() {
+        Thread t = thread;
+        return t != null && t.isAlive();
     }
 
     /**

@@ -43,10 +43,17 @@ public final class Shards implements ShardMonitor {
         }
     }
 
-    /** Closes every shard's journal. */
+    /**
+     * Closes every shard's journal. What a stopped shard still holds for a kept batch fails here (manual threading:
+     * nothing writes that batch once its journal is closed); a thread that has not stopped yet owns its held
+     * answers and fails them itself when its last cycle ends (after {@link Shard#stop} gave up waiting for it), so
+     * they are never touched from two threads.
+     */
     public void closeJournals() {
         for (Shard s : shards) {
-            s.failHeld(); // manual threading: nothing will write a kept batch once its journal is closed
+            if (!s.threadAlive()) {
+                s.failHeld();
+            }
             if (s.journal() != null) {
                 s.journal().close();
             }
