@@ -21,9 +21,11 @@ import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
+import java.util.random.RandomGenerator;
 import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -40,8 +42,10 @@ import static org.awaitility.Awaitility.await;
  * delivery's lock still ran, with no disruption of the nemesis that could have ended that lock), and the enqueued
  * times of a queue follow its sequence numbers. The availability (the longest time without an acknowledged send
  * per queue) is printed. Clients use the REST data plane through any live node, chosen at random per call: sends,
- * receives and completions are carried to the node serving the queue. (Per-session order through a kill is checked
- * by ClusterSdkTest, with the SDK's session receiver.) {@code -Dbuslane.nemesisSeconds=N} runs longer (a soak),
+ * receives and completions are carried to the node serving the queue. Beside them the official Java SDK works on a
+ * session queue through random live nodes too ({@link SdkSessionHistory}: a client is built on a node and moves to
+ * another when a call fails), which adds per-session order and exclusive session locks to the checks.
+ * {@code -Dbuslane.nemesisSeconds=N} runs longer (a soak),
  * {@code -Dbuslane.nemesisSeed=S} replays a run; the seed is printed.
  */
 class ClusterHistoryTest {
@@ -57,7 +61,9 @@ class ClusterHistoryTest {
                   { "Name": "h2", "Properties": { "LockDuration": "PT5S", "MaxDeliveryCount": 1000,
                     "RequiresDuplicateDetection": true } },
                   { "Name": "h3", "Properties": { "LockDuration": "PT5S", "MaxDeliveryCount": 1000,
-                    "RequiresDuplicateDetection": true } } ] } ],
+                    "RequiresDuplicateDetection": true } },
+                  { "Name": "hs", "Properties": { "LockDuration": "PT5S", "MaxDeliveryCount": 1000,
+                    "RequiresDuplicateDetection": true, "RequiresSession": true } } ] } ],
                 "Logging": { "Type": "Console" }
               }
             }
@@ -140,7 +146,7 @@ class ClusterHistoryTest {
      * The node a client goes through: any live node, at random (each carries the operation to the
      * node that serves the queue's shard), or null when none is up.
      */
-    private static BrokerProcess anyNode(List<BrokerProcess> nodes, SplittableRandom random) {
+    private static BrokerProcess anyNode(List<BrokerProcess> nodes, RandomGenerator random) {
         List<BrokerProcess> alive = nodes.stream().filter(BrokerProcess::alive).toList();
         return alive.isEmpty() ? null : alive.get(random.nextInt(alive.size()));
     }
@@ -192,7 +198,10 @@ class ClusterHistoryTest {
                     int consumer = c;
                     threads.add(new Thread(() -> consume(nodes, consumer, running), "consumer-" + c));
                 }
+                SdkSessionHistory sessions = new SdkSessionHistory(() -> anyNode(nodes,
+                        ThreadLocalRandom.current()), "hs", 4, 2);
                 threads.forEach(Thread::start);
+                sessions.start();
                 long startNs = System.nanoTime();
                 Map<String, Integer> done = nemesis(nodes, links, db, new SplittableRandom(SEED));
                 running.set(false);
@@ -200,6 +209,8 @@ class ClusterHistoryTest {
                 for (Thread t : threads) {
                     t.join(30_000);
                 }
+                sessions.stopAndCheck(Duration.ofSeconds(60), (first, again) -> disruptions.stream().anyMatch(
+                        e -> e.atNs() >= first - LEASE_NS && e.atNs() + e.graceNs() <= again));
                 long joinedNs = System.nanoTime();
                 drainEverything(nodes);
                 System.out.println("CLUSTER history phases: clients stopped in " + (joinedNs - stoppedNs) / 1_000_000
