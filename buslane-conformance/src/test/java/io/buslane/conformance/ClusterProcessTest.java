@@ -375,11 +375,6 @@ class ClusterProcessTest {
             """;
 
     /**
-     * The natural deployment: every node started with the same Config.json at the same instant, on one database
-     * (twice over): each applies the topology without failing on what another created a moment before, none waits
-     * on a lease another keeps renewing, and the shards spread over all three; every entity is there once.
-     */
-    /**
      * Nodes whose channel is mutual TLS (certificates of a cluster CA, TLS 1.3) carry operations to each other as on
      * plain TCP: a send through the node that does not serve the queue is stored by the one that does.
      */
@@ -398,6 +393,41 @@ class ClusterProcessTest {
             BrokerProcess other = owner == a ? b : a;
             assertThat(send(other, "cq", "carried over tls")).isEqualTo(201);
             assertThat(drain(owner, "cq")).contains("carried over tls");
+        }
+    }
+
+    /**
+     * A node the others reach at an address that is not its own (here a forwarding proxy, as NAT or a service
+     * address would be) listens on {@code --cluster-bind}: without it the node cannot start (nothing on this machine
+     * has that address), with it operations are carried to it through the advertised address.
+     */
+    @Test
+    void aNodeBehindAnotherAddressListensOnItsBindAndIsReachedThroughTheAdvertisedOne() throws Exception {
+        String storage = TestPostgres.storageUrl(TestPostgres.sharedOrSkip().newDatabase());
+        int bindPort = BrokerProcess.freePort();
+        try (TcpProxy nat = new TcpProxy("127.0.0.1", bindPort);
+             BrokerProcess a = ClusterProbe.node(CONFIG, storage, "node-a", SHARDS);
+             BrokerProcess unbound = BrokerProcess.builder().config(CONFIG).args("--storage", storage, "--node-id",
+                     "node-x", "--cluster-address", "192.0.2.10:" + bindPort, "--cluster-secret", ClusterProbe.SECRET,
+                     "--shards", String.valueOf(SHARDS)).build();
+             BrokerProcess b = BrokerProcess.builder().config(CONFIG).args("--storage", storage, "--node-id",
+                     "node-b", "--cluster-address", "127.0.0.1:" + nat.port(), "--cluster-bind",
+                     "127.0.0.1:" + bindPort, "--cluster-secret", ClusterProbe.SECRET,
+                     "--shards", String.valueOf(SHARDS)).build()) {
+            assertThatThrownBy(unbound::launch).hasMessageContaining("Cannot listen on 192.0.2.10:" + bindPort);
+            b.launch();
+            List<BrokerProcess> nodes = List.of(a, b);
+            awaitSpread(nodes);
+            BrokerProcess owner = servingNode(nodes, "cq", "probe-bind", Duration.ofSeconds(10));
+            assertThat(owner).isNotNull();
+            if (owner == b) {
+                assertThat(send(a, "cq", "carried to the bound node")).isEqualTo(201);
+                assertThat(drain(b, "cq")).contains("carried to the bound node");
+            } else {
+                assertThat(send(b, "cq", "carried from the bound node")).isEqualTo(201);
+                assertThat(drain(a, "cq")).contains("carried from the bound node");
+            }
+            assertThat(b.log()).contains("node-b").doesNotContain("resolves to the loopback address");
         }
     }
 
@@ -430,6 +460,11 @@ class ClusterProcessTest {
         }
     }
 
+    /**
+     * The natural deployment: every node started with the same Config.json at the same instant, on one database
+     * (twice over): each applies the topology without failing on what another created a moment before, none waits
+     * on a lease another keeps renewing, and the shards spread over all three; every entity is there once.
+     */
     @Test
     void threeNodesStartedTogetherWithOneConfigAllServe() throws Exception {
         TestPostgres pg = TestPostgres.sharedOrSkip();

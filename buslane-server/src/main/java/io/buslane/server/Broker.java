@@ -147,7 +147,7 @@ public final class Broker implements AutoCloseable {
                     : Engine.start(engineConfig);
             if (options.clusterAddress() != null) {
                 cluster = ClusterNode.start(options.postgres().nodeId(), engine,
-                        (PostgresJournalFactory) journals, options.clusterAddress(), vertx,
+                        (PostgresJournalFactory) journals, options.clusterAddress(), options.clusterBind(), vertx,
                         options.clusterSecret(), options.clusterTls());
                 health.addCheck(cluster::healthProblems);
                 health.cluster(cluster);

@@ -3,6 +3,7 @@ package io.buslane.server;
 import io.buslane.amqp.transport.AmqpLimits;
 import io.buslane.amqp.transport.AmqpOptions;
 import io.buslane.journal.postgres.PostgresOptions;
+import io.buslane.server.cluster.ListenAddress;
 import io.buslane.server.tls.ClusterTls;
 
 import java.nio.charset.StandardCharsets;
@@ -36,13 +37,16 @@ import java.util.Set;
  * @param httpLimits     what one HTTP request may take
  * @param proxyProtocolFrom the balancers whose PROXY protocol headers the AMQP ports accept
  * @param clusterTls     with {@code clusterAddress}: mutual TLS on the node-to-node channel (null: plain TCP)
+ * @param clusterBind    with {@code clusterAddress}: where the node-to-node channel listens, HOST or HOST:PORT, when
+ *                       that is not the cluster address (behind NAT or a service address; null: the cluster
+ *                       address's host and port)
  */
 public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDir, Path configFile, int shards,
                             boolean syncEnabled, boolean inMemory, List<String> sasKeys,
                             boolean insecure, int maxConnections, AmqpLimits amqpLimits, int eventLoops,
                             PostgresOptions postgres, String clusterAddress,
                             String clusterSecret, HttpLimits httpLimits, Set<String> proxyProtocolFrom,
-                            ClusterTls clusterTls) {
+                            ClusterTls clusterTls, String clusterBind) {
 
     /** The shortest cluster secret accepted, in UTF-8 bytes (32 random bytes, e.g. {@code openssl rand -hex 32}). */
     public static final int MIN_CLUSTER_SECRET_BYTES = 32;
@@ -78,6 +82,24 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
                     + " bytes (random ones: openssl rand -hex 32); this one has "
                     + clusterSecret.getBytes(StandardCharsets.UTF_8).length);
         }
+        if (clusterBind != null && clusterAddress == null) {
+            throw new IllegalArgumentException("--cluster-bind needs --cluster-address");
+        }
+        if (clusterAddress != null) {
+            ListenAddress.of(clusterAddress, clusterBind); // both well-formed, or a message naming the option
+        }
+    }
+
+    /** Options whose node channel listens on the cluster address. */
+    public BrokerOptions(String host, int amqpPort, int httpPort, Path dataDir, Path configFile, int shards,
+                         boolean syncEnabled, boolean inMemory, List<String> sasKeys,
+                         boolean insecure, int maxConnections, AmqpLimits amqpLimits, int eventLoops,
+                         PostgresOptions postgres, String clusterAddress,
+                         String clusterSecret, HttpLimits httpLimits, Set<String> proxyProtocolFrom,
+                         ClusterTls clusterTls) {
+        this(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys, insecure,
+                maxConnections, amqpLimits, eventLoops, postgres, clusterAddress, clusterSecret, httpLimits,
+                proxyProtocolFrom, clusterTls, null);
     }
 
     /** Options without TLS between cluster nodes. */
@@ -105,14 +127,14 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
     public BrokerOptions withHttpLimits(HttpLimits limits) {
         return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
                 insecure, maxConnections, amqpLimits, eventLoops, postgres, clusterAddress, clusterSecret, limits,
-                proxyProtocolFrom, clusterTls);
+                proxyProtocolFrom, clusterTls, clusterBind);
     }
 
     /** These options with the PROXY protocol on the AMQP ports from the balancers at {@code addresses}. */
     public BrokerOptions withProxyProtocolFrom(Set<String> addresses) {
         return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
                 insecure, maxConnections, amqpLimits, eventLoops, postgres, clusterAddress, clusterSecret, httpLimits,
-                addresses, clusterTls);
+                addresses, clusterTls, clusterBind);
     }
 
     /** Options that keep the journals in files (or in memory). */
@@ -127,7 +149,7 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
     public BrokerOptions withPostgres(PostgresOptions options) {
         return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
                 insecure, maxConnections, amqpLimits, eventLoops, options, clusterAddress, clusterSecret, httpLimits,
-                proxyProtocolFrom, clusterTls);
+                proxyProtocolFrom, clusterTls, clusterBind);
     }
 
     /**
@@ -137,7 +159,7 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
     public BrokerOptions withCluster(String address, String secret) {
         return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
                 insecure, maxConnections, amqpLimits, eventLoops, postgres, address, secret, httpLimits,
-                proxyProtocolFrom, clusterTls);
+                proxyProtocolFrom, clusterTls, clusterBind);
     }
 
     /**
@@ -148,7 +170,17 @@ public record BrokerOptions(String host, int amqpPort, int httpPort, Path dataDi
     public BrokerOptions withCluster(String address, String secret, ClusterTls tls) {
         return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
                 insecure, maxConnections, amqpLimits, eventLoops, postgres, address, secret, httpLimits,
-                proxyProtocolFrom, tls);
+                proxyProtocolFrom, tls, clusterBind);
+    }
+
+    /**
+     * These options with the node channel listening on {@code bind} (HOST or HOST:PORT; null: on the cluster
+     * address) while the other nodes still reach this one at the cluster address.
+     */
+    public BrokerOptions withClusterBind(String bind) {
+        return new BrokerOptions(host, amqpPort, httpPort, dataDir, configFile, shards, syncEnabled, inMemory, sasKeys,
+                insecure, maxConnections, amqpLimits, eventLoops, postgres, clusterAddress, clusterSecret, httpLimits,
+                proxyProtocolFrom, clusterTls, bind);
     }
 
     /** Options with the default connection limits and event loops. */

@@ -103,6 +103,12 @@ public final class Main implements Callable<Integer> {
             + "database as node --node-id; HOST:PORT is where the other nodes reach this one. See docs/cluster.md.")
     String clusterAddress;
 
+    @Option(names = "--cluster-bind", description = "With --cluster-address: where the channel between nodes "
+            + "listens, HOST or HOST:PORT, when the other nodes reach this one at an address that is not its own "
+            + "(NAT, a service address; default: the host and port of --cluster-address). 0.0.0.0 listens on every "
+            + "interface.")
+    String clusterBind;
+
     @Option(names = "--cluster-secret", defaultValue = "${env:BUSLANE_CLUSTER_SECRET}", description = "With "
             + "--cluster-address: the secret every node shares (at least 32 bytes, e.g. openssl rand -hex 32), "
             + "authenticating the channel between nodes; optional with --cluster-tls-* (default: the "
@@ -279,6 +285,9 @@ public final class Main implements Callable<Integer> {
             ClusterTls clusterTls = clusterTls();
             if (clusterAddress != null || clusterTls != null) {
                 options = options.withCluster(clusterAddress, clusterSecret, clusterTls);
+            }
+            if (clusterBind != null) {
+                options = options.withClusterBind(clusterBind);
             }
             options = options.withHttpLimits(new HttpLimits(httpMaxConnections, httpIdleTimeoutSeconds * 1000));
             if (proxyProtocolFrom != null) {

@@ -150,6 +150,15 @@ public final class ClusterNode implements AutoCloseable, ClusterView {
      */
     public static ClusterNode start(String nodeId, Engine engine, PostgresJournalFactory journals, String address,
                                     Vertx vertx, String secret, ClusterTls tls) {
+        return start(nodeId, engine, journals, address, null, vertx, secret, tls);
+    }
+
+    /**
+     * As above, the channel listening on {@code bind} (HOST or HOST:PORT; null: the cluster address's host and
+     * port) while the other nodes reach this one at {@code address}.
+     */
+    public static ClusterNode start(String nodeId, Engine engine, PostgresJournalFactory journals, String address,
+                                    String bind, Vertx vertx, String secret, ClusterTls tls) {
         ClusterNode node = new ClusterNode(nodeId, engine, journals, address);
         byte[] key = (secret != null ? secret : NO_SECRET).getBytes(StandardCharsets.UTF_8);
         ClusterTls.Options tlsOptions;
@@ -161,16 +170,15 @@ public final class ClusterNode implements AutoCloseable, ClusterView {
         // the channel first: other nodes may carry operations here as soon as this node serves a shard
         node.server = new ClusterServer(vertx, engine, key, MAX_IN_FLIGHT,
                 tlsOptions != null ? tlsOptions.server() : null);
-        int colon = address.lastIndexOf(':');
-        // on the cluster address's host only (a name resolving to one of this machine's addresses, as a pod's DNS
-        // name does), not on every interface: the node channel is for the other nodes, not for clients' networks
-        String bindHost = address.substring(0, colon).replace("[", "").replace("]", "");
+        ListenAddress listen = ListenAddress.of(address, bind);
+        listen.loopbackWarning().ifPresent(LOG::warn);
         try {
-            node.server.listen(bindHost, Integer.parseInt(address.substring(colon + 1)))
+            node.server.listen(listen.host(), listen.port())
                     .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
         } catch (Exception e) {
-            throw new IllegalStateException("Cannot listen on the cluster address " + address + " (its host must "
-                    + "be one of this machine's addresses, or a name resolving to one): " + e, e);
+            throw new IllegalStateException("Cannot listen on " + listen + (bind != null ? " (--cluster-bind)"
+                    : " (the cluster address: its host must be one of this machine's addresses, or a name resolving "
+                    + "to one; else give --cluster-bind)") + ": " + e, e);
         }
         node.client = new ClusterClient(vertx, node::addressOf, key, MAX_IN_FLIGHT,
                 Duration.ofSeconds(10), tlsOptions != null ? tlsOptions.client() : null);
