@@ -41,7 +41,6 @@ final class ShardOwnership {
                 + "or moving). Retry later.";
     }
 
-    /** The placeholder of shard {@code index} while another node serves it. */
     /**
      * The shards of an engine starting on a namespace that recorded {@code recordedShardCount} shards (0: a new
      * one, which gets the configured count; a recorded count wins): those {@code servedAtStart} accepts with their
@@ -66,6 +65,7 @@ final class ShardOwnership {
                 config.dedupHeapBytesPerWindow(), config.sessionStateBytesPerShard());
     }
 
+    /** The placeholder of shard {@code index} while another node serves it. */
     static Shard dormant(EngineConfig config, int index) {
         return Shard.dormant(index, config.clock(), config.dedupHeapBytesPerWindow(), notServedHere(index));
     }

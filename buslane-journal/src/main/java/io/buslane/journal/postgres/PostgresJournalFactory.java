@@ -191,6 +191,12 @@ public final class PostgresJournalFactory implements JournalFactory {
             throw new IllegalStateException("closed");
         }
         if (open.containsKey(name)) {
+            if (!waitForLeases) {
+                // cluster mode: this node gave the shard up and its last cycle still runs (waiting on the database,
+                // say); the take is tried again next round, as when another node holds the lease
+                throw new JournalException("journal " + name + " is still open here: this node's earlier ownership "
+                        + "of it has not finished stopping", null, JournalException.Reason.LEASED);
+            }
             throw new IllegalStateException("journal " + name + " is already open");
         }
         long[] taken = takeOwnership(name);

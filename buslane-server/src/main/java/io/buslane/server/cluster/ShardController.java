@@ -7,6 +7,7 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -65,6 +66,8 @@ public final class ShardController {
     private final LongSupplier nanoTime;
     private volatile List<String> liveNodes = List.of();
     private final AtomicLong moves = new AtomicLong();
+    /** Why each shard placed here was last not taken (its round's thread only): a refusal is logged once. */
+    private final Map<Integer, String> notTakenBecause = new HashMap<>();
     private boolean left;
     /** Why this node serves nothing for good: another process took its node id over (null while it does not). */
     private volatile String displaced;
@@ -182,9 +185,16 @@ public final class ShardController {
         try {
             host.serve(shard);
             moves.incrementAndGet();
+            notTakenBecause.remove(shard);
         } catch (JournalException e) {
             if (e.reason() == JournalException.Reason.LEASED) {
-                LOG.info("Shard {} not taken now, tried again next round: {}", shard, e.getMessage());
+                // said once per reason: the same refusal comes every round (a tenth of a lease) until it clears
+                String reason = e.getMessage().replaceAll("\\d+ ms", "N ms");
+                if (!reason.equals(notTakenBecause.put(shard, reason))) {
+                    LOG.info("Shard {} not taken now, tried again each round: {}", shard, e.getMessage());
+                } else {
+                    LOG.debug("Shard {} not taken now: {}", shard, e.getMessage());
+                }
             } else {
                 LOG.warn("Shard {} could not be taken, tried again next round: {}", shard, e.toString());
             }
