@@ -1,7 +1,5 @@
 package io.buslane.conformance;
 
-import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
 import com.azure.core.amqp.AmqpRetryOptions;
 import com.azure.messaging.servicebus.ServiceBusClientBuilder;
 import com.azure.messaging.servicebus.ServiceBusMessage;
@@ -11,12 +9,10 @@ import com.azure.messaging.servicebus.ServiceBusSenderClient;
 import com.azure.messaging.servicebus.ServiceBusSessionReceiverClient;
 import com.azure.messaging.servicebus.models.ServiceBusMessageState;
 import io.buslane.testsupport.BrokerProcess;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -32,7 +28,6 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -91,6 +86,7 @@ import static org.assertj.core.api.Assertions.fail;
  * message on its own (which would legitimately duplicate it).
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
+@ExtendWith(QuietSdkLogs.class) // the crashes drop many connections, each of which the SDK logs
 class CrashRecoveryTest {
 
     private static final String QUEUE = "crash-queue";
@@ -117,24 +113,6 @@ class CrashRecoveryTest {
               }
             }
             """;
-
-    private static final List<String> NOISY_LOGGERS = List.of("com.azure", "reactor", "io.netty");
-    private static final Map<String, Level> savedLevels = new HashMap<>();
-
-    /** The SDK logs every dropped connection at WARN/ERROR; the crashes drop many. */
-    @BeforeAll
-    static void quietTheSdk() {
-        for (String name : NOISY_LOGGERS) {
-            Logger l = (Logger) LoggerFactory.getLogger(name);
-            savedLevels.put(name, l.getLevel());
-            l.setLevel(Level.OFF);
-        }
-    }
-
-    @AfterAll
-    static void restoreLogging() {
-        savedLevels.forEach((name, level) -> ((Logger) LoggerFactory.getLogger(name)).setLevel(level));
-    }
 
     /**
      * One broker per seed, {@value #CYCLES} crash cycles, then a last crash and a drain of everything outstanding. The

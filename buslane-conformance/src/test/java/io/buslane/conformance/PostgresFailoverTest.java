@@ -1,8 +1,5 @@
 package io.buslane.conformance;
 
-import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import com.azure.core.amqp.AmqpRetryOptions;
 import com.azure.messaging.servicebus.ServiceBusClientBuilder;
 import com.azure.messaging.servicebus.ServiceBusMessage;
 import com.azure.messaging.servicebus.ServiceBusReceivedMessage;
@@ -10,17 +7,13 @@ import com.azure.messaging.servicebus.ServiceBusReceiverClient;
 import com.azure.messaging.servicebus.ServiceBusSenderClient;
 import io.buslane.journal.postgres.TestPostgres;
 import io.buslane.testsupport.BrokerProcess;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -38,6 +31,7 @@ import static org.awaitility.Awaitility.await;
  * nothing completed comes back, and the broker serves again by itself (the time from the promotion to the next
  * acknowledged send is printed; docs/postgresql.md records it). Slow profile.
  */
+@ExtendWith(QuietSdkLogs.class)
 class PostgresFailoverTest {
 
     private static final String QUEUE = "ha-queue";
@@ -52,27 +46,13 @@ class PostgresFailoverTest {
               }
             }
             """;
-    private static final List<String> NOISY_LOGGERS = List.of("com.azure", "reactor", "io.netty");
-    private static final Map<String, Level> SAVED_LEVELS = new HashMap<>();
-
     @BeforeAll
-    static void quietTheSdk() {
+    static void needsPostgres() {
         TestPostgres.assumeAvailable();
-        for (String name : NOISY_LOGGERS) {
-            Logger l = (Logger) LoggerFactory.getLogger(name);
-            SAVED_LEVELS.put(name, l.getLevel());
-            l.setLevel(Level.OFF);
-        }
-    }
-
-    @AfterAll
-    static void restoreLogging() {
-        SAVED_LEVELS.forEach((name, level) -> ((Logger) LoggerFactory.getLogger(name)).setLevel(level));
     }
 
     private static ServiceBusClientBuilder client(BrokerProcess b) {
-        return new ServiceBusClientBuilder().connectionString(b.connectionString())
-                .retryOptions(new AmqpRetryOptions().setMaxRetries(0).setTryTimeout(Duration.ofSeconds(20)));
+        return SdkQueues.noRetries(b);
     }
 
     @Test
@@ -154,20 +134,7 @@ class PostgresFailoverTest {
 
     /** Receives and completes until the queue stays empty; returns every message id received, duplicates kept. */
     private static List<String> drain(BrokerProcess b) {
-        List<String> ids = new ArrayList<>();
-        try (ServiceBusReceiverClient r = client(b).receiver().queueName(QUEUE).buildClient()) {
-            while (true) {
-                List<ServiceBusReceivedMessage> got = new ArrayList<>();
-                r.receiveMessages(200, Duration.ofSeconds(3)).forEach(got::add);
-                if (got.isEmpty()) {
-                    return ids;
-                }
-                for (ServiceBusReceivedMessage m : got) {
-                    ids.add(m.getMessageId());
-                    r.complete(m);
-                }
-            }
-        }
+        return SdkQueues.drain(client(b), QUEUE);
     }
 
     private static void pause(long ms) {

@@ -1,22 +1,15 @@
 package io.buslane.conformance;
 
-import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import com.azure.core.amqp.AmqpRetryOptions;
 import com.azure.core.amqp.exception.AmqpErrorCondition;
 import com.azure.core.amqp.exception.AmqpException;
 import com.azure.messaging.servicebus.ServiceBusClientBuilder;
 import com.azure.messaging.servicebus.ServiceBusException;
 import com.azure.messaging.servicebus.ServiceBusMessage;
-import com.azure.messaging.servicebus.ServiceBusReceivedMessage;
-import com.azure.messaging.servicebus.ServiceBusReceiverClient;
 import com.azure.messaging.servicebus.ServiceBusSenderClient;
 import io.buslane.journal.postgres.TestPostgres;
 import io.buslane.testsupport.BrokerProcess;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -24,10 +17,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -43,6 +34,7 @@ import static org.awaitility.Awaitility.await;
  * refused), and the database stopped and restarted under load (retriable errors, no hang, no loss, service back
  * without a restart of the broker).
  */
+@ExtendWith(QuietSdkLogs.class)
 class PostgresStorageProcessTest {
 
     private static final String QUEUE = "pg-queue";
@@ -57,22 +49,6 @@ class PostgresStorageProcessTest {
               }
             }
             """;
-    private static final List<String> NOISY_LOGGERS = List.of("com.azure", "reactor", "io.netty");
-    private static final Map<String, Level> SAVED_LEVELS = new HashMap<>();
-
-    @BeforeAll
-    static void quietTheSdk() {
-        for (String name : NOISY_LOGGERS) {
-            Logger l = (Logger) LoggerFactory.getLogger(name);
-            SAVED_LEVELS.put(name, l.getLevel());
-            l.setLevel(Level.OFF);
-        }
-    }
-
-    @AfterAll
-    static void restoreLogging() {
-        SAVED_LEVELS.forEach((name, level) -> ((Logger) LoggerFactory.getLogger(name)).setLevel(level));
-    }
 
     private static BrokerProcess broker(String storage, String node, String... more) throws Exception {
         List<String> args = new ArrayList<>(List.of("--storage", storage, "--node-id", node, "--lease-seconds",
@@ -82,8 +58,7 @@ class PostgresStorageProcessTest {
     }
 
     private static ServiceBusClientBuilder client(BrokerProcess b) {
-        return new ServiceBusClientBuilder().connectionString(b.connectionString())
-                .retryOptions(new AmqpRetryOptions().setMaxRetries(0).setTryTimeout(Duration.ofSeconds(20)));
+        return SdkQueues.noRetries(b);
     }
 
     private static Set<String> sendAll(ServiceBusSenderClient sender, String prefix, int n) {
@@ -98,20 +73,7 @@ class PostgresStorageProcessTest {
 
     /** Receives and completes until the queue stays empty; returns every message id received, duplicates kept. */
     private static List<String> drain(BrokerProcess b) {
-        List<String> ids = new ArrayList<>();
-        try (ServiceBusReceiverClient r = client(b).receiver().queueName(QUEUE).buildClient()) {
-            while (true) {
-                List<ServiceBusReceivedMessage> got = new ArrayList<>();
-                r.receiveMessages(200, Duration.ofSeconds(3)).forEach(got::add);
-                if (got.isEmpty()) {
-                    return ids;
-                }
-                for (ServiceBusReceivedMessage m : got) {
-                    ids.add(m.getMessageId());
-                    r.complete(m);
-                }
-            }
-        }
+        return SdkQueues.drain(client(b), QUEUE);
     }
 
     private static int health(BrokerProcess b) throws Exception {
