@@ -13,7 +13,9 @@ import java.util.Objects;
  * <ul>
  *   <li>type {@value #SAS_TOKEN_TYPE}: the token is validated (401 with the validator's description on
  *       failure) and its signed resource must cover the audience (401 {@code InvalidAudience} otherwise);</li>
- *   <li>type {@value #JWT_TOKEN_TYPE}: 401 "JWT tokens are not supported; use a SAS token.";</li>
+ *   <li>type {@value #JWT_TOKEN_TYPE} with a SAS token ({@code SharedAccessSignature ...}): as a SAS token, as the
+ *       service does (the Python SDK 7.x on its own AMQP stack puts every SAS token with this type);</li>
+ *   <li>type {@value #JWT_TOKEN_TYPE} otherwise: 401 "JWT tokens are not supported; use a SAS token.";</li>
  *   <li>no type, another type, no audience ({@code name}) or no token: 400.</li>
  * </ul>
  * On success the grant is recorded in the connection's {@link Grants} under the audience and the answer is 202
@@ -28,6 +30,8 @@ public final class CbsAuthorizer {
     public static final String SAS_TOKEN_TYPE = "servicebus.windows.net:sastoken";
     /** The {@code type} of an Entra ID (AAD) token. */
     public static final String JWT_TOKEN_TYPE = "jwt";
+    /** How a SAS token begins, whatever type it is put with. */
+    private static final String SAS_TOKEN_PREFIX = "SharedAccessSignature ";
 
     private final SasValidator validator;
 
@@ -72,10 +76,12 @@ public final class CbsAuthorizer {
                     + SAS_TOKEN_TYPE + "'.");
         }
         String trimmedType = type.strip();
-        if (trimmedType.equalsIgnoreCase(JWT_TOKEN_TYPE)) {
+        boolean sasAsJwt = trimmedType.equalsIgnoreCase(JWT_TOKEN_TYPE) && token != null
+                && token.strip().startsWith(SAS_TOKEN_PREFIX);
+        if (trimmedType.equalsIgnoreCase(JWT_TOKEN_TYPE) && !sasAsJwt) {
             return PutTokenResult.unauthorized("JWT tokens are not supported; use a SAS token.");
         }
-        if (!trimmedType.equalsIgnoreCase(SAS_TOKEN_TYPE)) {
+        if (!sasAsJwt && !trimmedType.equalsIgnoreCase(SAS_TOKEN_TYPE)) {
             return PutTokenResult.badRequest("Unsupported token type '" + type + "'; expected '" + SAS_TOKEN_TYPE
                     + "'.");
         }

@@ -286,6 +286,25 @@ class CbsAuthorizerTest {
         assertThat(result.statusDescription()).isEqualTo("JWT tokens are not supported; use a SAS token.");
     }
 
+    /**
+     * The Python SDK 7.x on its own AMQP stack (pyamqp) puts its SAS tokens with type "jwt" (its JWTTokenAuth's
+     * default), and the service accepts them: a SAS token is validated as one whatever its type says, with the same
+     * checks (a wrong signature is still refused).
+     */
+    @Test
+    void aSasTokenPutWithTypeJwtIsValidatedAsASasToken() {
+        String audience = "sb://localhost/queue.1";
+        String token = SdkTokens.python(audience, KEY_NAME, KEY, SE);
+        PutTokenResult result = authorizer.putToken(grants, "jwt", audience, token, NOW_MS);
+        assertThat(result.statusCode()).isEqualTo(202);
+        assertThat(grants.hasAcceptedToken()).isTrue();
+
+        Grants other = authorizer.newGrants();
+        String forged = SdkTokens.python(audience, KEY_NAME, "another-key", SE);
+        assertThat(authorizer.putToken(other, "jwt", audience, forged, NOW_MS).statusCode()).isEqualTo(401);
+        assertThat(other.hasAcceptedToken()).isFalse();
+    }
+
     @Test
     void missingOrUnknownTypeIs400() {
         String audience = "sb://localhost/queue.1";
