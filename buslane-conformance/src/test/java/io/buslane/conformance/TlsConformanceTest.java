@@ -86,14 +86,18 @@ class TlsConformanceTest extends ConformanceBase {
                       { "Name": "py-sessions-ws", "Properties": { "RequiresSession": true } },
                       { "Name": "py-schedule-ws" },
                       { "Name": "py-peek-ws" },
-                      { "Name": "py-deadletter-ws" }
-                    ]
+                      { "Name": "py-deadletter-ws" },
+                      %s,
+                      %s
+                    ],
+                    "Topics": [ %s, %s ]
                   }
                 ],
                 "Logging": { "Type": "Console" }
               }
             }
-            """;
+            """.formatted(PythonSdkConformanceTest.queues("pyamqp-tls"), PythonSdkConformanceTest.queues("pyamqp-ws"),
+            PythonSdkConformanceTest.topics("pyamqp-tls"), PythonSdkConformanceTest.topics("pyamqp-ws"));
     static final String CONNECTION_STRING = "Endpoint=sb://localhost/;SharedAccessKeyName=" + KEY_NAME
             + ";SharedAccessKey=" + KEY;
 
@@ -312,6 +316,37 @@ class TlsConformanceTest extends ConformanceBase {
             JsSdkConformanceTest.Result result = run.get(3, TimeUnit.MINUTES);
             System.out.println(result.output());
             assertThat(result.exitCode()).as("python3 tls_conformance.py failed:\n%s\n--- broker log ---\n%s",
+                    result.output(), broker.log()).isZero();
+        }
+    }
+
+    /**
+     * {@code py/sdk_conformance.py} with the Python SDK of today (7.15, pyamqp) from the plain connection string:
+     * over AMQPS with the administration client (HTTPS on 443), and over AMQP over WebSockets at the same time, each
+     * on entities of its own; {@code connection_verify} is the test CA.
+     */
+    @Test
+    @Timeout(value = 6, unit = TimeUnit.MINUTES) // the first run installs the SDK into py/.venv
+    void pythonSdkOfTodayOverTlsWebSocketsAndAdministration() throws Exception {
+        Path python = PythonSdkConformanceTest.venvPython();
+        List<CompletableFuture<JsSdkConformanceTest.Result>> runs = new ArrayList<>();
+        for (String tag : List.of("pyamqp-tls", "pyamqp-ws")) {
+            runs.add(CompletableFuture.supplyAsync(() -> {
+                try {
+                    return JsSdkConformanceTest.run(List.of(python.toString(), "sdk_conformance.py"), PY_DIR,
+                            Map.of("BUSLANE_CONNECTION_STRING", CONNECTION_STRING, "BUSLANE_CA",
+                                    ca.caCert().toString(), "BUSLANE_TAG", tag, "BUSLANE_WEBSOCKETS",
+                                    tag.endsWith("ws") ? "1" : "0", "BUSLANE_ADMIN", tag.endsWith("tls") ? "1" : "0"),
+                            2);
+                } catch (Exception e) {
+                    return new JsSdkConformanceTest.Result(-1, e.toString());
+                }
+            }));
+        }
+        for (CompletableFuture<JsSdkConformanceTest.Result> run : runs) {
+            JsSdkConformanceTest.Result result = run.get(3, TimeUnit.MINUTES);
+            System.out.println(result.output());
+            assertThat(result.exitCode()).as("sdk_conformance.py failed:\n%s\n--- broker log ---\n%s",
                     result.output(), broker.log()).isZero();
         }
     }
