@@ -2,9 +2,13 @@ package io.buslane.conformance;
 
 import com.azure.messaging.servicebus.ServiceBusReceiverClient;
 import io.buslane.testsupport.BrokerProcess;
+import io.buslane.testsupport.amqp.AmqpFrames;
 import io.buslane.testsupport.amqp.RawAmqpClient;
 import org.apache.qpid.proton.amqp.Binary;
+import org.apache.qpid.proton.amqp.DescribedType;
 import org.apache.qpid.proton.amqp.Symbol;
+import org.apache.qpid.proton.amqp.UnknownDescribedType;
+import org.apache.qpid.proton.amqp.UnsignedLong;
 import org.apache.qpid.proton.amqp.messaging.AmqpValue;
 import org.apache.qpid.proton.amqp.messaging.Target;
 import org.apache.qpid.proton.amqp.security.SaslCode;
@@ -83,6 +87,7 @@ class RawAmqpConformanceTest extends RawAmqpBase {
                       { "Name": "raw-sessions", "Properties": { "RequiresSession": true } },
                       { "Name": "raw-session-owner", "Properties": { "RequiresSession": true } },
                       { "Name": "raw-session-pending", "Properties": { "RequiresSession": true } },
+                      { "Name": "raw-session-echo", "Properties": { "RequiresSession": true } },
                       { "Name": "raw-expiry" },
                       { "Name": "raw-drain-echo" },
                       { "Name": "raw-session-leaving", "Properties": { "RequiresSession": true } }
@@ -505,6 +510,42 @@ class RawAmqpConformanceTest extends RawAmqpBase {
             pending.openFuture().get(10, TimeUnit.SECONDS);
             assertThat(status(mgmt.response(id))).as("answered for the link once it holds s1\n%s",
                     broker.logTail(4000)).isEqualTo(200);
+        }
+    }
+
+    /**
+     * The session filter comes back on the attach with the session the link holds, in the form the client sent it:
+     * as a described value when it was one (the Go SDK's go-amqp sends it so, and decodes only described filter
+     * values: a bare string back broke its connection, "invalid described type header a1"), as a string when it was
+     * a string (the Java and JavaScript SDKs).
+     */
+    @Test
+    void theSessionFilterIsEchoedInTheFormTheClientSentIt() throws Exception {
+        try (Connection c = connectPlain(KEY_NAME, KEY)) {
+            Message<String> m = Message.create("in g1");
+            m.groupId("g1");
+            c.openSender("raw-session-echo").send(m).awaitAccepted(10, TimeUnit.SECONDS);
+        }
+        UnsignedLong sessionFilterCode = UnsignedLong.valueOf(0x00000137000000CL);
+        for (Object sent : new Object[] {new UnknownDescribedType(sessionFilterCode, null), "g1"}) {
+            try (RawAmqpClient raw = RawAmqpClient.connect(broker.amqpPort(), 10_000).openPlain(KEY_NAME, KEY)) {
+                Attach attach = AmqpFrames.attachReceiver(0, "echo", "client-0", "raw-session-echo");
+                Map<Symbol, Object> filter = new java.util.HashMap<>();
+                filter.put(Symbol.valueOf("com.microsoft:session-filter"), sent);
+                ((org.apache.qpid.proton.amqp.messaging.Source) attach.getSource()).setFilter(filter);
+                raw.send(0, attach);
+                Attach answer = raw.expect(Attach.class);
+                Object echoed = ((org.apache.qpid.proton.amqp.messaging.Source) answer.getSource()).getFilter()
+                        .get(Symbol.valueOf("com.microsoft:session-filter"));
+                if (sent instanceof DescribedType) {
+                    assertThat(echoed).isInstanceOfSatisfying(DescribedType.class, d -> {
+                        assertThat(d.getDescriptor()).isEqualTo(sessionFilterCode);
+                        assertThat(d.getDescribed()).isEqualTo("g1");
+                    });
+                } else {
+                    assertThat(echoed).isEqualTo("g1");
+                }
+            }
         }
     }
 

@@ -14,6 +14,7 @@ import io.buslane.engine.txn.TransactionalBatch;
 import io.buslane.engine.message.ReceivedMessage;
 import org.apache.qpid.proton.amqp.DescribedType;
 import org.apache.qpid.proton.amqp.Symbol;
+import org.apache.qpid.proton.amqp.UnknownDescribedType;
 import org.apache.qpid.proton.amqp.messaging.Accepted;
 import org.apache.qpid.proton.amqp.messaging.Modified;
 import org.apache.qpid.proton.amqp.messaging.Outcome;
@@ -204,7 +205,10 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
                     filter.put((Symbol) e.getKey(), e.getValue());
                 }
                 if (sessionId != null) {
-                    filter.put(SESSION_FILTER, sessionId);
+                    // echoed in the form the client sent it: a described value (the Go SDK's go-amqp, which
+                    // decodes only described filter values) or a bare string (the Java and JavaScript SDKs)
+                    filter.put(SESSION_FILTER, filter.get(SESSION_FILTER) instanceof DescribedType sent
+                            ? new UnknownDescribedType(sent.getDescriptor(), sessionId) : sessionId);
                 }
                 local.setFilter(filter);
             }
