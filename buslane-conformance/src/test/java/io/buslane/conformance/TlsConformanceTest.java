@@ -88,16 +88,18 @@ class TlsConformanceTest extends ConformanceBase {
                       { "Name": "py-peek-ws" },
                       { "Name": "py-deadletter-ws" },
                       %s,
+                      %s,
                       %s
                     ],
-                    "Topics": [ %s, %s ]
+                    "Topics": [ %s, %s, %s ]
                   }
                 ],
                 "Logging": { "Type": "Console" }
               }
             }
             """.formatted(PythonSdkConformanceTest.queues("pyamqp-tls"), PythonSdkConformanceTest.queues("pyamqp-ws"),
-            PythonSdkConformanceTest.topics("pyamqp-tls"), PythonSdkConformanceTest.topics("pyamqp-ws"));
+            GoSdkConformanceTest.queues("tls"), PythonSdkConformanceTest.topics("pyamqp-tls"),
+            PythonSdkConformanceTest.topics("pyamqp-ws"), GoSdkConformanceTest.topics("tls"));
     static final String CONNECTION_STRING = "Endpoint=sb://localhost/;SharedAccessKeyName=" + KEY_NAME
             + ";SharedAccessKey=" + KEY;
 
@@ -349,6 +351,23 @@ class TlsConformanceTest extends ConformanceBase {
             assertThat(result.exitCode()).as("sdk_conformance.py failed:\n%s\n--- broker log ---\n%s",
                     result.output(), broker.log()).isZero();
         }
+    }
+
+    /**
+     * {@code go/main.go} with the Go SDK from the plain connection string: AMQPS to 5671 and the administration
+     * client over HTTPS on 443, the test CA trusted through {@code SSL_CERT_FILE}.
+     */
+    @Test
+    @Timeout(value = 6, unit = TimeUnit.MINUTES) // the first run builds the program
+    void goSdkOverTlsWithAdministration() throws Exception {
+        Path program = GoSdkConformanceTest.build();
+        JsSdkConformanceTest.Result result = JsSdkConformanceTest.run(List.of(program.toString()),
+                GoSdkConformanceTest.GO_DIR, Map.of("BUSLANE_CONNECTION_STRING", CONNECTION_STRING, "SSL_CERT_FILE",
+                        ca.caCert().toString(), "BUSLANE_TAG", "tls", "BUSLANE_ADMIN", "1"), 3);
+        System.out.println(result.output());
+        assertThat(result.exitCode()).as("go/main.go failed:\n%s\n--- broker log ---\n%s", result.output(),
+                broker.log()).isZero();
+        assertThat(result.output()).contains("PASS administration (tls)");
     }
 
     /** Replaces the broker's certificate and key files, each by an atomic rename. */
