@@ -71,7 +71,7 @@ class ClusterHistoryTest {
     private static final List<String> QUEUES = List.of("h0", "h1", "h2", "h3");
     private static final int SHARDS = 6;
     private static final Duration RUN = Duration.ofSeconds(Long.getLong("buslane.nemesisSeconds",
-            Long.getLong("buslane.clusterHistorySeconds", 45)));
+            Long.getLong("buslane.clusterHistorySeconds", 180)));
     private static final long SEED = Long.getLong("buslane.nemesisSeed", 42);
     /** The REST dates have whole seconds: a lock is taken to run until its LockedUntilUtc, less this. */
     private static final long DATE_MARGIN_MS = 1_500;
