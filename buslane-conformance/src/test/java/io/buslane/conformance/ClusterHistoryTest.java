@@ -273,6 +273,9 @@ class ClusterHistoryTest {
                     disrupt("kill");
                     victim.kill();
                     Thread.sleep(1_000 + chaos.nextInt(2_000));
+                    // from here, not from when it reports ready: a rejoining node takes its shards back while it
+                    // starts, and the node that served them meanwhile hands them over with their locks lost
+                    disrupt("restarting");
                     victim.launch();
                     disrupt("restarted");
                 }
