@@ -113,6 +113,28 @@ func sendReceiveBatchAndPeekLock(ctx context.Context, c *azservicebus.Client) {
 	check(len(receive(r, 1, time.Second)) == 0, "nothing left after completing")
 }
 
+// batchSizeFromTheLink: on a large-message entity (100 MB messages) the batch is bounded by the link's
+// com.microsoft:max-message-batch-size (1 MB), not by its max-message-size.
+func batchSizeFromTheLink(ctx context.Context, c *azservicebus.Client) {
+	s := must(c.NewSender(q("go-large"), nil))
+	defer s.Close(ctx)
+	batch := must(s.NewMessageBatch(ctx, nil))
+	fitted := 0
+	for i := 0; i < 5; i++ {
+		if err := batch.AddMessage(&azservicebus.Message{Body: make([]byte, 300*1024)}, nil); err != nil {
+			check(errors.Is(err, azservicebus.ErrMessageTooLarge), "adding to the batch: %v", err)
+			break
+		}
+		fitted++
+	}
+	check(fitted == 3, "%d messages of 300 KB fitted a batch; a 1 MB batch takes 3", fitted)
+	ok(s.SendMessageBatch(ctx, batch, nil))
+	r := must(c.NewReceiverForQueue(q("go-large"), &azservicebus.ReceiverOptions{
+		ReceiveMode: azservicebus.ReceiveModeReceiveAndDelete}))
+	defer r.Close(ctx)
+	check(len(receive(r, 3, 10*time.Second)) == 3, "the batch's three messages")
+}
+
 func abandonAndRenewLock(ctx context.Context, c *azservicebus.Client) {
 	s := must(c.NewSender(q("go-lock"), nil))
 	defer s.Close(ctx)
@@ -207,6 +229,9 @@ func sessions(ctx context.Context, c *azservicebus.Client) {
 		ok(s.SendMessage(ctx, &azservicebus.Message{Body: []byte(fmt.Sprintf("a-%d", i)), SessionID: to.Ptr("s1")}, nil))
 	}
 	ok(s.SendMessage(ctx, &azservicebus.Message{Body: []byte("b-0"), SessionID: to.Ptr("s2")}, nil))
+	// no filter: the sessions with active messages or state
+	check(reflect.DeepEqual(listSessions(ctx, c, nil), []string{"s1", "s2"}), "listed %v", listSessions(ctx, c, nil))
+	beforeState := time.Now().Add(-time.Second)
 	r := must(c.AcceptSessionForQueue(ctx, q("go-sessions"), "s1", nil))
 	got := receive(r, 3, 10*time.Second)
 	check(reflect.DeepEqual(bodies(got), []string{"a-0", "a-1", "a-2"}), "session s1 %v", bodies(got))
@@ -226,14 +251,32 @@ func sessions(ctx context.Context, c *azservicebus.Client) {
 	check(reflect.DeepEqual(bodies(got), []string{"b-0"}), "session s2 %v", bodies(got))
 	ok(next.CompleteMessage(ctx, got[0], nil))
 	ok(next.Close(ctx))
+	// every message completed: s1 is listed for its state; with a cutoff, the sessions whose state changed since
+	check(reflect.DeepEqual(listSessions(ctx, c, nil), []string{"s1"}), "listed %v", listSessions(ctx, c, nil))
+	check(reflect.DeepEqual(listSessions(ctx, c, &beforeState), []string{"s1"}), "listed since the state")
+	later := time.Now().Add(time.Minute)
+	check(len(listSessions(ctx, c, &later)) == 0, "none changed after a minute from now")
 	again := must(c.AcceptSessionForQueue(ctx, q("go-sessions"), "s1", nil))
 	check(string(must(again.GetSessionState(ctx, nil))) == "state-s1", "the session state was kept")
-	ok(again.SetSessionState(ctx, nil, nil))
+	ok(again.SetSessionState(ctx, nil, nil)) // nil clears the state (go-amqp sends an empty binary)
+	check(must(again.GetSessionState(ctx, nil)) == nil, "the session state cleared")
 	ok(again.Close(ctx))
+	check(len(listSessions(ctx, c, nil)) == 0, "no messages, no state: not listed")
 	short, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	none, err := c.AcceptNextSessionForQueue(short, q("go-sessions"), nil)
 	check(err != nil, "a session was accepted though none has messages: %v", none)
+}
+
+func listSessions(ctx context.Context, c *azservicebus.Client, updatedAfter *time.Time) []string {
+	out := []string{}
+	pager := c.NewListSessionsForQueuePager(q("go-sessions"), &azservicebus.ListSessionsOptions{
+		SessionStateUpdatedAfter: updatedAfter})
+	for pager.More() {
+		out = append(out, must(pager.NextPage(ctx)).Sessions...)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func topicWithSQLRule(ctx context.Context, c *azservicebus.Client) {
@@ -273,6 +316,8 @@ func administration(ctx context.Context, cs string) {
 	must(a.CreateSubscription(ctx, topic, "sub", nil))
 	must(a.CreateRule(ctx, topic, "sub", &admin.CreateRuleOptions{Name: to.Ptr("only-red"),
 		Filter: &admin.SQLFilter{Expression: "color = 'red'"}}))
+	must(a.CreateRule(ctx, topic, "sub", &admin.CreateRuleOptions{Name: to.Ptr("by-id"),
+		Filter: &admin.CorrelationFilter{CorrelationID: to.Ptr("c1")}}))
 	rules := []string{}
 	pager := a.NewListRulesPager(topic, "sub", nil)
 	for pager.More() {
@@ -281,8 +326,12 @@ func administration(ctx context.Context, cs string) {
 		}
 	}
 	sort.Strings(rules)
-	check(reflect.DeepEqual(rules, []string{"$Default", "only-red"}), "rules %v", rules)
-	check(must(a.GetTopicRuntimeProperties(ctx, topic, nil)).SubscriptionCount == 1, "subscription count")
+	check(reflect.DeepEqual(rules, []string{"$Default", "by-id", "only-red"}), "rules %v", rules)
+	topicRuntime := must(a.GetTopicRuntimeProperties(ctx, topic, nil))
+	check(topicRuntime.SubscriptionCount == 1, "subscription count")
+	// api-version 2024-05, this client's default: the filter counts, $Default counted as SQL
+	check(topicRuntime.SQLFilterCount == 2 && topicRuntime.CorrelationFilterCount == 1, "filter counts %d and %d",
+		topicRuntime.SQLFilterCount, topicRuntime.CorrelationFilterCount)
 	must(a.DeleteTopic(ctx, topic, nil))
 	must(a.DeleteQueue(ctx, name, nil))
 	check(!listedQueues(ctx, a)[name], "%s deleted", name)
@@ -327,6 +376,7 @@ func main() {
 	}{
 		{"sendReceiveBatchAndPeekLock", sendReceiveBatchAndPeekLock},
 		{"abandonAndRenewLock", abandonAndRenewLock},
+		{"batchSizeFromTheLink", batchSizeFromTheLink},
 		{"deferAndReceiveDeferred", deferAndReceiveDeferred},
 		{"deadLetter", deadLetter},
 		{"receiveAndDelete", receiveAndDelete},

@@ -58,6 +58,13 @@ def receive(receiver, count, wait=10):
     return got
 
 
+def check_batch_size_from_the_link(c):
+    # a large-message entity (100 MB messages) takes batches of 1 MB, as the link's
+    # com.microsoft:max-message-batch-size says
+    with c.get_queue_sender(Q("py-large")) as s:
+        assert s.create_message_batch().max_size_in_bytes == 1024 * 1024
+
+
 def check_send_batch_and_peek_lock(c):
     with c.get_queue_sender(Q("py-queue")) as s, c.get_queue_receiver(Q("py-queue")) as r:
         s.send_messages(ServiceBusMessage("one", application_properties={"n": 7}, subject="greeting",
@@ -159,6 +166,9 @@ def check_sessions(c):
     with c.get_queue_sender(Q("py-sessions")) as s:
         s.send_messages([ServiceBusMessage("a-%d" % i, session_id="s1") for i in range(3)]
                         + [ServiceBusMessage("b-0", session_id="s2")])
+    # no filter: the sessions with active messages or state
+    assert sorted(c.list_queue_sessions(Q("py-sessions"))) == ["s1", "s2"]
+    before_state = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=1)
     with c.get_queue_receiver(Q("py-sessions"), session_id="s1") as r:
         got = receive(r, 3)
         assert [body(m) for m in got] == ["a-0", "a-1", "a-2"], [body(m) for m in got]
@@ -175,9 +185,15 @@ def check_sessions(c):
         got = receive(r, 1)
         assert [body(m) for m in got] == ["b-0"], [body(m) for m in got]
         r.complete_message(got[0])
+    # every message completed: s1 is listed for its state; with a cutoff, the sessions whose state changed since
+    assert list(c.list_queue_sessions(Q("py-sessions"))) == ["s1"]
+    assert list(c.list_queue_sessions(Q("py-sessions"), state_updated_after=before_state)) == ["s1"]
+    later = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=1)
+    assert list(c.list_queue_sessions(Q("py-sessions"), state_updated_after=later)) == []
     with c.get_queue_receiver(Q("py-sessions"), session_id="s1") as r:
         assert r.session.get_state() == b"state-s1", "the session state was kept"
         r.session.set_state(None)
+    assert list(c.list_queue_sessions(Q("py-sessions"))) == [], "no messages, no state: not listed"
     try:
         with c.get_queue_receiver(Q("py-sessions"), session_id=NEXT_AVAILABLE_SESSION, max_wait_time=2) as r:
             r.receive_messages(max_wait_time=1)
@@ -215,7 +231,7 @@ def check_message_id_types(c):
 
 
 def check_administration():
-    from azure.servicebus.management import ServiceBusAdministrationClient, SqlRuleFilter
+    from azure.servicebus.management import CorrelationRuleFilter, ServiceBusAdministrationClient, SqlRuleFilter
     admin = ServiceBusAdministrationClient.from_connection_string(os.environ["BUSLANE_CONNECTION_STRING"],
                                                                   connection_verify=CA)
     name = "py-admin-" + TAG
@@ -232,8 +248,13 @@ def check_administration():
         admin.create_topic(topic)
         admin.create_subscription(topic, "sub")
         admin.create_rule(topic, "sub", "only-red", filter=SqlRuleFilter("color = 'red'"))
-        assert sorted(r.name for r in admin.list_rules(topic, "sub")) == ["$Default", "only-red"]
-        assert admin.get_topic_runtime_properties(topic).subscription_count == 1
+        admin.create_rule(topic, "sub", "by-id", filter=CorrelationRuleFilter(correlation_id="c1"))
+        assert sorted(r.name for r in admin.list_rules(topic, "sub")) == ["$Default", "by-id", "only-red"]
+        topic_runtime = admin.get_topic_runtime_properties(topic)
+        assert topic_runtime.subscription_count == 1
+        # api-version 2024-05, this client's default: the filter counts, $Default counted as SQL
+        assert (topic_runtime.sql_filter_count, topic_runtime.correlation_filter_count) == (2, 1), \
+            (topic_runtime.sql_filter_count, topic_runtime.correlation_filter_count)
         admin.delete_topic(topic)
         admin.delete_queue(name)
         assert name not in [q.name for q in admin.list_queues()]
@@ -244,7 +265,7 @@ def main():
     watchdog.daemon = True
     watchdog.start()
     failed = 0
-    checks = [check_send_batch_and_peek_lock, check_abandon_and_renew_lock, check_defer, check_dead_letter,
+    checks = [check_batch_size_from_the_link, check_send_batch_and_peek_lock, check_abandon_and_renew_lock, check_defer, check_dead_letter,
               check_receive_and_delete, check_schedule_peek_and_cancel, check_sessions, check_topic_with_sql_rule,
               check_message_id_types]
     with client() as c:

@@ -52,7 +52,8 @@ class PythonSdkConformanceTest {
             q.append("{ \"Name\": \"").append(name).append('-').append(tag).append("\" }, ");
         }
         return q + "{ \"Name\": \"py-sessions-" + tag + "\", \"Properties\": { \"RequiresSession\": true } }, "
-                + "{ \"Name\": \"py-lock-" + tag + "\", \"Properties\": { \"LockDuration\": \"PT5S\" } }";
+                + "{ \"Name\": \"py-lock-" + tag + "\", \"Properties\": { \"LockDuration\": \"PT5S\" } }, "
+                + "{ \"Name\": \"py-large-" + tag + "\", \"Properties\": { \"MaxMessageSizeInKilobytes\": 102400 } }";
     }
 
     /** The Config.json topics of one run of sdk_conformance.py. */

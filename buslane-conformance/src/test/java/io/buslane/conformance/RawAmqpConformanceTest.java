@@ -90,7 +90,8 @@ class RawAmqpConformanceTest extends RawAmqpBase {
                       { "Name": "raw-session-echo", "Properties": { "RequiresSession": true } },
                       { "Name": "raw-expiry" },
                       { "Name": "raw-drain-echo" },
-                      { "Name": "raw-session-leaving", "Properties": { "RequiresSession": true } }
+                      { "Name": "raw-session-leaving", "Properties": { "RequiresSession": true } },
+                      { "Name": "raw-large", "Properties": { "MaxMessageSizeInKilobytes": 102400 } }
                     ],
                     "Topics": []
                   }
@@ -640,6 +641,77 @@ class RawAmqpConformanceTest extends RawAmqpBase {
         }
     }
 
+    /**
+     * A non-exclusive session receiver (.NET 7.21's opt-in: the source filter
+     * {@code com.microsoft:non-exclusive-session-filter:list}, a described list of the session id and a lock token,
+     * instead of the session filter) is refused the way the service refuses it today, which does not offer the
+     * feature: on a session queue it is a non-session receiver there (detach with amqp:not-allowed), and on any
+     * queue the filter is never echoed, so no session lock token is assigned (the client then throws
+     * NotSupportedException).
+     */
+    @Test
+    void aNonExclusiveSessionReceiverIsRefusedAsTheServiceDoesToday() throws Exception {
+        Symbol nonExclusive = Symbol.valueOf("com.microsoft:non-exclusive-session-filter:list");
+        Object filterValue = new UnknownDescribedType(UnsignedLong.valueOf(0x00000137000000EL),
+                java.util.Arrays.asList("s1", null));
+        for (String queue : List.of("raw-session-echo", "queue.1")) {
+            try (RawAmqpClient raw = RawAmqpClient.connect(broker.amqpPort(), 10_000).openPlain(KEY_NAME, KEY)) {
+                Attach attach = AmqpFrames.attachReceiver(0, "non-exclusive", "client-0", queue);
+                Map<Symbol, Object> filter = new java.util.HashMap<>();
+                filter.put(nonExclusive, filterValue);
+                ((org.apache.qpid.proton.amqp.messaging.Source) attach.getSource()).setFilter(filter);
+                raw.send(0, attach);
+                Attach answer = raw.expect(Attach.class);
+                if (queue.equals("queue.1")) {
+                    Map<?, ?> echoed = ((org.apache.qpid.proton.amqp.messaging.Source) answer.getSource()).getFilter();
+                    assertThat(echoed == null || !echoed.containsKey(nonExclusive)).as("the filter echoed: %s", echoed)
+                            .isTrue();
+                } else {
+                    Detach detach = raw.expect(Detach.class);
+                    assertThat(detach.getError().getCondition().toString()).isEqualTo("amqp:not-allowed");
+                    assertThat(detach.getError().getDescription()).startsWith("It is not possible for an entity "
+                            + "that requires sessions to create a non-sessionful message receiver.");
+                }
+            }
+        }
+    }
+
+    /**
+     * A sender link's attach advertises {@code com.microsoft:max-message-batch-size} as the service does (read by
+     * .NET 7.20.2+, Java 7.18, Go and JavaScript to size their batches): the entity's message size up to 1 MB, so a
+     * large-message entity (100 MB messages) takes batches of 1 MB, as on Premium. A single 2 MB message is taken
+     * there; a 2 MB batch is refused with message-size-exceeded.
+     */
+    @Test
+    void aSenderAttachAdvertisesTheBatchSizeTheEntityTakes() throws Exception {
+        for (String[] queue : new String[][] {{"queue.1", "262144", "262144"},
+            {"raw-large", "1048576", "104857600"}}) {
+            try (RawAmqpClient raw = RawAmqpClient.connect(broker.amqpPort(), 10_000).openPlain(KEY_NAME, KEY)) {
+                raw.attachSender(0, "batch-size", queue[0]);
+                Attach answer = raw.expect(Attach.class);
+                assertThat(answer.getProperties()).as(queue[0]).containsEntry(
+                        Symbol.valueOf("com.microsoft:max-message-batch-size"), UnsignedLong.valueOf(queue[1]));
+                assertThat(answer.getMaxMessageSize()).as(queue[0]).isEqualTo(UnsignedLong.valueOf(queue[2]));
+            }
+        }
+        try (Connection c = connectPlain(KEY_NAME, KEY)) {
+            Sender sender = c.openSender("raw-large");
+            byte[] twoMegabytes = new byte[2 * 1024 * 1024];
+            sender.send(Message.create(twoMegabytes)).awaitAccepted(30, TimeUnit.SECONDS);
+            AdvancedMessage<Object> batch = AdvancedMessage.create();
+            batch.messageFormat(BATCH_FORMAT);
+            for (int i = 0; i < 2; i++) {
+                org.apache.qpid.proton.message.Message inner = org.apache.qpid.proton.message.Message.Factory.create();
+                inner.setBody(new org.apache.qpid.proton.amqp.messaging.Data(new Binary(new byte[1024 * 1024])));
+                batch.addBodySection(new org.apache.qpid.protonj2.types.messaging.Data(encode(inner)));
+            }
+            org.apache.qpid.protonj2.client.Tracker tracker = sender.send(batch);
+            tracker.awaitSettlement(30, TimeUnit.SECONDS);
+            assertThat(tracker.remoteState().getType()).as("a 2 MB batch")
+                    .isEqualTo(org.apache.qpid.protonj2.client.DeliveryState.Type.REJECTED);
+        }
+    }
+
     // ------------------------------------------------------------------------------------------------ transport
 
     @Test
@@ -777,7 +849,7 @@ class RawAmqpConformanceTest extends RawAmqpBase {
     }
 
     private static byte[] encode(org.apache.qpid.proton.message.Message m) {
-        byte[] buffer = new byte[64 * 1024];
+        byte[] buffer = new byte[2 * 1024 * 1024]; // up to the 1 MB messages of a batch
         int n = m.encode(buffer, 0, buffer.length);
         return java.util.Arrays.copyOf(buffer, n);
     }

@@ -52,6 +52,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class ConsumerLink implements LinkHandler, DeliverySink {
 
     static final Symbol SESSION_FILTER = Symbol.valueOf("com.microsoft:session-filter");
+    /**
+     * The filter of a non-exclusive session receiver (.NET 7.21's opt-in; a list of the session id and a lock
+     * token to take over), which the service does not offer yet: never echoed, so that the client sees no lock
+     * token assigned (and throws NotSupportedException, as against the service); on a session entity, where it
+     * comes instead of the session filter, the attach is refused as any non-session receiver there is.
+     */
+    static final Symbol NON_EXCLUSIVE_SESSION_FILTER =
+            Symbol.valueOf("com.microsoft:non-exclusive-session-filter:list");
     static final Symbol LOCKED_UNTIL_UTC = Symbol.valueOf("com.microsoft:locked-until-utc");
     static final Symbol TIMEOUT = Symbol.valueOf("com.microsoft:timeout");
     static final long DEFAULT_SESSION_WAIT_MS = 60_000;
@@ -202,7 +210,9 @@ public final class ConsumerLink implements LinkHandler, DeliverySink {
             if (remote.getFilter() != null) {
                 Map<Symbol, Object> filter = new LinkedHashMap<>();
                 for (Map.Entry<?, ?> e : ((Map<?, ?>) remote.getFilter()).entrySet()) {
-                    filter.put((Symbol) e.getKey(), e.getValue());
+                    if (!NON_EXCLUSIVE_SESSION_FILTER.equals(e.getKey())) {
+                        filter.put((Symbol) e.getKey(), e.getValue());
+                    }
                 }
                 if (sessionId != null) {
                     // echoed in the form the client sent it: a described value (the Go SDK's go-amqp, which

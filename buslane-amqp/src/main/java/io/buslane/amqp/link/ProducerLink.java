@@ -17,6 +17,7 @@ import org.apache.qpid.proton.amqp.transport.ReceiverSettleMode;
 import org.apache.qpid.proton.engine.Delivery;
 import org.apache.qpid.proton.engine.Receiver;
 
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionException;
@@ -31,11 +32,20 @@ public final class ProducerLink implements LinkHandler {
 
     private static final int CREDIT_WINDOW = 1000;
     static final Symbol TRANSFER_DESTINATION = Symbol.valueOf("com.microsoft:transfer-destination-address");
+    /**
+     * The largest batch (message format {@code 0x80013700}) the link takes, advertised on the attach as the service
+     * does: the .NET (7.20.2+), Java (7.18), Go and JavaScript SDKs size their batches by it rather than by the
+     * link's max-message-size, which a large-message entity raises to 100 MB.
+     */
+    static final Symbol MAX_BATCH_SIZE = Symbol.valueOf("com.microsoft:max-message-batch-size");
+    /** The service's batch ceiling whatever the entity's message size (Premium's 1 MB). */
+    static final long MAX_BATCH_BYTES = 1024 * 1024;
 
     private final LinkContext connection;
     private final Receiver receiver;
     private final String entityPath;
     private final long maxMessageSize;
+    private final long maxBatchSize;
     /** The via entity of a send-via link (its target; messages go to {@link #entityPath}), else null. */
     private final String viaPath;
 
@@ -45,6 +55,7 @@ public final class ProducerLink implements LinkHandler {
         this.receiver = receiver;
         this.entityPath = entityPath;
         this.maxMessageSize = maxMessageSize;
+        this.maxBatchSize = maxBatchSize(maxMessageSize);
         this.viaPath = viaPath;
     }
 
@@ -86,9 +97,12 @@ public final class ProducerLink implements LinkHandler {
             return;
         }
         ProducerLink link = new ProducerLink(connection, receiver, path, max, via);
+        Map<Symbol, Object> properties = new LinkedHashMap<>();
         if (via != null) {
-            receiver.setProperties(Map.of(TRANSFER_DESTINATION, destination));
+            properties.put(TRANSFER_DESTINATION, destination);
         }
+        properties.put(MAX_BATCH_SIZE, UnsignedLong.valueOf(link.maxBatchSize));
+        receiver.setProperties(properties);
         receiver.setSource(receiver.getRemoteSource());
         receiver.setTarget(receiver.getRemoteTarget());
         receiver.setSenderSettleMode(receiver.getRemoteSenderSettleMode());
@@ -126,9 +140,10 @@ public final class ProducerLink implements LinkHandler {
         receiver.recv(payload, 0, size);
         receiver.advance();
         replenish();
-        if (size > maxMessageSize) {
+        long limit = (d.getMessageFormat() & 0xffffffffL) == AmqpCodec.BATCH_FORMAT ? maxBatchSize : maxMessageSize;
+        if (size > limit) {
             String description = "The received message (delivery-id:"
-                    + " size " + size + " bytes) exceeds the limit (" + maxMessageSize + " bytes) currently allowed on"
+                    + " size " + size + " bytes) exceeds the limit (" + limit + " bytes) currently allowed on"
                     + " the link.";
             doomIfTransactional(d, description);
             settle(d, rejected("amqp:link:message-size-exceeded", description));
@@ -165,6 +180,11 @@ public final class ProducerLink implements LinkHandler {
                 }
             }
         }));
+    }
+
+    /** The batch limit of a link whose messages may have {@code maxMessageSize} bytes. */
+    static long maxBatchSize(long maxMessageSize) {
+        return Math.min(maxMessageSize, MAX_BATCH_BYTES);
     }
 
     private void replenish() {

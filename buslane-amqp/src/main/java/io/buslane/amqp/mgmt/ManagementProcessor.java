@@ -314,7 +314,10 @@ public final class ManagementProcessor {
     private CompletableFuture<ManagementResponse> setSessionState(EntityAddress entity, Map<String, Object> args,
                                                                   Caller caller) {
         String sessionId = ManagementArgs.requiredSessionId(args);
-        byte[] state = ManagementArgs.binary(args, SESSION_STATE);
+        byte[] given = ManagementArgs.binary(args, SESSION_STATE);
+        // an empty state is no state, as on the service: the Go SDK clears a session's state by setting nil, which
+        // go-amqp sends as a binary of length 0 (and the service then answers get-session-state with null)
+        byte[] state = given != null && given.length == 0 ? null : given;
         return caller.sessionHolder().thenCompose(h -> engine.checkSessionLocked(entity, sessionId, h))
                 .thenCompose(x -> engine.setSessionState(entity, sessionId, state))
                 .thenApply(x -> ManagementResponse.ok());

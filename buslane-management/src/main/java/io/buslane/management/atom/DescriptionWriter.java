@@ -7,6 +7,7 @@ import io.buslane.engine.namespace.SubscriptionEntity;
 import io.buslane.engine.namespace.TopicEntity;
 import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.entity.SubscriptionProperties;
+import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.entity.TopicProperties;
 
 import java.util.function.UnaryOperator;
@@ -74,7 +75,19 @@ final class DescriptionWriter {
         return partitioned ? maxSizeInMegabytes * PARTITIONS : maxSizeInMegabytes;
     }
 
-    static void topic(XmlOut o, TopicEntity t, RuntimeCounts c) {
+    /** The first api-version whose topic descriptions carry SqlFilterCount and CorrelationFilterCount. */
+    static final String FILTER_COUNTS_SINCE = "2024-05";
+
+    /**
+     * Whether a topic description for {@code apiVersion} carries the filter counts: from 2024-05 on (the default
+     * of .NET 7.21 and Java 7.18), as the service does; versions are dates, compared as text.
+     */
+    static boolean hasFilterCounts(String apiVersion) {
+        return apiVersion != null && apiVersion.length() >= FILTER_COUNTS_SINCE.length()
+                && apiVersion.compareTo(FILTER_COUNTS_SINCE) >= 0;
+    }
+
+    static void topic(XmlOut o, TopicEntity t, RuntimeCounts c, boolean filterCounts) {
         TopicProperties p = t.properties();
         root(o, "TopicDescription");
         o.leaf("DefaultMessageTimeToLive", XmlDurations.format(p.defaultMessageTimeToLive()));
@@ -98,6 +111,23 @@ final class DescriptionWriter {
         o.leaf("EnableSubscriptionPartitioning", false);
         o.leaf("EnableExpress", false);
         o.leaf("MaxMessageSizeInKilobytes", p.maxMessageSizeInKilobytes());
+        if (filterCounts) {
+            // last, as the service emits them; over every subscription's rules, $Default (a TrueFilter) and the
+            // other true and false filters counted as SQL filters
+            int correlation = 0;
+            int sql = 0;
+            for (SubscriptionEntity s : t.subscriptions()) {
+                for (RuleProperties rule : s.rules()) {
+                    if (rule.filter() instanceof RuleProperties.CorrelationFilter) {
+                        correlation++;
+                    } else {
+                        sql++;
+                    }
+                }
+            }
+            o.leaf("SqlFilterCount", sql);
+            o.leaf("CorrelationFilterCount", correlation);
+        }
         o.close();
     }
 

@@ -42,7 +42,7 @@ final class EntityResource {
         TopicEntity t = engine.topic(name);
         if (t != null) {
             RuntimeCounts c = Counts.of(engine, t.properties().name());
-            return AdminResponse.entry(200, AtomWriter.entry(r, topicEntry(t, c)));
+            return AdminResponse.entry(200, AtomWriter.entry(r, topicEntry(r, t, c)));
         }
         return AdminResponse.feed(AtomWriter.emptyFeed(clock.epochMillis()));
     }
@@ -104,7 +104,7 @@ final class EntityResource {
         for (int i = 0; i < page.items().size(); i++) {
             Child c = page.items().get(i);
             entries.add(c.queue() != null ? queueEntry(r, c.queue(), counts.get(i))
-                    : topicEntry(c.topic(), counts.get(i)));
+                    : topicEntry(r, c.topic(), counts.get(i)));
         }
         return AdminResponse.feed(AtomWriter.feed(r, AtomWriter.DISCOVERY_TITLE, entries, page.nextSkip(),
                 page.top(), clock.epochMillis()));
@@ -117,7 +117,7 @@ final class EntityResource {
         List<RuntimeCounts> counts = Counts.all(engine, page.items().stream().map(t -> t.properties().name()).toList());
         List<AtomWriter.Entry> entries = new ArrayList<>();
         for (int i = 0; i < page.items().size(); i++) {
-            entries.add(topicEntry(page.items().get(i), counts.get(i)));
+            entries.add(topicEntry(r, page.items().get(i), counts.get(i)));
         }
         return AdminResponse.feed(AtomWriter.feed(r, "Topics", entries, page.nextSkip(), page.top(),
                 clock.epochMillis()));
@@ -148,7 +148,7 @@ final class EntityResource {
         requireNameFree(name);
         TopicProperties p = DescriptionReader.topic(name, d, null);
         TopicEntity t = Await.result(engine.createTopic(p));
-        return AdminResponse.entry(201, AtomWriter.entry(r, topicEntry(t, RuntimeCounts.ZERO)));
+        return AdminResponse.entry(201, AtomWriter.entry(r, topicEntry(r, t, RuntimeCounts.ZERO)));
     }
 
     private AdminResponse updateTopic(AdminRequest r, String name, Element d) {
@@ -158,7 +158,8 @@ final class EntityResource {
         }
         TopicProperties p = DescriptionReader.topic(existing.properties().name(), d, existing.properties());
         TopicEntity t = Await.result(engine.updateTopic(p));
-        return AdminResponse.entry(200, AtomWriter.entry(r, topicEntry(t, Counts.of(engine, t.properties().name()))));
+        return AdminResponse.entry(200, AtomWriter.entry(r, topicEntry(r, t,
+                Counts.of(engine, t.properties().name()))));
     }
 
     private void requireNameFree(String name) {
@@ -177,9 +178,10 @@ final class EntityResource {
                 o -> DescriptionWriter.queue(o, q, c, r::entityUrl));
     }
 
-    static AtomWriter.Entry topicEntry(TopicEntity t, RuntimeCounts c) {
+    static AtomWriter.Entry topicEntry(AdminRequest r, TopicEntity t, RuntimeCounts c) {
         String name = t.properties().name();
+        boolean filterCounts = DescriptionWriter.hasFilterCounts(r.apiVersion());
         return new AtomWriter.Entry(name, name, t.createdAtMs(), t.updatedAtMs(),
-                o -> DescriptionWriter.topic(o, t, c));
+                o -> DescriptionWriter.topic(o, t, c, filterCounts));
     }
 }

@@ -1,5 +1,6 @@
 package io.buslane.management.atom;
 
+import io.buslane.engine.entity.RuleProperties;
 import io.buslane.engine.entity.EntityStatus;
 import io.buslane.engine.entity.QueueProperties;
 import io.buslane.engine.message.Message;
@@ -296,6 +297,36 @@ class QueueTopicApiTest {
         assertThat(server.engine.topic("events").properties().userMetadata()).isEqualTo("t2");
         assertThat(server.delete("/events").statusCode()).isEqualTo(200);
         assertThat(server.get("/events/Subscriptions/s1").statusCode()).isEqualTo(404);
+    }
+
+    /**
+     * From api-version 2024-05 (the default of .NET 7.21 and Java 7.18) a topic's description ends with
+     * SqlFilterCount and CorrelationFilterCount over all its subscriptions' rules, $Default counted as SQL, as the
+     * service emits them (captured in the Go SDK's admin tests: one subscription with $Default, one SQL and one
+     * correlation rule reads 2 and 1); earlier versions carry neither.
+     */
+    @Test
+    void apiVersion2024_05AddsTheTopicsFilterCounts() throws Exception {
+        assertThat(server.put("/counted-topic", AdminTestServer.entry("TopicDescription", "")).statusCode())
+                .isEqualTo(201);
+        assertThat(server.put("/counted-topic/Subscriptions/s1", AdminTestServer.entry("SubscriptionDescription", ""))
+                .statusCode()).isEqualTo(201);
+        server.engine.addRule("counted-topic", "s1", new RuleProperties("red",
+                new RuleProperties.SqlFilter("color = 'red'", null), null)).get();
+        server.engine.addRule("counted-topic", "s1", new RuleProperties("by-id", new RuleProperties.CorrelationFilter(
+                "c1", null, null, null, null, null, null, null, null), null)).get();
+        TestXml current = TestXml.parse(server.get("/counted-topic?api-version=2024-05").body());
+        assertThat(current.text(T + "sb:SqlFilterCount")).isEqualTo("2");
+        assertThat(current.text(T + "sb:CorrelationFilterCount")).isEqualTo("1");
+        List<String> names = current.childNames("/a:entry/a:content/sb:TopicDescription");
+        assertThat(names.subList(names.size() - 3, names.size())).containsExactly("MaxMessageSizeInKilobytes",
+                "SqlFilterCount", "CorrelationFilterCount");
+        for (String older : new String[] {"?api-version=2021-05", "?api-version=2017-04", ""}) {
+            TestXml x = TestXml.parse(server.get("/counted-topic" + older).body());
+            assertThat(x.childNames("/a:entry/a:content/sb:TopicDescription")).as(older)
+                    .doesNotContain("SqlFilterCount", "CorrelationFilterCount");
+        }
+        assertThat(server.delete("/counted-topic").statusCode()).isEqualTo(200);
     }
 
     @Test
