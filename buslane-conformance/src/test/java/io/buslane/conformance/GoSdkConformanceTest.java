@@ -30,10 +30,8 @@ class GoSdkConformanceTest {
     @Test
     void officialGoSdkWorks() throws Exception {
         Path program = build();
-        String config = "{ \"UserConfig\": { \"Namespaces\": [ { \"Name\": \"sbemulatorns\", \"Queues\": [ "
-                + queues("plain") + " ], \"Topics\": [ " + topics("plain") + " ] } ], "
-                + "\"Logging\": { \"Type\": \"Console\" } } }";
-        try (BrokerProcess broker = BrokerProcess.start(config)) {
+        try (BrokerProcess broker = BrokerProcess.start(PythonSdkConformanceTest.config(queues("plain"),
+                topics("plain")))) {
             JsSdkConformanceTest.Result result = JsSdkConformanceTest.run(List.of(program.toString()), GO_DIR,
                     Map.of("BUSLANE_CONNECTION_STRING", broker.connectionString(), "BUSLANE_TAG", "plain"), 4);
             System.out.println(result.output());

@@ -31,10 +31,7 @@ class PythonSdkConformanceTest {
     @Test
     void officialPythonSdkOfTodayWorks() throws Exception {
         Path python = venvPython();
-        String config = "{ \"UserConfig\": { \"Namespaces\": [ { \"Name\": \"sbemulatorns\", \"Queues\": [ "
-                + queues("plain") + " ], \"Topics\": [ " + topics("plain") + " ] } ], "
-                + "\"Logging\": { \"Type\": \"Console\" } } }";
-        try (BrokerProcess broker = BrokerProcess.start(config)) {
+        try (BrokerProcess broker = BrokerProcess.start(config(queues("plain"), topics("plain")))) {
             JsSdkConformanceTest.Result result = JsSdkConformanceTest.run(List.of(python.toString(),
                     "sdk_conformance.py"), TlsConformanceTest.PY_DIR, Map.of("BUSLANE_CONNECTION_STRING",
                     broker.connectionString(), "BUSLANE_TAG", "plain"), 4);
@@ -43,6 +40,12 @@ class PythonSdkConformanceTest {
                     result.output(), broker.log()).isZero();
             assertThat(result.output()).contains("PASS check_sessions (plain)");
         }
+    }
+
+    /** A Config.json with these queues and topics (JSON objects, comma-separated) in the emulator's namespace. */
+    static String config(String queues, String topics) {
+        return "{ \"UserConfig\": { \"Namespaces\": [ { \"Name\": \"sbemulatorns\", \"Queues\": [ " + queues
+                + " ], \"Topics\": [ " + topics + " ] } ], \"Logging\": { \"Type\": \"Console\" } } }";
     }
 
     /** The Config.json queues of one run of sdk_conformance.py (entity names end with {@code -tag}). */

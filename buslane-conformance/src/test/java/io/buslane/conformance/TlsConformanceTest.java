@@ -302,22 +302,33 @@ class TlsConformanceTest extends ConformanceBase {
         if (probe.exitCode() != 0) {
             skipOutsideCi("Debian's python3-azure and python3-uamqp are not installed: " + probe.output());
         }
-        List<CompletableFuture<JsSdkConformanceTest.Result>> runs = new ArrayList<>();
+        List<Map<String, String>> runs = new ArrayList<>();
         for (String webSockets : List.of("0", "1")) {
-            runs.add(CompletableFuture.supplyAsync(() -> {
+            runs.add(Map.of("BUSLANE_CONNECTION_STRING", CONNECTION_STRING, "BUSLANE_CA", ca.caCert().toString(),
+                    "BUSLANE_WEBSOCKETS", webSockets));
+        }
+        runAtOnce(List.of(python.toString(), "tls_conformance.py"), runs);
+    }
+
+    /**
+     * Runs {@code command} in py/ once per environment in {@code runs}, all at the same time (each on entities of
+     * its own); each must exit 0.
+     */
+    private static void runAtOnce(List<String> command, List<Map<String, String>> runs) throws Exception {
+        List<CompletableFuture<JsSdkConformanceTest.Result>> started = new ArrayList<>();
+        for (Map<String, String> env : runs) {
+            started.add(CompletableFuture.supplyAsync(() -> {
                 try {
-                    return JsSdkConformanceTest.run(List.of(python.toString(), "tls_conformance.py"), PY_DIR,
-                            Map.of("BUSLANE_CONNECTION_STRING", CONNECTION_STRING, "BUSLANE_CA",
-                                    ca.caCert().toString(), "BUSLANE_WEBSOCKETS", webSockets), 2);
+                    return JsSdkConformanceTest.run(command, PY_DIR, env, 2);
                 } catch (Exception e) {
                     return new JsSdkConformanceTest.Result(-1, e.toString());
                 }
             }));
         }
-        for (CompletableFuture<JsSdkConformanceTest.Result> run : runs) {
+        for (CompletableFuture<JsSdkConformanceTest.Result> run : started) {
             JsSdkConformanceTest.Result result = run.get(3, TimeUnit.MINUTES);
             System.out.println(result.output());
-            assertThat(result.exitCode()).as("python3 tls_conformance.py failed:\n%s\n--- broker log ---\n%s",
+            assertThat(result.exitCode()).as("%s failed:\n%s\n--- broker log ---\n%s", String.join(" ", command),
                     result.output(), broker.log()).isZero();
         }
     }
@@ -331,26 +342,13 @@ class TlsConformanceTest extends ConformanceBase {
     @Timeout(value = 6, unit = TimeUnit.MINUTES) // the first run installs the SDK into py/.venv
     void pythonSdkOfTodayOverTlsWebSocketsAndAdministration() throws Exception {
         Path python = PythonSdkConformanceTest.venvPython();
-        List<CompletableFuture<JsSdkConformanceTest.Result>> runs = new ArrayList<>();
+        List<Map<String, String>> runs = new ArrayList<>();
         for (String tag : List.of("pyamqp-tls", "pyamqp-ws")) {
-            runs.add(CompletableFuture.supplyAsync(() -> {
-                try {
-                    return JsSdkConformanceTest.run(List.of(python.toString(), "sdk_conformance.py"), PY_DIR,
-                            Map.of("BUSLANE_CONNECTION_STRING", CONNECTION_STRING, "BUSLANE_CA",
-                                    ca.caCert().toString(), "BUSLANE_TAG", tag, "BUSLANE_WEBSOCKETS",
-                                    tag.endsWith("ws") ? "1" : "0", "BUSLANE_ADMIN", tag.endsWith("tls") ? "1" : "0"),
-                            2);
-                } catch (Exception e) {
-                    return new JsSdkConformanceTest.Result(-1, e.toString());
-                }
-            }));
+            runs.add(Map.of("BUSLANE_CONNECTION_STRING", CONNECTION_STRING, "BUSLANE_CA", ca.caCert().toString(),
+                    "BUSLANE_TAG", tag, "BUSLANE_WEBSOCKETS", tag.endsWith("ws") ? "1" : "0", "BUSLANE_ADMIN",
+                    tag.endsWith("tls") ? "1" : "0"));
         }
-        for (CompletableFuture<JsSdkConformanceTest.Result> run : runs) {
-            JsSdkConformanceTest.Result result = run.get(3, TimeUnit.MINUTES);
-            System.out.println(result.output());
-            assertThat(result.exitCode()).as("sdk_conformance.py failed:\n%s\n--- broker log ---\n%s",
-                    result.output(), broker.log()).isZero();
-        }
+        runAtOnce(List.of(python.toString(), "sdk_conformance.py"), runs);
     }
 
     /**
